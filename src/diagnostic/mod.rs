@@ -1,0 +1,127 @@
+//! Diagnostics are data: every stage reports [`Diagnostic`] values (code, severity, spans,
+//! message, help), and every renderer — terminal, JSON, SARIF, the language server — reads
+//! the same value. Stages return an [`Outcome`]: their (possibly partial) value plus
+//! everything they found, so one run reports every problem.
+
+mod code;
+mod suggest;
+
+pub use code::{Code, Severity};
+pub use suggest::{did_you_mean, expected_one_of};
+
+use serde::Serialize;
+
+use crate::source::Span;
+
+/// A secondary location with a short note, e.g. "first defined here".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Label {
+    /// Where.
+    pub span: Span,
+    /// What is there, lowercase, no trailing period.
+    pub message: String,
+}
+
+/// One problem found in a workflow.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// The stable rule code.
+    pub code: Code,
+    /// Error, warning or note; starts as the code's default, configuration may change it.
+    pub severity: Severity,
+    /// What is wrong, lowercase, names in backticks, no trailing period.
+    pub message: String,
+    /// Where it is wrong.
+    pub span: Span,
+    /// What is at `span`, shown under it.
+    pub label: Option<String>,
+    /// Other places that explain the problem.
+    pub labels: Vec<Label>,
+    /// What to do about it.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with the code's default severity.
+    pub fn new(code: Code, span: Span, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            severity: code.default_severity(),
+            message: message.into(),
+            span,
+            label: None,
+            labels: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// Sets the primary label.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Adds a secondary label.
+    #[must_use]
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.labels.push(Label { span, message: message.into() });
+        self
+    }
+
+    /// Sets the help text.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Sets the help text if there is one.
+    #[must_use]
+    pub fn maybe_help(mut self, help: Option<String>) -> Self {
+        if help.is_some() {
+            self.help = help;
+        }
+        self
+    }
+
+    /// Overrides the severity.
+    #[must_use]
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Whether this diagnostic stops compilation.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// A stage's result: its value — complete, partial after recovery, or none — and every
+/// diagnostic it produced.
+#[derive(Debug)]
+pub struct Outcome<T> {
+    /// What the stage built. `Some` even when there are errors if the stage recovered.
+    pub value: Option<T>,
+    /// Everything it found, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl<T> Outcome<T> {
+    /// A value and its diagnostics.
+    pub fn new(value: Option<T>, diagnostics: Vec<Diagnostic>) -> Self {
+        Self { value, diagnostics }
+    }
+
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// The value only if no diagnostic is an error.
+    pub fn clean_value(self) -> Option<T> {
+        if self.has_errors() { None } else { self.value }
+    }
+}

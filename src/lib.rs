@@ -1,0 +1,10 @@
+//! atomic: a declarative workflow compiler and interpreter for AI coding-agent workflows.
+//!
+//! The pipeline, one module per stage, each importing only the stages before it:
+//! `syntax` (KDL text → syntax tree) → `check` (→ typed `ir`) → `lower` (→ executable
+//! `Plan`) → `runtime` (runs a plan, with `providers` and `store`). `compile` is the one
+//! façade over the static stages; `cli` and `lsp` sit on top.
+
+pub mod diagnostic;
+pub mod source;
+pub mod syntax;
