@@ -6,5 +6,7 @@
 //! façade over the static stages; `cli` and `lsp` sit on top.
 
 pub mod diagnostic;
+pub mod ir;
+pub mod providers;
 pub mod source;
 pub mod syntax;

@@ -9,12 +9,16 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// Index of one file in [`Sources`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct SourceId(pub u32);
 
 /// A half-open byte range `start..end` in one file of [`Sources`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Span {
     /// The file the range is in.
     pub source: SourceId,
@@ -28,7 +32,11 @@ impl Span {
     /// A span from `start` to `end` in `source`.
     #[must_use]
     pub fn new(source: SourceId, start: usize, end: usize) -> Self {
-        Self { source, start: clamp_u32(start), end: clamp_u32(end.max(start)) }
+        Self {
+            source,
+            start: clamp_u32(start),
+            end: clamp_u32(end.max(start)),
+        }
     }
 
     /// The range as `usize`s, for slicing the file's text.
@@ -63,9 +71,20 @@ impl Span {
     /// into a string value (e.g. a template error inside a prompt). Clamped to this span.
     #[must_use]
     pub fn slice(self, relative: std::ops::Range<usize>) -> Span {
-        let start = self.start.saturating_add(clamp_u32(relative.start)).min(self.end);
-        let end = self.start.saturating_add(clamp_u32(relative.end)).min(self.end).max(start);
-        Span { source: self.source, start, end }
+        let start = self
+            .start
+            .saturating_add(clamp_u32(relative.start))
+            .min(self.end);
+        let end = self
+            .start
+            .saturating_add(clamp_u32(relative.end))
+            .min(self.end)
+            .max(start);
+        Span {
+            source: self.source,
+            start,
+            end,
+        }
     }
 
     /// Whether `offset` lies within the span (end inclusive, so a cursor just after a word
@@ -103,12 +122,18 @@ impl<T> Spanned<T> {
 
     /// Maps the value, keeping the span.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Spanned<U> {
-        Spanned { value: f(self.value), span: self.span }
+        Spanned {
+            value: f(self.value),
+            span: self.span,
+        }
     }
 
     /// Borrows the value, keeping the span.
     pub fn as_ref(&self) -> Spanned<&T> {
-        Spanned { value: &self.value, span: self.span }
+        Spanned {
+            value: &self.value,
+            span: self.span,
+        }
     }
 }
 
@@ -172,7 +197,9 @@ impl Sources {
     /// If the id did not come from this set (an internal bug, never user input).
     #[must_use]
     pub fn get(&self, id: SourceId) -> &SourceFile {
-        self.files.get(id.0 as usize).expect("source ids come from this Sources")
+        self.files
+            .get(id.0 as usize)
+            .expect("source ids come from this Sources")
     }
 
     /// The text a span covers ("" if the span is out of range).
@@ -183,7 +210,10 @@ impl Sources {
 
     /// All files in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = (SourceId, &SourceFile)> {
-        self.files.iter().enumerate().map(|(index, file)| (SourceId(index as u32), file))
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(index, file)| (SourceId(index as u32), file))
     }
 
     /// Number of files.
@@ -258,7 +288,10 @@ impl LineIndex {
         let offset = floor_char_boundary(text, offset);
         let line = self.line(offset);
         let start = self.starts[line as usize] as usize;
-        Position { line, column: clamp_u32(offset - start) }
+        Position {
+            line,
+            column: clamp_u32(offset - start),
+        }
     }
 
     /// Line and column in Unicode scalar values (what terminals and SARIF show, one-based
@@ -268,7 +301,10 @@ impl LineIndex {
         let Position { line, column } = self.position(text, offset);
         let start = self.starts[line as usize] as usize;
         let chars = text[start..start + column as usize].chars().count();
-        Position { line, column: clamp_u32(chars) }
+        Position {
+            line,
+            column: clamp_u32(chars),
+        }
     }
 
     /// Line and column in UTF-16 code units, as the Language Server Protocol requires.
@@ -276,8 +312,14 @@ impl LineIndex {
     pub fn position_utf16(&self, text: &str, offset: usize) -> Position {
         let Position { line, column } = self.position(text, offset);
         let start = self.starts[line as usize] as usize;
-        let units: usize = text[start..start + column as usize].chars().map(char::len_utf16).sum();
-        Position { line, column: clamp_u32(units) }
+        let units: usize = text[start..start + column as usize]
+            .chars()
+            .map(char::len_utf16)
+            .sum();
+        Position {
+            line,
+            column: clamp_u32(units),
+        }
     }
 
     /// The byte offset of a UTF-16 position; columns past the line end clamp to it (before
@@ -323,13 +365,34 @@ mod tests {
         assert_eq!(index.line_count(), 3);
         let x = text.find('x').unwrap();
         assert_eq!(index.position(text, x), Position { line: 1, column: 6 });
-        assert_eq!(index.position_chars(text, x), Position { line: 1, column: 2 });
-        assert_eq!(index.position_utf16(text, x), Position { line: 1, column: 3 });
+        assert_eq!(
+            index.position_chars(text, x),
+            Position { line: 1, column: 2 }
+        );
+        assert_eq!(
+            index.position_utf16(text, x),
+            Position { line: 1, column: 3 }
+        );
         assert_eq!(index.offset_utf16(text, Position { line: 1, column: 3 }), x);
         // A column past the end of a CRLF line stops before the `\r`.
-        assert_eq!(index.offset_utf16(text, Position { line: 0, column: 99 }), 2);
-        assert_eq!(index.offset_utf16(text, Position { line: 9, column: 0 }), text.len());
-        assert_eq!(index.position(text, text.len()), Position { line: 2, column: 4 });
+        assert_eq!(
+            index.offset_utf16(
+                text,
+                Position {
+                    line: 0,
+                    column: 99
+                }
+            ),
+            2
+        );
+        assert_eq!(
+            index.offset_utf16(text, Position { line: 9, column: 0 }),
+            text.len()
+        );
+        assert_eq!(
+            index.position(text, text.len()),
+            Position { line: 2, column: 4 }
+        );
     }
 
     #[test]
@@ -344,5 +407,49 @@ mod tests {
         let span = Span::new(SourceId(0), 10, 20);
         assert_eq!(span.slice(2..4), Span::new(SourceId(0), 12, 14));
         assert_eq!(span.slice(5..50), Span::new(SourceId(0), 15, 20));
+    }
+}
+
+/// Read access to other files a workflow refers to (subgraphs, schemas, cassettes). The
+/// pure stages never touch the disk: `cli` passes the disk, the language server passes its
+/// open buffers over the disk.
+pub trait Files {
+    /// The text of `path` (already resolved against the referring file), or `None` if it
+    /// does not exist or cannot be read.
+    fn read(&self, path: &Path) -> Option<String>;
+
+    /// Whether `path` exists.
+    fn exists(&self, path: &Path) -> bool {
+        self.read(path).is_some()
+    }
+}
+
+/// Files kept in memory, for tests and for the language server's open buffers.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryFiles {
+    files: std::collections::HashMap<PathBuf, String>,
+}
+
+impl MemoryFiles {
+    /// An empty set.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds or replaces a file.
+    pub fn insert(&mut self, path: impl Into<PathBuf>, text: impl Into<String>) {
+        self.files.insert(path.into(), text.into());
+    }
+
+    /// Removes a file.
+    pub fn remove(&mut self, path: &Path) {
+        self.files.remove(path);
+    }
+}
+
+impl Files for MemoryFiles {
+    fn read(&self, path: &Path) -> Option<String> {
+        self.files.get(path).cloned()
     }
 }

@@ -249,7 +249,11 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for code in Code::ALL {
             assert!(seen.insert(code.name()), "duplicate code {}", code.name());
-            assert!(code.name().bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
+            assert!(
+                code.name()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'-')
+            );
             assert!(!code.summary().is_empty());
             assert_eq!(Code::from_name(&code.qualified()), Some(*code));
         }

@@ -65,7 +65,10 @@ impl Diagnostic {
     /// Adds a secondary label.
     #[must_use]
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
-        self.labels.push(Label { span, message: message.into() });
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+        });
         self
     }
 

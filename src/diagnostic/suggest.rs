@@ -1,7 +1,10 @@
 //! "did you mean" and "expected one of" phrasing, shared by every stage.
 
 /// The candidate closest to `found`, if any is close enough to be a likely typo.
-pub fn did_you_mean<'a>(found: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    found: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     candidates
         .into_iter()
         .map(|candidate| (strsim::jaro_winkler(found, candidate), candidate))
@@ -16,7 +19,10 @@ pub fn expected_one_of<S: AsRef<str>>(items: &[S]) -> String {
         [] => String::from("nothing"),
         [only] => format!("`{}`", only.as_ref()),
         [init @ .., last] => {
-            let init: Vec<String> = init.iter().map(|item| format!("`{}`", item.as_ref())).collect();
+            let init: Vec<String> = init
+                .iter()
+                .map(|item| format!("`{}`", item.as_ref()))
+                .collect();
             format!("{} or `{}`", init.join(", "), last.as_ref())
         }
     }
@@ -28,7 +34,10 @@ mod tests {
 
     #[test]
     fn suggests_near_names_only() {
-        assert_eq!(did_you_mean("shiip", ["ship", "review", "end"]), Some("ship"));
+        assert_eq!(
+            did_you_mean("shiip", ["ship", "review", "end"]),
+            Some("ship")
+        );
         assert_eq!(did_you_mean("zzz", ["ship", "review"]), None);
     }
 

@@ -1,0 +1,21 @@
+//! Stage 2's output: the resolved, typed workflow. Data only — no IO, no logic beyond
+//! lookups. Every element keeps its [`Span`](crate::source::Span) so later stages can point
+//! at the source. Serialises with serde; `schemas/workflow.schema.json` describes that form.
+//!
+//! Nodes live in one arena ([`Workflow::nodes`]) addressed by [`NodeIdx`]; blocks list
+//! indices in statement order. The KDL syntax of each item is shown in its doc comment and
+//! fully in `grammar/README.md`.
+
+mod adapter;
+mod node;
+mod types;
+mod workflow;
+
+pub use adapter::{ADAPTERS, AdapterInfo, adapter_info};
+pub use node::{
+    Agent, AnswerType, AutoApprove, Branch, ContextPolicy, Decision, ForEach, Jump, Loop, Node,
+    NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode, PermissionMode, Retry, Route,
+    Set, Strategy, Subgraph, Tool, Wait, WaitChoice,
+};
+pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};
+pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow};

@@ -1,0 +1,497 @@
+//! Nodes: the statements of a workflow and their options.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Block, Duration, ErrorClass, Expr, NodeIdx, Template};
+use crate::source::{Span, Spanned};
+
+/// One statement.
+///
+/// Properties every node kind accepts (except where noted):
+/// `timeout="10m"`, `recovery=#true` (may be the target of `on-error "goto"`),
+/// `idempotent=#true` (safe to run again on retry/resume), `goto="<id>|end"` with optional
+/// `goto-max=N` (after this node, jump instead of falling through; a backward jump needs
+/// `goto-max`). Children every node kind accepts: `retry …`, `on-error …`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    /// The id (`agent "<id>"`); `set` nodes get `set-<field>` (`-2`, `-3`… if repeated)
+    /// unless given `id="…"`. Unique in the workflow; `end` is reserved.
+    pub id: Spanned<String>,
+    /// What the node does.
+    pub kind: NodeKind,
+    /// The block statement containing this node, `None` at top level.
+    pub parent: Option<NodeIdx>,
+    /// `retry`.
+    pub retry: Option<Retry>,
+    /// `timeout=`.
+    pub timeout: Option<Spanned<Duration>>,
+    /// `on-error`.
+    pub on_error: Option<OnError>,
+    /// `recovery=#true`.
+    pub recovery: bool,
+    /// `idempotent=#true`.
+    pub idempotent: bool,
+    /// `goto=` with its resolution and `goto-max=`.
+    pub goto: Option<Route>,
+    /// The whole KDL node.
+    pub span: Span,
+}
+
+/// The kinds of node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum NodeKind {
+    /// `agent`.
+    Agent(Agent),
+    /// `tool`.
+    Tool(Tool),
+    /// `decision`.
+    Decision(Decision),
+    /// `wait`.
+    Wait(Wait),
+    /// `subgraph`.
+    Subgraph(Subgraph),
+    /// `parallel`.
+    Parallel(Parallel),
+    /// `loop`.
+    Loop(Loop),
+    /// `set`.
+    Set(Set),
+}
+
+impl NodeKind {
+    /// The KDL node name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Agent(_) => "agent",
+            Self::Tool(_) => "tool",
+            Self::Decision(_) => "decision",
+            Self::Wait(_) => "wait",
+            Self::Subgraph(_) => "subgraph",
+            Self::Parallel(_) => "parallel",
+            Self::Loop(_) => "loop",
+            Self::Set(_) => "set",
+        }
+    }
+
+    /// The output mappings of the node, if its kind has any.
+    #[must_use]
+    pub fn outputs(&self) -> &[OutputMap] {
+        match self {
+            Self::Agent(agent) => &agent.outputs,
+            Self::Tool(tool) => &tool.outputs,
+            Self::Wait(wait) => &wait.outputs,
+            _ => &[],
+        }
+    }
+}
+
+/// ```kdl
+/// agent "<id>" provider="claude" model="…" use="<agent id or discovered name>"
+///       permission="default|accept-edits|bypass|plan" max-turns=10 budget-usd=1.5
+///       session="<agent id>" {
+///     system "You are …"                 // appended to the agent's system prompt
+///     prompt "Review {{ input.target }}" // or prompt="…" on the node
+///     tools "Read" "Edit" "Bash"         // tools granted (built-in names or custom tools)
+///     output "findings" parse="json" schema="schemas/findings.json"
+///     context warn=0.45 act=0.60 action="compact|fresh"
+///     option "temperature" 0.2
+/// }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Agent {
+    /// `provider=`; resolved node → `use` source → workflow default.
+    pub provider: Option<Spanned<String>>,
+    /// `model=`; resolved node → workflow → provider default.
+    pub model: Option<Spanned<String>>,
+    /// `use=`: copy unset settings from another agent node or a discovered agent/skill/command.
+    pub use_: Option<Spanned<String>>,
+    /// `system`.
+    pub system: Option<Template>,
+    /// `prompt`. Required unless inherited through `use`.
+    pub prompt: Option<Template>,
+    /// `tools`.
+    pub tools: Vec<Spanned<String>>,
+    /// `permission=`.
+    pub permission: Option<Spanned<PermissionMode>>,
+    /// `max-turns=`.
+    pub max_turns: Option<Spanned<u32>>,
+    /// `budget-usd=`.
+    pub budget_usd: Option<Spanned<f64>>,
+    /// `session=`: continue the provider session of another agent node.
+    pub session: Option<Spanned<String>>,
+    /// `context`.
+    pub context: Option<ContextPolicy>,
+    /// `option "name" value` children, passed to the adapter.
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// `output` children.
+    pub outputs: Vec<OutputMap>,
+}
+
+/// Agent permission modes, passed through where the backend supports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionMode {
+    /// Ask (or deny when unattended) for anything risky.
+    Default,
+    /// Accept file edits, ask for the rest.
+    AcceptEdits,
+    /// Allow everything.
+    Bypass,
+    /// Plan only, change nothing.
+    Plan,
+}
+
+/// `context warn=0.45 act=0.60 action="compact|fresh|none"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContextPolicy {
+    /// Fraction of the context window at which a warning event is emitted.
+    pub warn: f64,
+    /// Fraction at which `action` is taken.
+    pub act: f64,
+    /// `compact` (summarize), `fresh` (new session) or `none`.
+    pub action: String,
+    /// The `context` node.
+    pub span: Span,
+}
+
+/// `output "<state field>" parse="text|json|yes-no" schema="file.json" from="…"`: maps a
+/// node's result into a state field through the field's reducer. `from` picks the source:
+/// agents `text` (default); tools `stdout` (default), `stderr`, `exit-code`; waits `answer`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputMap {
+    /// The state field written.
+    pub field: Spanned<String>,
+    /// How the raw text is parsed.
+    pub parse: ParseMode,
+    /// `schema=`: a JSON Schema file the parsed value must satisfy.
+    pub schema: Option<Spanned<String>>,
+    /// `from=`.
+    pub from: OutputSource,
+    /// The `output` node.
+    pub span: Span,
+}
+
+/// `parse=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParseMode {
+    /// The text as a string (default).
+    #[default]
+    Text,
+    /// JSON; a fenced ```json block or the first JSON value in the text is accepted.
+    Json,
+    /// `yes`/`no`, `y`/`n`, `true`/`false` (case-insensitive) → boolean.
+    YesNo,
+    /// An integer or decimal number.
+    Number,
+    /// Text split into lines (empty lines dropped) → array of strings.
+    Lines,
+}
+
+/// `from=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputSource {
+    /// The node's main result: an agent's final text, a tool's stdout, a wait's answer.
+    #[default]
+    Result,
+    /// A tool's stderr.
+    Stderr,
+    /// A tool's exit code (integer).
+    ExitCode,
+}
+
+/// ```kdl
+/// tool "<id>" shell=#false use="<custom tool>" {
+///     run "cargo" "test" "{{ state.filter }}"   // argv; one string when shell=#true
+///     cwd "{{ input.dir }}"
+///     env "RUST_LOG" "debug"
+///     stdin "{{ state.report }}"
+///     arg "path" "{{ input.target }}"           // arguments of a custom tool (`use=`)
+///     ok-codes 0 1
+///     output "test_logs"
+/// }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    /// `run` arguments: program then arguments, each a template.
+    pub run: Vec<Template>,
+    /// `shell=#true`: `run` has one string run by `sh -c`.
+    pub shell: bool,
+    /// `use=`: a custom tool declared in `.atomic/tools/`.
+    pub use_: Option<Spanned<String>>,
+    /// `arg "<name>" "<template>"` children for custom tools.
+    pub args: Vec<(Spanned<String>, Template)>,
+    /// `cwd`.
+    pub cwd: Option<Template>,
+    /// `env` children.
+    pub env: Vec<(Spanned<String>, Template)>,
+    /// `stdin`.
+    pub stdin: Option<Template>,
+    /// `ok-codes`; `[0]` when absent.
+    pub ok_codes: Vec<i32>,
+    /// `output` children.
+    pub outputs: Vec<OutputMap>,
+}
+
+/// ```kdl
+/// decision "<id>" {
+///     when "state.approved" goto="ship"
+///     when "state.rounds < 3" goto="fix" max=3   // taken at most 3 times, then skipped
+///     otherwise goto="end"                        // bare `otherwise`: the next statement
+/// }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// `when` routes, tried in order; the first true one is taken.
+    pub routes: Vec<Route>,
+    /// `otherwise`; `None` is an error (`missing-otherwise`).
+    pub otherwise: Option<Route>,
+}
+
+/// A guarded jump: a `when` route, an `otherwise`, or a node's `goto=`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    /// The condition (`None` for `otherwise` and `goto=`).
+    pub when: Option<Expr>,
+    /// The target as written (`None` for a bare `otherwise`).
+    pub target: Option<Spanned<String>>,
+    /// Where it goes.
+    pub jump: Jump,
+    /// `max=` / `goto-max=`: how often per run the route may be taken; after that it is
+    /// skipped as if false.
+    pub max: Option<Spanned<u32>>,
+    /// The `when`/`otherwise` node, or the `goto=` property.
+    pub span: Span,
+}
+
+/// A resolved jump target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "to", content = "node")]
+pub enum Jump {
+    /// To a node.
+    Node(NodeIdx),
+    /// `end`: the workflow completes.
+    End,
+    /// The statement after the decision (bare `otherwise`).
+    Next,
+}
+
+/// ```kdl
+/// wait "<id>" prompt="Ship it?" answer="yes-no|string|integer|number|boolean|choice|json"
+///      schema="answer.json" {
+///     choice "ship" label="Ship it"
+///     choice "hold" label="Not yet"
+///     output "approved"
+///     auto-approve after="1h" answer="ship"
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Wait {
+    /// `prompt`, shown to the person.
+    pub prompt: Template,
+    /// The answer's type (`choice` when choices are given and no `answer=`; `string`
+    /// otherwise).
+    pub answer: AnswerType,
+    /// `choice` children.
+    pub choices: Vec<WaitChoice>,
+    /// `output` children (the answer, typed).
+    pub outputs: Vec<OutputMap>,
+    /// `auto-approve`.
+    pub auto_approve: Option<AutoApprove>,
+}
+
+/// `answer=`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "type", content = "schema")]
+pub enum AnswerType {
+    /// Free text.
+    String,
+    /// A whole number.
+    Integer,
+    /// A number.
+    Number,
+    /// `true`/`false`.
+    Boolean,
+    /// yes/no → boolean.
+    YesNo,
+    /// One of the choices' values.
+    Choice,
+    /// JSON, optionally checked against `schema=`.
+    Json(Option<Spanned<String>>),
+}
+
+/// `choice "<value>" label="…"`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitChoice {
+    /// What the answer is when chosen.
+    pub value: Spanned<String>,
+    /// What the person sees.
+    pub label: Option<String>,
+}
+
+/// `auto-approve after="1h" answer="…"`: answer on the person's behalf after a delay, for
+/// unattended runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AutoApprove {
+    /// The delay.
+    pub after: Spanned<Duration>,
+    /// The answer given.
+    pub answer: Spanned<String>,
+}
+
+/// ```kdl
+/// subgraph "<id>" workflow="./checks.kdl" {   // a path, or a discovered workflow name
+///     input "target" "{{ input.target }}"       // callee input ← template
+///     output "summary" from="report"            // caller state field ← callee state field
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Subgraph {
+    /// `workflow=` as written.
+    pub workflow: Spanned<String>,
+    /// The file it resolved to (relative paths are relative to the calling file).
+    pub path: Option<String>,
+    /// `input` mappings.
+    pub inputs: Vec<(Spanned<String>, Template)>,
+    /// `output` mappings: (caller field, callee field).
+    pub outputs: Vec<(Spanned<String>, Spanned<String>)>,
+}
+
+/// ```kdl
+/// parallel "<id>" strategy="all|race|any" max-concurrency=4 {
+///     agent "security" { … }              // each statement is a branch
+///     branch "perf" { tool …; agent … }   // or a named branch of several statements
+/// }
+/// parallel "<id>" for-each="input.files" as="file" max-concurrency=8 {
+///     agent "review-file" { prompt "Review {{ file }} ({{ index }})" }
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Parallel {
+    /// `strategy=`.
+    pub strategy: Strategy,
+    /// `max-concurrency=`; unbounded when absent.
+    pub max_concurrency: Option<Spanned<u32>>,
+    /// `for-each=`: one copy of the single branch per item.
+    pub for_each: Option<ForEach>,
+    /// The branches (for `for-each`, exactly one: the body).
+    pub branches: Vec<Branch>,
+}
+
+/// `strategy=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// Wait for every branch; any failure fails the parallel.
+    #[default]
+    All,
+    /// The first branch to finish (success or failure) wins; the rest are cancelled.
+    Race,
+    /// The first branch to succeed wins; the rest are cancelled; fails only if all fail.
+    Any,
+}
+
+/// `for-each="<expr>" as="<name>"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ForEach {
+    /// The list expression.
+    pub items: Expr,
+    /// The item's variable name (`item` by default); `index` holds its position.
+    pub as_: Spanned<String>,
+}
+
+/// One branch of a `parallel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Branch {
+    /// The branch name: `branch "<name>"`, or the id of its single statement.
+    pub name: Spanned<String>,
+    /// Its statements.
+    pub body: Block,
+}
+
+/// ```kdl
+/// loop "<id>" until="state.findings | length == 0" max=5 { … }
+/// loop "<id>" while="state.pending" max=100 { … }
+/// ```
+/// `until` is tested after each iteration, `while` before each; with neither the body runs
+/// `max` times. Exceeding `max` ends the loop (it does not fail).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Loop {
+    /// `until=`.
+    pub until: Option<Expr>,
+    /// `while=`.
+    pub while_: Option<Expr>,
+    /// `max=`; `None` is an error (`missing-loop-max`).
+    pub max: Option<Spanned<u32>>,
+    /// The statements repeated.
+    pub body: Block,
+}
+
+/// ```kdl
+/// set "rounds" "{{ state.rounds + 1 }}"     // a template; a lone `{{ expr }}` keeps its type
+/// set "rounds" expr="state.rounds + 1"       // an expression, typed result
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Set {
+    /// The state field written (through its reducer).
+    pub field: Spanned<String>,
+    /// The value: a template, or an expression when `is_expr`.
+    pub value: Template,
+    /// Whether `value` came from `expr=`.
+    pub is_expr: bool,
+}
+
+/// `retry "<class>"… attempts=3 backoff="2s" factor=2.0 max-backoff="1m" jitter=#true`;
+/// with no classes the transient ones are retried.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Retry {
+    /// Total attempts including the first.
+    pub attempts: u32,
+    /// Delay before the first retry.
+    pub backoff: Duration,
+    /// Multiplier per retry.
+    pub factor: f64,
+    /// Upper bound of one delay.
+    pub max_backoff: Option<Duration>,
+    /// Randomise delays by ±50%.
+    pub jitter: bool,
+    /// Classes retried; empty means the transient ones.
+    pub on: Vec<ErrorClass>,
+    /// The `retry` node.
+    pub span: Span,
+}
+
+/// `on-error "retry|skip|abort|goto" ["<recovery id>"] { set "<field>" "<template>" }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum OnError {
+    /// Retry within the `retry` policy (3 attempts with default backoff if none), then abort.
+    Retry {
+        /// The `on-error` node.
+        span: Span,
+    },
+    /// Continue with the next statement; the `set` children give fallback state.
+    Skip {
+        /// Fallback writes.
+        fallback: Vec<Set>,
+        /// The `on-error` node.
+        span: Span,
+    },
+    /// Fail the run (the default).
+    Abort {
+        /// The `on-error` node.
+        span: Span,
+    },
+    /// Jump to a node marked `recovery=#true`; `error` holds the failure there.
+    Goto {
+        /// The target.
+        target: Spanned<String>,
+        /// Where it resolved.
+        jump: Jump,
+        /// The `on-error` node.
+        span: Span,
+    },
+}

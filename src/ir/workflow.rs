@@ -1,0 +1,187 @@
+//! The workflow and its declarations: inputs, state, providers, limits, hooks.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Block, Duration, Node, NodeIdx, Reducer, ValueType};
+use crate::source::{Span, Spanned};
+
+/// A resolved workflow.
+///
+/// ```kdl
+/// workflow "review-and-fix" version="1.0.0" min-atomic-version="0.1.0" provider="claude" model="…" {
+///     description "…"
+///     alias "rf"                       // more names for discovery
+///     input "target" type="string" description="…" default="src/"   // required unless default
+///     env "GITHUB_TOKEN"               // environment variables templates may read as env.NAME
+///     state { field "…" … }
+///     provider "claude" adapter="anthropic" model="…"
+///     limits max-steps=200 timeout="2h" max-budget-usd=5.0
+///     on "tool.before" { run "./hooks/check.sh" }
+///     …statements…
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Workflow {
+    /// `workflow "<name>"`.
+    pub name: Spanned<String>,
+    /// `version="1.2.3"` (semver).
+    pub version: Option<Spanned<String>>,
+    /// `min-atomic-version="0.1.0"`.
+    pub min_atomic_version: Option<Spanned<String>>,
+    /// `description "…"`.
+    pub description: Option<String>,
+    /// `alias "…"` children.
+    pub aliases: Vec<Spanned<String>>,
+    /// `input` children.
+    pub inputs: Vec<Input>,
+    /// `env "NAME"` children: the only environment variables templates may read.
+    pub env: Vec<Spanned<String>>,
+    /// `state { field … }`.
+    pub state: Vec<StateField>,
+    /// `provider` children.
+    pub providers: Vec<ProviderDecl>,
+    /// `provider="…"` on the workflow: the default for agents that name none.
+    pub default_provider: Option<Spanned<String>>,
+    /// `model="…"` on the workflow: the default between node and provider.
+    pub default_model: Option<Spanned<String>>,
+    /// `limits …`.
+    pub limits: Limits,
+    /// `on "<event>" { run … }` hooks.
+    pub hooks: Vec<Hook>,
+    /// Every node, statement or nested, in source order. [`NodeIdx`] indexes this.
+    pub nodes: Vec<Node>,
+    /// The top-level statements.
+    pub body: Block,
+    /// The whole `workflow` node.
+    pub span: Span,
+}
+
+impl Workflow {
+    /// The node at `idx`.
+    ///
+    /// # Panics
+    /// If `idx` did not come from this workflow (an internal bug).
+    #[must_use]
+    pub fn node(&self, idx: NodeIdx) -> &Node {
+        self.nodes
+            .get(idx.index())
+            .expect("node indices come from this workflow")
+    }
+
+    /// The node with this id.
+    #[must_use]
+    pub fn find_node(&self, id: &str) -> Option<NodeIdx> {
+        self.nodes
+            .iter()
+            .position(|node| node.id.value == id)
+            .map(|index| NodeIdx(index as u32))
+    }
+
+    /// The state field with this name.
+    #[must_use]
+    pub fn field(&self, name: &str) -> Option<&StateField> {
+        self.state.iter().find(|field| field.name.value == name)
+    }
+
+    /// The input with this name.
+    #[must_use]
+    pub fn input(&self, name: &str) -> Option<&Input> {
+        self.inputs.iter().find(|input| input.name.value == name)
+    }
+
+    /// The provider with this name.
+    #[must_use]
+    pub fn provider(&self, name: &str) -> Option<&ProviderDecl> {
+        self.providers
+            .iter()
+            .find(|provider| provider.name.value == name)
+    }
+}
+
+/// `input "<name>" type="…" default=… description="…" required=#true`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    /// The name templates read as `input.<name>`.
+    pub name: Spanned<String>,
+    /// `type=` / `schema=`; `any` if absent.
+    pub ty: ValueType,
+    /// `default=`; an input without default is required.
+    pub default: Option<serde_json::Value>,
+    /// `description=`.
+    pub description: Option<String>,
+    /// The whole `input` node.
+    pub span: Span,
+}
+
+/// `field "<name>" type="…" default=… reduce="…" merge-by="…" max-items=N description="…"`.
+///
+/// `default` is a KDL value, or a string holding JSON for arrays and objects
+/// (`default="[]"`, `default="{\"a\":1}"`) when `type` is `array` or `object`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StateField {
+    /// The name templates read as `state.<name>`.
+    pub name: Spanned<String>,
+    /// The declared type.
+    pub ty: ValueType,
+    /// The initial value; `None` means unset until written (reads before are errors).
+    pub default: Option<serde_json::Value>,
+    /// How writes combine.
+    pub reducer: Reducer,
+    /// `max-items=N` for `append` fields: keep only the last N items.
+    pub max_items: Option<u32>,
+    /// `description=`.
+    pub description: Option<String>,
+    /// The whole `field` node.
+    pub span: Span,
+}
+
+/// `provider "<name>" adapter="…" model="…" base-url="…" api-key-env="…" { option "k" v … }`.
+///
+/// Adapter-specific settings: `command` (argv for the `command` adapter, as arguments of a
+/// `command` child), `cassette="path"` for `replay`, `latency="50ms"` for `in-process`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderDecl {
+    /// The name nodes refer to with `provider="…"`.
+    pub name: Spanned<String>,
+    /// `adapter=`: one of [`ADAPTERS`](super::ADAPTERS).
+    pub adapter: Spanned<String>,
+    /// `model=`: the provider's default model.
+    pub model: Option<Spanned<String>>,
+    /// `base-url=`.
+    pub base_url: Option<Spanned<String>>,
+    /// `api-key-env=`: the environment variable holding the key (never the key itself).
+    pub api_key_env: Option<Spanned<String>>,
+    /// `cassette=` (replay), path relative to the workflow file.
+    pub cassette: Option<Spanned<String>>,
+    /// `command "prog" "arg"…` child (command adapter).
+    pub command: Vec<Spanned<String>>,
+    /// Other settings: `option "name" value` children and unrecognised-but-allowed
+    /// adapter properties, as JSON.
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// The whole `provider` node.
+    pub span: Span,
+}
+
+/// `limits max-steps=N timeout="…" max-budget-usd=F`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Most steps a run may take.
+    pub max_steps: Option<Spanned<u64>>,
+    /// Wall-clock limit for the run.
+    pub timeout: Option<Spanned<Duration>>,
+    /// Most the run may spend on priced providers.
+    pub max_budget_usd: Option<Spanned<f64>>,
+}
+
+/// `on "<event>" { run "prog" "arg"… }`: a command run on a unified event
+/// (`session.start`, `session.end`, `tool.before`, `tool.after`, `node.start`, `node.end`,
+/// `run.start`, `run.end`). A non-zero exit of a `*.before` hook blocks the action.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hook {
+    /// The event name.
+    pub event: Spanned<String>,
+    /// The command argv.
+    pub run: Vec<Spanned<String>>,
+    /// The whole `on` node.
+    pub span: Span,
+}

@@ -1,0 +1,323 @@
+//! The provider trait and the types that cross it.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ir::{ErrorClass, PermissionMode};
+
+/// What an agent node asks of a provider: everything rendered, nothing secret.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct AgentRequest {
+    /// The node's id (cassettes match calls by node id and call order).
+    pub node_id: String,
+    /// How many times this node has called its provider before in this run (0-based).
+    pub call_index: u32,
+    /// The rendered prompt.
+    pub prompt: String,
+    /// The rendered system prompt (appended to the backend's own where it has one).
+    pub system: Option<String>,
+    /// The model, resolved node → workflow → provider default.
+    pub model: Option<String>,
+    /// Tools granted: backend built-ins by name, or custom tools with a command.
+    pub tools: Vec<ToolGrant>,
+    /// The permission mode.
+    pub permission: Option<PermissionMode>,
+    /// Most model turns in a tool-use loop.
+    pub max_turns: Option<u32>,
+    /// A session to continue (an id from an earlier [`AgentReply::session_id`]).
+    pub resume_session: Option<String>,
+    /// The directory the agent works in.
+    pub working_dir: PathBuf,
+    /// Adapter options from the workflow (`option` children), as JSON.
+    pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A tool an agent may use.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolGrant {
+    /// The name the model sees.
+    pub name: String,
+    /// What it does (custom tools).
+    pub description: Option<String>,
+    /// JSON Schema of its arguments (custom tools).
+    pub input_schema: Option<serde_json::Value>,
+    /// The command that runs it (custom tools): argv, arguments arrive as JSON on stdin.
+    pub command: Vec<String>,
+}
+
+/// Token counts of one call (summed over its turns).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens not from cache.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens read from cache.
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to cache.
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another call's counts.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// Everything a provider reports while a call runs: the unified event model. Adapters map
+/// their wire events onto these; unknown wire events are skipped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum AgentEvent {
+    /// A session started (or was resumed).
+    SessionStart {
+        /// The backend's session id, if it has one.
+        session_id: Option<String>,
+        /// The model actually used.
+        model: Option<String>,
+    },
+    /// A piece of the reply text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A piece of visible thinking.
+    ThinkingDelta {
+        /// The text.
+        text: String,
+    },
+    /// One assistant message finished.
+    MessageComplete {
+        /// Its full text.
+        text: String,
+    },
+    /// The agent started using a tool.
+    ToolStart {
+        /// The backend's tool-call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Its input.
+        input: serde_json::Value,
+    },
+    /// A tool finished.
+    ToolComplete {
+        /// The backend's tool-call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// A short summary of the result (first line, truncated).
+        summary: String,
+        /// Whether the tool failed.
+        is_error: bool,
+    },
+    /// The backend asked for permission; `granted` is what atomic answered.
+    PermissionRequest {
+        /// The tool asking.
+        tool: String,
+        /// The answer given per the node's permission mode.
+        granted: bool,
+    },
+    /// A sub-agent started.
+    SubagentStart {
+        /// Its name.
+        name: String,
+    },
+    /// A sub-agent finished.
+    SubagentEnd {
+        /// Its name.
+        name: String,
+    },
+    /// Token usage so far (cumulative for the call).
+    Usage {
+        /// The counts.
+        usage: Usage,
+        /// Cost in USD where the backend reports or prices it.
+        cost_usd: Option<f64>,
+    },
+    /// How full the context window is, where the backend exposes it.
+    ContextWindow {
+        /// Used fraction, 0..=1.
+        fraction: f64,
+    },
+    /// The session ended.
+    SessionEnd {
+        /// The backend's session id, if it has one.
+        session_id: Option<String>,
+    },
+}
+
+/// The outcome of one call.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentReply {
+    /// The final assistant text.
+    pub text: String,
+    /// The session id, for `session=` and resume.
+    pub session_id: Option<String>,
+    /// Token usage of the whole call.
+    pub usage: Usage,
+    /// Cost in USD, where known.
+    pub cost_usd: Option<f64>,
+    /// Turns taken.
+    pub turns: u32,
+}
+
+/// Receives events while a call runs. Must not block.
+pub trait EventSink: Send + Sync {
+    /// Takes one event.
+    fn emit(&self, event: AgentEvent);
+}
+
+impl<F: Fn(AgentEvent) + Send + Sync> EventSink for F {
+    fn emit(&self, event: AgentEvent) {
+        self(event);
+    }
+}
+
+/// The future a provider call returns.
+pub type ProviderFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<AgentReply, ProviderError>> + Send + 'a>>;
+
+/// A backend that runs agent calls. Built once per `provider` declaration per run, shared
+/// by every node that uses it (so it may keep a connection pool or a server process).
+pub trait Provider: Send + Sync + std::fmt::Debug {
+    /// The adapter name (`adapter="…"`).
+    fn adapter(&self) -> &'static str;
+
+    /// Runs one call, streaming events into `events`, and returns the reply. Dropping the
+    /// future cancels the call cleanly.
+    fn run<'a>(
+        &'a self,
+        request: &'a AgentRequest,
+        events: &'a dyn EventSink,
+    ) -> ProviderFuture<'a>;
+}
+
+/// Why a call failed. Each maps to a `retry-on` class.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// 429; `retry_after` from the header when given.
+    #[error("`{adapter}` is rate limited{}", retry_after.map(|d| format!(" (retry after {d:?})")).unwrap_or_default())]
+    RateLimited {
+        /// The adapter.
+        adapter: &'static str,
+        /// How long the server asked us to wait.
+        retry_after: Option<Duration>,
+    },
+    /// 529 / 503 / an `overloaded_error`.
+    #[error("`{adapter}` is overloaded")]
+    Overloaded {
+        /// The adapter.
+        adapter: &'static str,
+        /// How long the server asked us to wait.
+        retry_after: Option<Duration>,
+    },
+    /// Another 5xx.
+    #[error("`{adapter}` returned server error {status}: {message}")]
+    Server {
+        /// The adapter.
+        adapter: &'static str,
+        /// HTTP status.
+        status: u16,
+        /// What it said.
+        message: String,
+    },
+    /// Could not connect, or the connection was reset.
+    #[error("`{adapter}` could not be reached: {message}")]
+    Network {
+        /// The adapter.
+        adapter: &'static str,
+        /// The cause.
+        message: String,
+    },
+    /// The stream ended before the reply was complete.
+    #[error("`{adapter}` stream ended mid-reply: {message}")]
+    StreamCut {
+        /// The adapter.
+        adapter: &'static str,
+        /// The cause.
+        message: String,
+    },
+    /// The backend did not answer in time.
+    #[error("`{adapter}` timed out after {after:?}")]
+    Timeout {
+        /// The adapter.
+        adapter: &'static str,
+        /// The limit.
+        after: Duration,
+    },
+    /// An agent CLI exited unsuccessfully.
+    #[error("`{adapter}` exited with {}: {stderr}", code.map_or_else(|| "a signal".to_owned(), |c| format!("code {c}")))]
+    ProcessExit {
+        /// The adapter.
+        adapter: &'static str,
+        /// The exit code, `None` if killed by a signal.
+        code: Option<i32>,
+        /// The end of its stderr.
+        stderr: String,
+    },
+    /// The backend answered something we could not understand.
+    #[error("`{adapter}` sent a malformed reply: {message}")]
+    BadOutput {
+        /// The adapter.
+        adapter: &'static str,
+        /// What was wrong.
+        message: String,
+    },
+    /// The backend refused the request (4xx other than 429).
+    #[error("`{adapter}` rejected the request with status {status}: {message}")]
+    Rejected {
+        /// The adapter.
+        adapter: &'static str,
+        /// HTTP status (0 when not HTTP).
+        status: u16,
+        /// What it said.
+        message: String,
+    },
+    /// The provider is misconfigured (missing key variable, missing CLI, bad cassette).
+    #[error("`{adapter}` is misconfigured: {message}")]
+    Config {
+        /// The adapter.
+        adapter: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+impl ProviderError {
+    /// The `retry-on` class of this error.
+    #[must_use]
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Self::RateLimited { .. } => ErrorClass::RateLimit,
+            Self::Overloaded { .. } => ErrorClass::Overloaded,
+            Self::Server { .. } => ErrorClass::ServerError,
+            Self::Network { .. } => ErrorClass::Network,
+            Self::StreamCut { .. } => ErrorClass::StreamCut,
+            Self::Timeout { .. } => ErrorClass::Timeout,
+            Self::ProcessExit { .. } => ErrorClass::ProcessExit,
+            Self::BadOutput { .. } => ErrorClass::BadOutput,
+            Self::Rejected { .. } | Self::Config { .. } => ErrorClass::Provider,
+        }
+    }
+
+    /// The delay the backend asked for before retrying, if any.
+    #[must_use]
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } | Self::Overloaded { retry_after, .. } => {
+                *retry_after
+            }
+            _ => None,
+        }
+    }
+}
