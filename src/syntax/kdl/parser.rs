@@ -605,3 +605,311 @@ fn entry_after_children(cursor: &mut Cursor<'_>, real: bool) {
         "move arguments and properties before the `{`",
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Span;
+
+    use super::super::tree::Value;
+
+    fn span(start: usize, end: usize) -> Span {
+        Span::new(SourceId(0), start, end)
+    }
+
+    fn parse0(text: &str) -> KdlParse {
+        parse(text, SourceId(0))
+    }
+
+    /// Each diagnostic as `(code, covered text, message)`.
+    fn problems(text: &str) -> Vec<(Code, &str, String)> {
+        parse0(text)
+            .diagnostics
+            .into_iter()
+            .map(|d| (d.code, &text[d.span.range()], d.message))
+            .collect()
+    }
+
+    fn names(doc: &Document) -> Vec<&str> {
+        doc.nodes
+            .iter()
+            .map(|node| node.name.value.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn spans_are_byte_exact() {
+        let text = "(t)node \"arg\" key = (ty)1 /-x { child; }\n";
+        let parsed = parse0(text);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let node = &parsed.document.nodes[0];
+        assert_eq!(node.span, span(0, 40));
+        assert_eq!(node.ty.as_ref().map(|ty| ty.span), Some(span(1, 2)));
+        assert_eq!(node.name.span, span(3, 7));
+        let [arg, prop] = &node.entries[..] else {
+            panic!("two entries")
+        };
+        assert_eq!((arg.span, arg.value_span), (span(8, 13), span(8, 13)));
+        assert_eq!(arg.value, Value::String("arg".into()));
+        assert_eq!(prop.key.as_ref().map(|key| key.span), Some(span(14, 17)));
+        assert_eq!(prop.ty.as_ref().map(|ty| ty.span), Some(span(21, 23)));
+        assert_eq!((prop.span, prop.value_span), (span(14, 25), span(24, 25)));
+        let children = node.children.as_ref().expect("children");
+        assert_eq!(children.span, span(30, 40));
+        assert_eq!(children.nodes[0].span, span(32, 37));
+        assert_eq!(parsed.document.span, span(0, text.len()));
+    }
+
+    #[test]
+    fn comments_are_collected_with_spans() {
+        let text = "// top\na /* in */ 1 /-2 /-{ x }\n/- b {\n}\n";
+        let parsed = parse0(text);
+        assert!(parsed.diagnostics.is_empty());
+        let comments: Vec<_> = parsed
+            .comments
+            .iter()
+            .map(|c| (c.kind, &text[c.span.range()]))
+            .collect();
+        assert_eq!(
+            comments,
+            [
+                (CommentKind::Line, "// top"),
+                (CommentKind::Block, "/* in */"),
+                (CommentKind::Slashdash, "/-2"),
+                (CommentKind::Slashdash, "/-{ x }"),
+                (CommentKind::Slashdash, "/- b {\n}"),
+            ]
+        );
+        assert_eq!(names(&parsed.document), ["a"]);
+        assert_eq!(parsed.document.nodes[0].span, span(7, 19));
+    }
+
+    #[test]
+    fn every_syntax_code_has_a_case() {
+        let cases: &[(&str, Code, &str)] = &[
+            ("node key=}", Code::SyntaxError, "}"),
+            ("node \"abc\nnext", Code::UnterminatedString, "\"abc"),
+            ("node \"a\\qb\"", Code::InvalidEscape, "\\q"),
+            ("node 1.0.0", Code::InvalidNumber, "1.0.0"),
+            ("node {\n  child\n", Code::UnclosedBlock, "{"),
+            ("node\n}\n", Code::UnmatchedBrace, "}"),
+            ("node \u{1}x", Code::InvalidCharacter, "\u{1}"),
+        ];
+        for (text, code, covered) in cases {
+            let found = problems(text);
+            assert!(
+                found.iter().any(|(c, t, _)| c == code && t == covered),
+                "{text:?}: expected {code:?} on {covered:?}, got {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn messages_name_what_was_expected_and_found() {
+        let found = problems("parent {\n  node key=}\n");
+        assert_eq!(
+            found,
+            [(
+                Code::SyntaxError,
+                "}",
+                String::from("expected a value after `=`, found `}`")
+            )]
+        );
+        let found = problems("node key=\nnext");
+        assert_eq!(found[0].2, "expected a value after `=`, found a newline");
+        let found = problems("node (ty)\n");
+        assert_eq!(
+            found[0].2,
+            "expected a value after the type annotation, found a newline"
+        );
+        let found = problems("node 1=2");
+        assert_eq!(
+            found[0].2,
+            "a property key must be a string, found number `1`"
+        );
+        let found = problems("node\"x\"");
+        assert_eq!(found[0].2, "expected whitespace before a string");
+        let diagnostic = &parse0("a {").diagnostics[0];
+        assert_eq!(diagnostic.label.as_deref(), Some("this block"));
+        assert!(diagnostic.help.is_some());
+    }
+
+    #[test]
+    fn a_bad_entry_skips_to_the_end_of_the_line() {
+        let parsed = parse0("a 1 [x y] 2\nb 3\n");
+        assert_eq!(parsed.diagnostics.len(), 1);
+        assert_eq!(names(&parsed.document), ["a", "b"]);
+        assert_eq!(parsed.document.nodes[0].entries.len(), 1);
+        assert_eq!(parsed.document.nodes[1].entries[0].value, Value::Integer(3));
+    }
+
+    #[test]
+    fn a_bad_entry_keeps_the_children_block() {
+        let parsed = parse0("a ] \"x}\" {\n  child\n}\nb\n");
+        assert_eq!(parsed.diagnostics.len(), 1, "{:?}", parsed.diagnostics);
+        assert_eq!(names(&parsed.document), ["a", "b"]);
+        let children = parsed.document.nodes[0]
+            .children
+            .as_ref()
+            .expect("children");
+        assert_eq!(names(children), ["child"]);
+    }
+
+    #[test]
+    fn an_invalid_token_costs_one_diagnostic_and_the_node_goes_on() {
+        let parsed = parse0("a 0x 2 \"\\q\" true 4\n");
+        let codes: Vec<_> = parsed.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(
+            codes,
+            [Code::InvalidNumber, Code::InvalidEscape, Code::SyntaxError]
+        );
+        let values: Vec<_> = parsed.document.nodes[0]
+            .entries
+            .iter()
+            .map(|e| e.value.clone())
+            .collect();
+        assert_eq!(
+            values,
+            [
+                Value::Integer(2),
+                Value::String(String::new()),
+                Value::Integer(4)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unclosed_block_keeps_what_was_parsed() {
+        let text = "a {\n  b 1\n  c {\n    d\n";
+        let parsed = parse0(text);
+        let found: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.span.start))
+            .collect();
+        assert_eq!(found, [(Code::UnclosedBlock, 2), (Code::UnclosedBlock, 14)]);
+        let a = &parsed.document.nodes[0];
+        assert_eq!(a.span, span(0, text.len()));
+        let children = a.children.as_ref().expect("children");
+        assert_eq!(names(children), ["b", "c"]);
+        assert_eq!(
+            names(children.nodes[1].children.as_ref().expect("grandchildren")),
+            ["d"]
+        );
+    }
+
+    #[test]
+    fn a_stray_brace_is_reported_and_skipped() {
+        let parsed = parse0("a\n}\nb }\nc");
+        let found: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.span.start))
+            .collect();
+        assert_eq!(
+            found,
+            [(Code::UnmatchedBrace, 2), (Code::UnmatchedBrace, 6)]
+        );
+        assert_eq!(names(&parsed.document), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn many_errors_in_one_file() {
+        let text = "a \"open\nb 1.2.3\nc key=\nd #maybe\ne {\n";
+        let found: Vec<_> = problems(text)
+            .into_iter()
+            .map(|(code, _, _)| code)
+            .collect();
+        assert_eq!(
+            found,
+            [
+                Code::UnterminatedString,
+                Code::InvalidNumber,
+                Code::SyntaxError,
+                Code::SyntaxError,
+                Code::UnclosedBlock,
+            ]
+        );
+        assert_eq!(names(&parse0(text).document), ["a", "b", "c", "d", "e"]);
+    }
+
+    #[test]
+    fn node_name_problems() {
+        let parsed = parse0("{ x }\n1 2\ntrue\n#true\n=\nok");
+        let found: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "expected a node name, found `{`",
+                "expected a node name, found number `1`",
+                "`true` is a keyword and cannot be a bare string",
+                "expected a node name, found keyword `#true`",
+                "expected a node name, found `=`",
+            ]
+        );
+        assert_eq!(names(&parsed.document), ["1", "true", "#true", "ok"]);
+    }
+
+    #[test]
+    fn slashdash_rules() {
+        for bad in [
+            "node /-",
+            "node /-;",
+            "node {\n  /-\n}",
+            "node (ty)/-a",
+            "(ty)/-node",
+            "node key=/-a",
+            "node key /- =a",
+            "node /-{ } a",
+            "node { } /-a",
+            "node { } { }",
+            "node { } /-{ } { }",
+            "node \"a\"/-b",
+            "/- /- node",
+        ] {
+            assert!(!parse0(bad).diagnostics.is_empty(), "{bad:?} should fail");
+        }
+        for good in [
+            "node /-a b",
+            "node /- \n  a b",
+            "node /-{ } { } /-{ }",
+            "/-node; other",
+            "/- // c\n node\nother",
+            "node /-key=1 /-(t)2",
+        ] {
+            let parsed = parse0(good);
+            assert!(
+                parsed.diagnostics.is_empty(),
+                "{good:?}: {:?}",
+                parsed.diagnostics
+            );
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_cut_off_without_overflowing() {
+        let text = "a {".repeat(100_000);
+        let parsed = parse0(&text);
+        assert!(
+            parsed
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("nested more than"))
+        );
+        let text = "{".repeat(100_000);
+        let _ = parse0(&text);
+        let text = format!("{}x{}", "a { ".repeat(MAX_DEPTH), "}".repeat(MAX_DEPTH));
+        assert!(parse0(&text).diagnostics.is_empty());
+    }
+
+    #[test]
+    fn bom_only_at_the_start() {
+        assert!(parse0("\u{FEFF}node").diagnostics.is_empty());
+        let found = problems("node \u{FEFF}");
+        assert_eq!(found[0].0, Code::InvalidCharacter);
+    }
+}
