@@ -65,8 +65,8 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
         return;
     };
     let mut asks: Vec<(Span, &str, bool)> = Vec::new();
-    if let Some(first) = agent.tools.first() {
-        asks.push((first.span, "tools", info.tools));
+    if let (Some(first), Some(last)) = (agent.tools.first(), agent.tools.last()) {
+        asks.push((first.span.to(last.span), "tools", info.tools));
     }
     if let Some(permission) = &agent.permission {
         asks.push((permission.span, "permission modes", info.permission_modes));
@@ -98,6 +98,43 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
             .help(format!(
                 "remove it, or use a provider whose adapter supports {feature}"
             )),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::codes;
+    use crate::diagnostic::Code;
+
+    fn flow(adapter: &str, agent: &str) -> String {
+        format!(
+            "workflow \"w\" {{\nprovider \"p\" adapter=\"{adapter}\" {{ command \"m\"; }}\n{agent}\n}}"
+        )
+    }
+
+    #[test]
+    fn adapter_capabilities() {
+        let agent = "agent \"a\" provider=\"p\" permission=\"plan\" max-turns=3 { prompt \"x\"; system \"s\"; tools \"Read\"; }";
+        assert_eq!(codes(&flow("claude-code", agent)), []);
+        assert_eq!(
+            codes(&flow("command", agent)),
+            [Code::UnsupportedFeature; 4]
+        );
+        assert_eq!(codes(&flow("anthropic", agent)), [Code::UnsupportedFeature]);
+        assert_eq!(codes(&flow("opencode", agent)), [Code::UnsupportedFeature]);
+    }
+
+    #[test]
+    fn providers_are_inherited_through_use() {
+        let base = "agent \"base\" provider=\"p\" { prompt \"x\"; }\n";
+        assert_eq!(
+            codes(&flow("openai", &format!("{base}agent \"a\" use=\"base\""))),
+            []
+        );
+        assert_eq!(
+            codes(&flow("openai", "agent \"a\" use=\"agent:reviewer\"")),
+            [Code::MissingProvider]
         );
     }
 }
