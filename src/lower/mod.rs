@@ -7,6 +7,7 @@
 //! Pure: no IO, no environment, no async. Not here: name resolution and data checks
 //! (`check`), executing a plan (`runtime`).
 
+mod budget;
 mod build;
 mod flow;
 mod navigate;
@@ -15,6 +16,7 @@ mod stage;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use budget::{Budget, Dims, Limits, PerItem, budget};
 pub use navigate::{BranchEntry, ErrorRoute, LoopParts, RouteEdge};
 pub use plan::{
     Bound, BranchRef, CounterIdx, Counters, Edge, EdgeIdx, EdgeKind, Plan, Step, StepIdx, StepKind,
