@@ -15,7 +15,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 
 fn check(c: &mut Criterion) {
     let mut group = c.benchmark_group("check");
-    group.sample_size(10).measurement_time(Duration::from_secs(8));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(8));
     let files = MemoryFiles::new();
     for nodes in [1_000, 10_000, 100_000] {
         let text = generator::generate_workflow(nodes);
