@@ -6,6 +6,8 @@
 //! façade over the static stages; `cli` and `lsp` sit on top.
 
 pub mod check;
+pub mod cli;
+pub mod compile;
 pub mod diagnostic;
 pub mod ir;
 pub mod providers;
