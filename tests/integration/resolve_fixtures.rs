@@ -171,3 +171,43 @@ fn every_emitted_code_has_exactly_one_fixture() {
         );
     }
 }
+
+/// Every prefix of every fixture and example (a file being typed) resolves without panicking,
+/// and yields a workflow whenever the parser kept a `workflow` node.
+#[test]
+fn truncated_files_never_panic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = fixtures("ok");
+    if let Ok(examples) = std::fs::read_dir(root.join("examples")) {
+        paths.extend(
+            examples
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_some_and(|ext| ext == "kdl")),
+        );
+    }
+    for path in paths {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let cuts = (0..text.len())
+            .step_by(5)
+            .filter(|&cut| text.is_char_boundary(cut));
+        for cut in cuts {
+            let prefix = &text[..cut];
+            let mut sources = Sources::new();
+            let file = sources.add("prefix.kdl", prefix);
+            let parsed = atomic::syntax::kdl::parse(prefix, file);
+            let outcome = atomic::check::resolve(&sources, file, &parsed.document);
+            let has_workflow = parsed
+                .document
+                .nodes
+                .iter()
+                .any(|node| node.name.value == "workflow");
+            assert_eq!(
+                outcome.value.is_some(),
+                has_workflow,
+                "{} cut at {cut}",
+                path.display()
+            );
+        }
+    }
+}
