@@ -12,6 +12,7 @@ mod build;
 mod flow;
 mod navigate;
 mod plan;
+mod render;
 mod stage;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -21,4 +22,5 @@ pub use navigate::{BranchEntry, ErrorRoute, LoopParts, RouteEdge};
 pub use plan::{
     Bound, BranchRef, CounterIdx, Counters, Edge, EdgeIdx, EdgeKind, Plan, Step, StepIdx, StepKind,
 };
+pub use render::{dot, mermaid};
 pub use stage::lower;
