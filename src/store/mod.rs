@@ -17,6 +17,7 @@ mod memory;
 mod model;
 mod run_id;
 mod snapshot;
+mod sqlite;
 
 pub use contract::{Store, StoreFuture};
 pub use delta::{Change, DeltaError, State, StateDelta};
@@ -28,3 +29,4 @@ pub use model::{
 };
 pub use run_id::RunId;
 pub use snapshot::SnapshotPolicy;
+pub use sqlite::{DB_PATH, Durability, SqliteOptions, SqliteStore, project_db_path};
