@@ -228,7 +228,12 @@ async fn long_loop_over_large_state_stays_small() {
         delta.record("n", Change::Set(json!(seq)), &json!(seq));
         let mut commit = step(seq);
         commit.delta = delta;
-        commit.node_id = if seq % 2 == 0 { "check" } else { "increment" }.to_owned();
+        commit.node_id = if seq.is_multiple_of(2) {
+            "check"
+        } else {
+            "increment"
+        }
+        .to_owned();
         commit.events = vec![
             json!({"type": "node-started", "node": commit.node_id}),
             json!({"type": "node-finished", "node": commit.node_id, "ms": 0}),
