@@ -304,4 +304,39 @@ mod tests {
             "{error}"
         );
     }
+
+    /// Every value a recording writes is valid against `schemas/cassette.schema.json`.
+    #[tokio::test]
+    async fn recordings_match_the_published_schema() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/cassette.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.cassette");
+        let recorder =
+            Arc::new(CassetteRecorder::create(&path, Some("w"), Redactor::new()).unwrap());
+        let mut decl = super::super::registry::test_decl("m", "in-process");
+        decl.options = json!({"fail": "server-error", "fail-calls": 1})
+            .as_object()
+            .unwrap()
+            .clone();
+        let recording = Recording::new(Arc::new(InProcess::from_decl(&decl).unwrap()), recorder);
+        for call in 0..2 {
+            let _ = collect(&recording, &request("a", call, "p")).await;
+        }
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(written.lines().count(), 3);
+        for line in written.lines() {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&value)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{line}: {errors:?}");
+        }
+        let wrong = json!({"node": "a", "call": 0, "prompt": "p", "reply": {"text": "x"}, "error": {"class": "timeout"}});
+        assert!(!validator.is_valid(&wrong), "reply and error together");
+        let wrong = json!({"node": "a", "call": 0, "prompt": "p", "events": [{"type": "text-delta"}], "reply": {}});
+        assert!(!validator.is_valid(&wrong), "an event without its fields");
+    }
 }
