@@ -13,4 +13,5 @@ pub mod ir;
 pub mod lower;
 pub mod providers;
 pub mod source;
+pub mod store;
 pub mod syntax;
