@@ -8,5 +8,6 @@
 pub mod diagnostic;
 pub mod ir;
 pub mod providers;
+pub mod runtime;
 pub mod source;
 pub mod syntax;

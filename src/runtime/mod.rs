@@ -1,0 +1,7 @@
+//! The interpreter: runs a lowered [`Plan`](crate::lower::Plan) on tokio.
+//!
+//! Input: a plan, a [`RunContext`] (providers, checkpoint store, environment, cancellation).
+//! Output: a [`RunEnd`] and a stream of [`RunEvent`]s. The runtime never prints; the CLI
+//! renders the events.
+
+pub mod state;
