@@ -11,4 +11,5 @@ pub mod lower;
 pub mod providers;
 pub mod runtime;
 pub mod source;
+pub mod store;
 pub mod syntax;
