@@ -5,3 +5,4 @@
 //! renders the events.
 
 pub mod state;
+pub mod template;
