@@ -7,10 +7,16 @@
 //! Pure: no IO, no environment, no async. Not here: name resolution and data checks
 //! (`check`), executing a plan (`runtime`).
 
+mod build;
+mod flow;
 mod navigate;
 mod plan;
+mod stage;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use navigate::{BranchEntry, ErrorRoute, LoopParts, RouteEdge};
 pub use plan::{
     Bound, BranchRef, CounterIdx, Counters, Edge, EdgeIdx, EdgeKind, Plan, Step, StepIdx, StepKind,
 };
+pub use stage::lower;

@@ -328,3 +328,215 @@ impl Plan {
         Some(self.take(edge, counters))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use crate::lower::testing::plan;
+    use crate::lower::{Counters, Plan, StepIdx, StepKind};
+
+    /// Walks a plan from the start, answering conditions from `answers` (each condition a
+    /// queue of results, the last repeated), failing the steps named in `failing` once each.
+    fn walk(plan: &Plan, answers: &[(&str, &[bool])], failing: &[&str]) -> Vec<String> {
+        let mut answers: HashMap<String, Vec<bool>> = answers
+            .iter()
+            .map(|(condition, results)| ((*condition).to_owned(), results.to_vec()))
+            .collect();
+        let mut failing: Vec<String> = failing.iter().map(|&s| s.to_owned()).collect();
+        let mut counters = plan.new_counters();
+        let mut visited = Vec::new();
+        let mut cursor = plan.start();
+        for _ in 0..200 {
+            cursor = match step(
+                plan,
+                cursor,
+                &mut counters,
+                &mut answers,
+                &mut failing,
+                &mut visited,
+            ) {
+                Some(next) => next,
+                None => return visited,
+            };
+        }
+        panic!("walk did not terminate: {visited:?}");
+    }
+
+    fn step(
+        plan: &Plan,
+        cursor: StepIdx,
+        counters: &mut Counters,
+        answers: &mut HashMap<String, Vec<bool>>,
+        failing: &mut Vec<String>,
+        visited: &mut Vec<String>,
+    ) -> Option<StepIdx> {
+        let key = plan.step(cursor).key.clone();
+        visited.push(key.clone());
+        if let Some(position) = failing.iter().position(|name| *name == key) {
+            failing.remove(position);
+            let route = plan
+                .on_error(cursor, counters)
+                .expect("a failing step has a handler");
+            return Some(route.target);
+        }
+        if let StepKind::Fork { join } = plan.step(cursor).kind {
+            for branch in plan.branches(cursor) {
+                let mut inner = counters.clone();
+                let mut at = plan.take(branch.edge, &mut inner);
+                while at != join {
+                    at = step(plan, at, &mut inner, answers, failing, visited)
+                        .expect("branches end at the join");
+                }
+            }
+        }
+        let mut eval = |condition: &crate::ir::Expr| -> Result<bool, ()> {
+            let queue = answers
+                .get_mut(&condition.source)
+                .expect("every condition has answers");
+            Ok(if queue.len() > 1 {
+                queue.remove(0)
+            } else {
+                queue[0]
+            })
+        };
+        plan.next(cursor, counters, &mut eval)
+            .expect("eval never fails")
+    }
+
+    #[test]
+    fn a_loop_runs_at_most_max_times() {
+        let plan = plan(|b| {
+            b.loop_with("l", Some(3), Some("done"), None, |b| {
+                b.agent("x");
+            });
+        });
+        let visited = walk(&plan, &[("done", &[false])], &[]);
+        let runs = visited.iter().filter(|key| *key == "x").count();
+        assert_eq!(runs, 3, "{visited:?}");
+        assert_eq!(visited.last().unwrap(), "#end");
+    }
+
+    #[test]
+    fn until_is_tested_after_and_while_before_each_iteration() {
+        let plan = plan(|b| {
+            b.loop_with("u", Some(9), Some("done"), None, |b| {
+                b.agent("x");
+            });
+            b.loop_with("w", Some(9), None, Some("more"), |b| {
+                b.agent("y");
+            });
+        });
+        let visited = walk(&plan, &[("done", &[false, true]), ("more", &[false])], &[]);
+        assert_eq!(
+            visited.iter().filter(|k| *k == "x").count(),
+            2,
+            "{visited:?}"
+        );
+        assert_eq!(
+            visited.iter().filter(|k| *k == "y").count(),
+            0,
+            "{visited:?}"
+        );
+    }
+
+    #[test]
+    fn a_loop_entered_again_starts_counting_afresh() {
+        let plan = plan(|b| {
+            b.agent("a");
+            b.loop_("l", Some(2), |b| {
+                b.agent("x");
+            })
+            .goto("a", Some(1));
+        });
+        let visited = walk(&plan, &[], &[]);
+        assert_eq!(
+            visited.iter().filter(|k| *k == "x").count(),
+            4,
+            "{visited:?}"
+        );
+    }
+
+    #[test]
+    fn bounded_routes_are_skipped_once_used_up() {
+        let plan = plan(|b| {
+            b.agent("a");
+            b.decision("d", &[("again", "a", Some(2))], Some(("end", None)));
+        });
+        let visited = walk(&plan, &[("again", &[true])], &[]);
+        assert_eq!(visited, ["#start", "a", "d", "a", "d", "a", "d", "#end"]);
+    }
+
+    #[test]
+    fn the_first_true_route_wins() {
+        let plan = plan(|b| {
+            b.decision(
+                "d",
+                &[("no", "x", None), ("yes", "y", None)],
+                Some(("x", None)),
+            );
+            b.agent("x").goto("end", None);
+            b.agent("y");
+        });
+        let visited = walk(&plan, &[("no", &[false]), ("yes", &[true])], &[]);
+        assert_eq!(visited, ["#start", "d", "y", "#end"]);
+    }
+
+    #[test]
+    fn errors_take_the_error_edge() {
+        let plan = plan(|b| {
+            b.tool("t").on_error_goto("fix");
+            b.agent("ok").goto("end", None);
+            b.agent("fix").recovery();
+        });
+        let visited = walk(&plan, &[], &["t"]);
+        assert_eq!(visited, ["#start", "t", "fix", "#end"]);
+        let t = plan.step_by_key("ok").unwrap();
+        assert!(plan.on_error(t, &mut plan.new_counters()).is_none());
+    }
+
+    #[test]
+    fn parallels_run_every_branch_then_continue_after_the_join() {
+        let plan = plan(|b| {
+            b.parallel("p", |b| {
+                b.agent("x");
+                b.agent("y");
+            });
+            b.agent("after");
+        });
+        let visited = walk(&plan, &[], &[]);
+        assert_eq!(
+            visited,
+            ["#start", "p", "x", "y", "p#join", "after", "#end"]
+        );
+        let fork = plan.step_by_key("p").unwrap();
+        let join = plan.step_by_key("p#join").unwrap();
+        assert_eq!(plan.join_of(fork), Some(join));
+        assert_eq!(plan.fork_of(join), Some(fork));
+        assert_eq!(plan.branches(fork).len(), 2);
+    }
+
+    #[test]
+    fn accessors_describe_loops_and_routes() {
+        let plan = plan(|b| {
+            b.loop_with("l", Some(4), Some("done"), Some("go"), |b| {
+                b.decision("d", &[("c", "end", Some(1))], Some(("next", None)));
+            });
+        });
+        let head = plan.step_by_key("l").unwrap();
+        let tail = plan.step_by_key("l#tail").unwrap();
+        let parts = plan.loop_parts(tail).unwrap();
+        assert_eq!((parts.head, parts.tail, parts.max), (head, tail, 4));
+        assert_eq!(parts.body, plan.step_by_key("d").unwrap());
+        assert_eq!(parts.until.unwrap().source, "done");
+        assert_eq!(parts.while_.unwrap().source, "go");
+        let routes = plan.routes(parts.body);
+        assert_eq!(routes.len(), 2);
+        assert_eq!(routes[0].index, Some(0));
+        assert_eq!(routes[0].bound.unwrap().max, 1);
+        assert_eq!(routes[1].index, None);
+        assert_eq!(routes[1].target, tail);
+        assert_eq!(plan.next_sequential(head), Some(plan.end()));
+        assert!(plan.routes(head).is_empty());
+    }
+}

@@ -15,8 +15,8 @@
 //! | (workflow) | [`StepKind::Start`], [`StepKind::End`]  | Start: one `Next`; End: none                      |
 //! | `agent`, `tool`, `wait`, `subgraph`, `set` | one action step | exits (below), then its error edge if any |
 //! | `decision` | [`StepKind::Decision`]                  | `Route(0)`…`Route(n-1)`, `Otherwise`, [`Next`], error |
-//! | `loop`     | [`StepKind::LoopHead`] … body … [`StepKind::LoopTail`] | head: `LoopBody`, exits, error; tail: `LoopBack`, exits, error |
-//! | `parallel` | [`StepKind::Fork`] … branches … [`StepKind::Join`] | fork: `Branch(0)`…`Branch(n-1)`, error; join: exits, error |
+//! | `loop`     | [`StepKind::LoopHead`] … body … [`StepKind::LoopTail`] | head: `LoopBody`, exits, error (if `while`); tail: `LoopBack`, exits, error (if `until`) |
+//! | `parallel` | [`StepKind::Fork`] … branches … [`StepKind::Join`] | fork: `Branch(0)`…`Branch(n-1)` (a `Next` to the join if there are none), error; join: exits |
 //!
 //! *Exits* are how control leaves a finished statement: `[Goto]` then `[Next | LoopExit]`.
 //! A node's `goto=` **wins over its fall-through**: without `goto-max` the `Goto` edge is the
@@ -66,11 +66,13 @@
 //!   (its iteration counter is reset to 0). Then: if the counter has reached `max`, or the
 //!   `while` condition is false, exit; otherwise count one iteration and take `LoopBody`.
 //! - **LoopTail**: if the `until` condition holds, exit; otherwise take `LoopBack`.
-//! - **Fork**: not advanced by `next`. Run [`Plan::branches`] (one walk per branch, or per
-//!   item for `for-each`) each from its entry step until it reaches [`Plan::join_of`]; each
-//!   walk uses its own copy of the counters (bounds inside a branch count per branch run).
-//!   Then continue at the join.
-//! - **Join**: its exits.
+//! - **Fork**: executing it means running [`Plan::branches`] (one walk per branch, or per
+//!   item for `for-each`), each entered with [`Plan::take`] on its `Branch` edge and walked
+//!   until it reaches [`Plan::join_of`]; each walk uses its own copy of the counters
+//!   (bounds inside a branch count per branch run; no edge inside a branch touches a
+//!   counter outside it). If the parallel fails (per its `strategy`), the fork failed:
+//!   use its error edge. Otherwise `next(fork)` is the join.
+//! - **Join**: a no-op (the branches' writes were merged by the fork); its exits.
 //! - **End**: the run completed.
 //!
 //! On failure (after the node's retry policy), [`Plan::on_error`] gives the error edge: a
@@ -335,8 +337,9 @@ pub struct Plan {
     pub(super) graph: DiGraph<Step, Edge>,
     pub(super) start: StepIdx,
     pub(super) end: StepIdx,
-    /// `NodeIdx` → the step where the node begins (its head/fork for blocks).
-    pub(super) entries: Vec<StepIdx>,
+    /// `NodeIdx` → the step where the node begins (its head/fork for blocks); `None` for
+    /// nodes no block contains (only in a partial IR).
+    pub(super) entries: Vec<Option<StepIdx>>,
     /// Out-edges per step, in priority order.
     pub(super) outs: Vec<Vec<EdgeIdx>>,
     /// How many counters the plan uses.
@@ -442,12 +445,10 @@ impl Plan {
     }
 
     /// The step where a node begins: its only step, a loop's head, a parallel's fork.
+    /// `None` only for a node that no block contains (possible only in a partial IR).
     #[must_use]
-    pub fn step_of(&self, node: NodeIdx) -> StepIdx {
-        *self
-            .entries
-            .get(node.index())
-            .expect("node indices come from the plan's workflow")
+    pub fn step_of(&self, node: NodeIdx) -> Option<StepIdx> {
+        self.entries.get(node.index()).copied().flatten()
     }
 
     /// The step with this [`Step::key`].
