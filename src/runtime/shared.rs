@@ -351,8 +351,8 @@ fn bind_inputs(
 /// For each node, the iteration counter of its innermost enclosing loop.
 fn enclosing_loops(plan: &Plan) -> Vec<Option<CounterIdx>> {
     let workflow = plan.workflow();
-    let counter_of = |idx: NodeIdx| match plan.step(plan.step_of(idx)).kind {
-        StepKind::LoopHead { counter, .. } => Some(counter),
+    let counter_of = |idx: NodeIdx| match plan.step_of(idx).map(|step| plan.step(step).kind) {
+        Some(StepKind::LoopHead { counter, .. }) => Some(counter),
         _ => None,
     };
     let mut cache: HashMap<NodeIdx, Option<CounterIdx>> = HashMap::new();
