@@ -6,8 +6,11 @@
 //! façade over the static stages; `cli` and `lsp` sit on top.
 
 pub mod check;
+pub mod cli;
+pub mod compile;
 pub mod diagnostic;
 pub mod ir;
+pub mod lower;
 pub mod providers;
 pub mod source;
 pub mod syntax;

@@ -1,8 +1,27 @@
-//! Stage 2: the checks of `atomic check` that turn a KDL document into a resolved workflow
-//! and judge it. `analyze` runs the data, safety and lint rules over the resolved IR.
+//! Stage 2: the KDL tree → the typed [`ir::Workflow`](crate::ir::Workflow).
+//!
+//! - [`grammar`]: the language definition (`grammar/atomic.grammar.json`), loaded once;
+//!   the checker, the language server and the docs read the same data.
+//! - `structure`: a generic, data-driven pass that validates the tree against the grammar
+//!   (unknown, missing, duplicate and mistyped items) and yields a validated view of it.
+//! - `resolve`: builds the IR from that view and resolves names (node ids, providers,
+//!   state fields, adapters).
+//! - `analyze`: the data, safety and lint rules over the resolved IR (templates, definite
+//!   assignment, parallel writes, schema files, subgraph calls, taint, unused declarations).
+//!
+//! It does not check flow: that is `lower` (the graph). The module is pure: files other
+//! than the workflow are read only through [`Files`](crate::source::Files).
 
 mod analyze;
+pub mod grammar;
+mod resolve;
+mod structure;
+#[cfg(test)]
+mod testing;
+mod value;
 
 pub use analyze::{
-    AnalyzeContext, LoadWorkflow, Read, TemplateError, analyze, expression_reads, template_reads,
+    AnalyzeContext, LoadWorkflow, Read, TemplateError, analyze, expression_reads, load_workflow,
+    template_reads,
 };
+pub use resolve::resolve;

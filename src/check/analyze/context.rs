@@ -6,6 +6,7 @@ use std::path::Path;
 use crate::diagnostic::Outcome;
 use crate::ir::Workflow;
 use crate::source::{Files, SourceId, Sources};
+use crate::syntax;
 
 /// Turns the text of a called workflow (already read through [`Files`]) into IR: adds it
 /// to [`Sources`] under `path`, parses it and resolves it. The diagnostics returned carry
@@ -27,21 +28,28 @@ pub struct AnalyzeContext<'a> {
 }
 
 impl<'a> AnalyzeContext<'a> {
-    /// A context for the workflow in `file` at `path`.
+    /// A context for the workflow in `file` at `path`; called workflows are parsed and
+    /// resolved with [`load_workflow`].
     pub fn new(
         sources: &'a mut Sources,
         file: SourceId,
         path: &'a Path,
         files: &'a dyn Files,
-        load: &'a LoadWorkflow<'a>,
     ) -> Self {
         Self {
             sources,
             file,
             path,
             files,
-            load,
+            load: &load_workflow,
         }
+    }
+
+    /// Uses `load` to turn called workflows into IR (tests pass IR built in code).
+    #[must_use]
+    pub fn with_loader(mut self, load: &'a LoadWorkflow<'a>) -> Self {
+        self.load = load;
+        self
     }
 
     /// The directory relative paths are resolved against.
@@ -49,4 +57,15 @@ impl<'a> AnalyzeContext<'a> {
     pub fn dir(&self) -> &'a Path {
         self.path.parent().unwrap_or(Path::new(""))
     }
+}
+
+/// The standard [`LoadWorkflow`]: adds the text to `sources`, parses it with
+/// [`syntax::kdl::parse`] and resolves it with [`check::resolve`](crate::check::resolve).
+pub fn load_workflow(sources: &mut Sources, path: &Path, text: String) -> Outcome<Workflow> {
+    let file = sources.add(path, text);
+    let parsed = syntax::kdl::parse(&sources.get(file).text, file);
+    let mut diagnostics = parsed.diagnostics;
+    let resolved = crate::check::resolve(sources, file, &parsed.document);
+    diagnostics.extend(resolved.diagnostics);
+    Outcome::new(resolved.value, diagnostics)
 }

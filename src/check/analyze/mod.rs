@@ -25,6 +25,6 @@ mod taint;
 #[cfg(test)]
 mod testing;
 
-pub use context::{AnalyzeContext, LoadWorkflow};
+pub use context::{AnalyzeContext, LoadWorkflow, load_workflow};
 pub use driver::analyze;
 pub use reads::{Read, TemplateError, expression_reads, template_reads};

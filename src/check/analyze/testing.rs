@@ -149,6 +149,7 @@ impl Builder {
             parse: crate::ir::ParseMode::Text,
             schema: None,
             from: crate::ir::OutputSource::Result,
+            pattern: None,
             span: self.span(10),
         }
     }
@@ -449,7 +450,8 @@ pub(crate) fn run_full(
     };
     let mut sources = Sources::new();
     let file = sources.add("flow.kdl", "");
-    let mut cx = AnalyzeContext::new(&mut sources, file, Path::new("flow.kdl"), &files, &load);
+    let mut cx =
+        AnalyzeContext::new(&mut sources, file, Path::new("flow.kdl"), &files).with_loader(&load);
     analyze(workflow, &mut cx)
 }
 
