@@ -7,7 +7,11 @@
 //! clean: HTTP requests are aborted by dropping them, child processes are spawned with
 //! `kill_on_drop` in their own process group and the group is killed by a guard.
 
+pub mod anthropic;
+mod chat;
 mod contract;
+pub mod http;
+pub mod openai;
 
 pub use contract::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
