@@ -318,7 +318,10 @@ mod tests {
     async fn the_key_variable_is_hidden_from_tools() {
         let tools = ToolSet::from_grants(
             "anthropic",
-            &[grant("env", &["/bin/sh", "-c", "echo ${CARGO_PKG_NAME:-unset}"])],
+            &[grant(
+                "env",
+                &["/bin/sh", "-c", "echo ${CARGO_PKG_NAME:-unset}"],
+            )],
         )
         .expect("valid");
         let dir = std::env::temp_dir();
