@@ -534,7 +534,7 @@ async fn anthropic_hang_times_out() {
     let midstream = fake_anthropic::Turn::HangMidStream {
         text: "partial".to_owned(),
     };
-    let (error, _) = anthropic_failure(midstream, json!({"idle-timeout": 0.3})).await;
+    let (error, _) = anthropic_failure(midstream, json!({"idle-timeout": 300})).await;
     assert_eq!(error.class(), ErrorClass::Timeout, "{error:?}");
 }
 

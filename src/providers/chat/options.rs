@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::diagnostic::{did_you_mean, expected_one_of};
 use crate::providers::ProviderError;
+use crate::providers::options::parse_duration;
 
 /// Options being read. Names are kebab-case; `max_tokens` is accepted as `max-tokens`.
 #[derive(Debug)]
@@ -121,19 +122,18 @@ impl Options {
         }
     }
 
-    /// A duration: seconds as a number, or a string with a unit (`500ms`, `30s`, `5m`, `1h`).
+    /// A positive duration: a string with units (`"500ms"`, `"30s"`, `"1m30s"`) or a number
+    /// of milliseconds, as every adapter's options read them.
     pub(crate) fn duration(
         &mut self,
         name: &'static str,
     ) -> Result<Option<Duration>, ProviderError> {
-        let expected = "a duration such as \"30s\" or a number of seconds";
+        let expected = "a duration such as \"30s\" or a number of milliseconds";
         match self.take(name).cloned() {
             None => Ok(None),
             Some(value) => {
                 let parsed = match &value {
-                    Value::Number(number) => number
-                        .as_f64()
-                        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok()),
+                    Value::Number(number) => number.as_u64().map(Duration::from_millis),
                     Value::String(text) => parse_duration(text),
                     _ => None,
                 };
@@ -164,24 +164,6 @@ impl Options {
             message: format!("unknown option `{unknown}`; {hint}"),
         })
     }
-}
-
-/// `250ms`, `30s`, `1.5s`, `5m`, `2h`, or a bare number of seconds.
-fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1000.0,
-        "" | "s" => number,
-        "m" => number * 60.0,
-        "h" => number * 3600.0,
-        _ => return None,
-    };
-    Duration::try_from_secs_f64(seconds).ok()
 }
 
 #[cfg(test)]
@@ -220,19 +202,23 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1h"), Some(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("10"), Some(Duration::from_secs(10)));
-        assert_eq!(parse_duration("10 days"), None);
-        let given = map(json!({"idle-timeout": 0.5, "tool-timeout": "0s"}));
+        let given = map(
+            json!({"idle-timeout": 500, "connect-timeout": "1m30s", "tool-timeout": "0s", "x": 1.5}),
+        );
         let mut options = Options::new("anthropic", [&given]);
         assert_eq!(
             options.duration("idle-timeout").expect("valid"),
             Some(Duration::from_millis(500))
         );
-        assert!(options.duration("tool-timeout").is_err());
+        assert_eq!(
+            options.duration("connect-timeout").expect("valid"),
+            Some(Duration::from_secs(90))
+        );
+        assert!(options.duration("tool-timeout").is_err(), "zero is refused");
+        assert!(
+            options.duration("x").is_err(),
+            "fractional milliseconds are refused"
+        );
     }
 
     #[test]
