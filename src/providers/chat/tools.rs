@@ -3,12 +3,12 @@
 //! a failure of the call, so the model can react to it.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::providers::process::ProcessGroup;
 use crate::providers::{ProviderError, ToolGrant};
 
 /// Most characters of tool output sent back to the model.
@@ -17,8 +17,9 @@ const MAX_OUTPUT: usize = 100_000;
 const MAX_SUMMARY: usize = 120;
 
 /// The tools of one call.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct ToolSet {
+    adapter: &'static str,
     tools: Vec<CustomTool>,
 }
 
@@ -110,7 +111,7 @@ impl ToolSet {
                 command: grant.command.clone(),
             });
         }
-        Ok(Self { tools })
+        Ok(Self { adapter, tools })
     }
 
     /// The tools, in grant order.
@@ -140,8 +141,8 @@ impl ToolSet {
                 names.join(", ")
             ));
         };
-        match tokio::time::timeout(timeout, tool.execute(&call.input, working_dir, hide_env)).await
-        {
+        let run = tool.execute(self.adapter, &call.input, working_dir, hide_env, timeout);
+        match tokio::time::timeout(timeout, run).await {
             Ok(outcome) => outcome,
             Err(_elapsed) => {
                 ToolOutcome::error(format!("tool `{}` timed out after {timeout:?}", tool.name))
@@ -153,29 +154,28 @@ impl ToolSet {
 impl CustomTool {
     async fn execute(
         &self,
+        adapter: &'static str,
         input: &Value,
         working_dir: &Path,
         hide_env: Option<&str>,
+        timeout: Duration,
     ) -> ToolOutcome {
         let (program, args) = self.command.split_first().expect("grants have a command");
         let mut command = tokio::process::Command::new(program);
-        command
-            .args(args)
-            .current_dir(working_dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        command.args(args).current_dir(working_dir);
         if let Some(name) = hide_env {
             command.env_remove(name);
         }
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        // Its own process group: dropping `group` (a cancelled call, a timeout) kills the
+        // tool and everything it started.
+        let mut group = match ProcessGroup::spawn(adapter, command) {
+            Ok(group) => group,
             Err(error) => {
                 return ToolOutcome::error(format!("cannot run `{program}`: {error}"));
             }
         };
-        let stdin = child.stdin.take();
+        let stdin = group.take_stdin();
+        let stdout = group.take_stdout();
         let input = input.to_string();
         let write = async move {
             if let Some(mut stdin) = stdin {
@@ -184,21 +184,27 @@ impl CustomTool {
                 let _ = stdin.shutdown().await;
             }
         };
-        let ((), output) = tokio::join!(write, child.wait_with_output());
-        let output = match output {
-            Ok(output) => output,
-            Err(error) => return ToolOutcome::error(format!("`{program}` failed: {error}")),
+        let read = async move {
+            let mut bytes = Vec::new();
+            if let Some(mut stdout) = stdout {
+                let _ = stdout.read_to_end(&mut bytes).await;
+            }
+            bytes
         };
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if output.status.success() {
+        let ((), stdout) = tokio::join!(write, read);
+        let status = match group.wait(timeout).await {
+            Ok(status) => status,
+            Err(error) => return ToolOutcome::error(format!("`{}` failed: {error}", self.name)),
+        };
+        let stdout = String::from_utf8_lossy(&stdout);
+        if status.success() {
             return ToolOutcome {
                 content: truncate(&stdout, MAX_OUTPUT),
                 is_error: false,
             };
         }
-        let status = output
-            .status
+        let stderr = group.stderr_tail();
+        let status = status
             .code()
             .map_or_else(|| "a signal".to_owned(), |code| format!("code {code}"));
         let mut content = format!("`{}` exited with {status}", self.name);
@@ -332,5 +338,47 @@ mod tests {
             .run(&call("env", json!({})), &dir, limit, Some("CARGO_PKG_NAME"))
             .await;
         assert_eq!(hidden.content.trim(), "unset");
+    }
+
+    /// Whether `pid` is still running (a zombie counts as gone).
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_timed_out_tool_takes_its_children_with_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tools = ToolSet::from_grants(
+            "anthropic",
+            &[grant(
+                "spawner",
+                &["sh", "-c", "sleep 30 & echo $! > child.pid; wait"],
+            )],
+        )
+        .expect("valid");
+        let outcome = tools
+            .run(
+                &call("spawner", json!({})),
+                dir.path(),
+                Duration::from_millis(300),
+                None,
+            )
+            .await;
+        assert!(
+            outcome.is_error && outcome.content.contains("timed out"),
+            "{outcome:?}"
+        );
+        let pid = std::fs::read_to_string(dir.path().join("child.pid")).expect("the child started");
+        let pid = pid.trim();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while alive(pid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!alive(pid), "the tool's child {pid} outlived it");
     }
 }
