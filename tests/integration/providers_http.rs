@@ -343,6 +343,57 @@ async fn anthropic_max_turns_bounds_the_loop() {
 }
 
 #[tokio::test]
+async fn anthropic_pause_turn_continues_the_same_answer() {
+    let fake = FakeAnthropic::start();
+    fake.push(fake_anthropic::Turn::message(
+        vec![fake_anthropic::Block::Text("Part one, ".to_owned())],
+        "pause_turn",
+    ));
+    fake.push(fake_anthropic::Turn::text("part two."));
+    let provider = anthropic(&fake, json!({}));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reply = run(
+        &provider,
+        &request("Long task", dir.path()),
+        &Recorder::default(),
+    )
+    .await
+    .expect("a reply");
+    assert_eq!(reply.text, "Part one, part two.");
+    assert_eq!(reply.turns, 2);
+    let bodies = fake.message_bodies();
+    assert_eq!(
+        bodies[1]["messages"],
+        json!([
+            {"role": "user", "content": "Long task"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Part one, "}]},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn anthropic_refusal_is_a_provider_error() {
+    let fake = FakeAnthropic::start();
+    fake.push(fake_anthropic::Turn::message(
+        vec![fake_anthropic::Block::Text(
+            "I can't help with that.".to_owned(),
+        )],
+        "refusal",
+    ));
+    let provider = anthropic(&fake, json!({}));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let error = run(
+        &provider,
+        &request("Bad idea", dir.path()),
+        &Recorder::default(),
+    )
+    .await
+    .expect_err("a refusal");
+    assert_eq!(error.class(), ErrorClass::Provider);
+    assert!(error.to_string().contains("refused"), "{error}");
+}
+
+#[tokio::test]
 async fn anthropic_usage_with_cache_tokens_and_cost() {
     let fake = FakeAnthropic::start();
     fake.push(

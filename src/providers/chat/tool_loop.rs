@@ -110,6 +110,8 @@ pub(crate) async fn run_loop<C: Conversation>(
     };
     let mut usage = Usage::default();
     let mut turns = 0;
+    // Text of paused turns (`Next::Continue`): the continuation extends the same answer.
+    let mut carried = String::new();
     loop {
         let turn = conversation.turn(&mut session).await?;
         turns += 1;
@@ -126,8 +128,9 @@ pub(crate) async fn run_loop<C: Conversation>(
         };
         if !wants_more {
             session.emit(AgentEvent::SessionEnd { session_id: None });
+            carried.push_str(&turn.text);
             return Ok(AgentReply {
-                text: turn.text,
+                text: carried,
                 session_id: None,
                 usage,
                 cost_usd,
@@ -140,7 +143,10 @@ pub(crate) async fn run_loop<C: Conversation>(
                 max_turns: settings.max_turns,
             });
         }
-        if turn.next == Next::Tools {
+        if turn.next == Next::Continue {
+            carried.push_str(&turn.text);
+        } else {
+            carried.clear();
             let mut results = Vec::with_capacity(turn.tool_calls.len());
             for call in turn.tool_calls {
                 session.emit(AgentEvent::ToolStart {
