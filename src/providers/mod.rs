@@ -11,12 +11,20 @@
 //! Adapters that need no network or key: `replay` (recorded cassettes, format in
 //! `cassette.rs`), `command` (any executable), `in-process` (a scripted model for tests and
 //! benchmarks). `record.rs` wraps any provider to write cassettes (`atomic run --record`).
+//!
+//! Model APIs over HTTP: `anthropic` (Messages API) and `openai` (any OpenAI-compatible
+//! Chat Completions server), sharing `http/` (client, SSE, error classification, keys) and
+//! `chat/` (the tool-use loop over custom tool commands, options, pricing).
 
+pub mod anthropic;
 mod cassette;
+mod chat;
 mod command;
 mod contract;
 mod env;
+pub mod http;
 mod in_process;
+pub mod openai;
 mod options;
 mod process;
 mod record;

@@ -4,9 +4,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::anthropic::AnthropicProvider;
 use super::command::CommandProvider;
 use super::env::Environment;
 use super::in_process::InProcess;
+use super::openai::OpenAiProvider;
 use super::record::{CassetteRecorder, Recording};
 use super::replay::Replay;
 use super::{Provider, ProviderError};
@@ -37,8 +39,12 @@ pub fn build(
         "replay" => Arc::new(Replay::from_decl(decl, cx.workflow_dir)?),
         "command" => Arc::new(CommandProvider::from_decl(decl, cx.env)?),
         "in-process" => Arc::new(InProcess::from_decl(decl)?),
-        // HTTP adapters (`http` branch): src/providers/{anthropic,openai}.
-        "anthropic" | "openai" => return Err(not_built(name)),
+        "anthropic" => Arc::new(AnthropicProvider::from_decl(decl, &|var| {
+            cx.env.get(var).map(str::to_owned)
+        })?),
+        "openai" => Arc::new(OpenAiProvider::from_decl(decl, &|var| {
+            cx.env.get(var).map(str::to_owned)
+        })?),
         // Agent CLI adapters (`agents` branch): src/providers/{claude_code,opencode,copilot}.rs.
         "claude-code" | "opencode" | "copilot" => return Err(not_built(name)),
         _ => {
@@ -126,6 +132,38 @@ mod tests {
     }
 
     #[test]
+    fn builds_the_http_adapters_with_keys_from_the_environment() {
+        let env = Environment::default().with("ANTHROPIC_API_KEY", "sk-ant-0123456789abcdef");
+        let with_key = cx(Path::new("."), &env);
+        let provider = build(&test_decl("claude", "anthropic"), &with_key).unwrap();
+        assert_eq!(provider.adapter(), "anthropic");
+        assert!(!format!("{provider:?}").contains("0123456789abcdef"));
+        let provider = build(&test_decl("local", "openai"), &with_key).unwrap();
+        assert_eq!(provider.adapter(), "openai");
+
+        let empty = Environment::default();
+        let error = build(
+            &test_decl("claude", "anthropic"),
+            &cx(Path::new("."), &empty),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("`ANTHROPIC_API_KEY` is not set"),
+            "{error}"
+        );
+        let mut keyed = test_decl("local", "openai");
+        keyed.api_key_env = Some(crate::source::Spanned::new(
+            "LOCAL_KEY".into(),
+            crate::source::Span::default(),
+        ));
+        let error = build(&keyed, &cx(Path::new("."), &empty)).unwrap_err();
+        assert!(
+            error.to_string().contains("`LOCAL_KEY` is not set"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn unknown_and_unbuilt_adapters_are_config_errors() {
         let env = Environment::default();
         let cx = cx(Path::new("."), &env);
@@ -137,7 +175,7 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("`replay`"), "{error}");
-        for adapter in ["anthropic", "openai", "claude-code", "opencode", "copilot"] {
+        for adapter in ["claude-code", "opencode", "copilot"] {
             let error = build(&test_decl("x", adapter), &cx).unwrap_err();
             assert!(matches!(error, ProviderError::Config { .. }), "{error}");
         }
