@@ -7,9 +7,16 @@
 //! clean: HTTP requests are aborted by dropping them, child processes are spawned with
 //! `kill_on_drop` in their own process group and the group is killed by a guard.
 
+mod binary;
+mod claude_code;
 mod contract;
+mod env;
+mod ndjson;
+mod process;
 
+pub use claude_code::ClaudeCode;
 pub use contract::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
     ToolGrant, Usage,
 };
+pub use env::{ChildEnv, Environment};
