@@ -1,0 +1,3 @@
+//! Test helpers shared by integration test files.
+
+pub(crate) mod scripted_anthropic;
