@@ -12,6 +12,7 @@ mod claude_code;
 mod contract;
 mod env;
 mod ndjson;
+mod opencode;
 mod process;
 
 pub use claude_code::ClaudeCode;
@@ -20,3 +21,4 @@ pub use contract::{
     ToolGrant, Usage,
 };
 pub use env::{ChildEnv, Environment};
+pub use opencode::OpenCode;

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use atomic::ir::{PermissionMode, ProviderDecl};
 use atomic::providers::{
-    AgentEvent, AgentReply, AgentRequest, ClaudeCode, Environment, Provider, ProviderError,
-    ToolGrant,
+    AgentEvent, AgentReply, AgentRequest, ClaudeCode, Environment, OpenCode, Provider,
+    ProviderError, ToolGrant,
 };
 use atomic::source::{Span, Spanned};
 use serde_json::{Value, json};
@@ -255,4 +255,131 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
         history.contains("Change the status line") && history.contains("Anything else?"),
         "the resumed call sends the first turn too: {history}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_edits_a_file_through_a_started_server() {
+    let Some(bin) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let target = workspace.join("target.txt");
+    std::fs::write(&target, "status: original\n").expect("write target");
+    let file = target.display().to_string();
+
+    let fake = ScriptedAnthropic::start(vec![
+        Step::Tool {
+            name: "read".to_owned(),
+            input: json!({"filePath": file}),
+        },
+        Step::Tool {
+            name: "edit".to_owned(),
+            input: json!({"filePath": file, "oldString": "status: original", "newString": "status: edited by opencode"}),
+        },
+        Step::Text("OpenCode closing text: target.txt is edited.".to_owned()),
+    ])
+    .await;
+
+    let config = json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {
+            "baseURL": format!("{}/v1", fake.base_url()),
+            "apiKey": "{env:ATOMIC_TEST_KEY}",
+        }}},
+    });
+    let env = isolated_env(root.path())
+        .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .with("ATOMIC_TEST_KEY", SECRET)
+        .with("ANTHROPIC_API_KEY", "sk-wrong-key");
+    let provider = OpenCode::new(
+        &decl(
+            "opencode",
+            "anthropic/claude-sonnet-4-5",
+            None,
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "config": config.to_string()}),
+        ),
+        &env,
+    )
+    .expect("configured");
+
+    let request = AgentRequest {
+        node_id: "edit".to_owned(),
+        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
+        system: Some("You are terse.".to_owned()),
+        tools: tools(&["read"]),
+        permission: Some(PermissionMode::AcceptEdits),
+        working_dir: workspace.clone(),
+        ..AgentRequest::default()
+    };
+    let (reply, events) = call(&provider, &request).await;
+    let reply = reply.expect("the call succeeds");
+
+    assert_eq!(reply.text, "OpenCode closing text: target.txt is edited.");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("read target"),
+        "status: edited by opencode\n"
+    );
+    let session = reply.session_id.clone().expect("a session id");
+    assert!(session.starts_with("ses"), "{session}");
+    assert_eq!(tool_starts(&events), ["read", "edit"]);
+    assert!(
+        events.iter().any(|event| matches!(event,
+            AgentEvent::ToolComplete { name, is_error: false, .. } if name == "edit")),
+        "{events:#?}"
+    );
+    let main: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.has_tools())
+        .collect();
+    assert_eq!(main.len(), 3, "three model calls: read, edit, closing text");
+    assert!(main.iter().all(|r| r.header("x-api-key") == Some(SECRET)));
+    assert!(
+        main[0].body["system"]
+            .to_string()
+            .contains("You are terse.")
+    );
+
+    // The session continues on the same server.
+    let again = AgentRequest {
+        prompt: "Anything else?".to_owned(),
+        resume_session: Some(session.clone()),
+        call_index: 1,
+        ..request
+    };
+    let (reply, _) = call(&provider, &again).await;
+    assert_eq!(
+        reply.expect("the resumed call succeeds").session_id,
+        Some(session)
+    );
+    let last = fake
+        .requests()
+        .into_iter()
+        .rfind(|r| r.has_tools())
+        .expect("a resumed model call");
+    let history = last.body["messages"].to_string();
+    assert!(history.contains("Change the status line") && history.contains("Anything else?"));
+
+    // Dropping the provider shuts the server down.
+    let url = provider.server_url().expect("a started server").to_owned();
+    drop(provider);
+    let client = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while client
+        .get(format!("{url}/global/health"))
+        .send()
+        .await
+        .is_ok()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived its provider"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
