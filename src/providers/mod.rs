@@ -10,6 +10,7 @@
 mod binary;
 mod claude_code;
 mod contract;
+mod copilot;
 mod env;
 mod ndjson;
 mod opencode;
@@ -20,5 +21,6 @@ pub use contract::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
     ToolGrant, Usage,
 };
+pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment};
 pub use opencode::OpenCode;

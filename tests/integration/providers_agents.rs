@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use atomic::ir::{PermissionMode, ProviderDecl};
 use atomic::providers::{
-    AgentEvent, AgentReply, AgentRequest, ClaudeCode, Environment, OpenCode, Provider,
+    AgentEvent, AgentReply, AgentRequest, ClaudeCode, Copilot, Environment, OpenCode, Provider,
     ProviderError, ToolGrant,
 };
 use atomic::source::{Span, Spanned};
@@ -382,4 +382,111 @@ async fn opencode_edits_a_file_through_a_started_server() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_edits_a_file_with_a_byok_model() {
+    let Some(bin) = agent_cli("copilot", "@github/copilot") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let target = workspace.join("target.txt");
+    std::fs::write(&target, "status: original\n").expect("write target");
+    let file = target.display().to_string();
+
+    let fake = ScriptedAnthropic::start(vec![
+        Step::Tool {
+            name: "view".to_owned(),
+            input: json!({"path": file}),
+        },
+        Step::Tool {
+            name: "edit".to_owned(),
+            input: json!({"path": file, "old_str": "status: original", "new_str": "status: edited by copilot"}),
+        },
+        Step::Text("Copilot closing text: target.txt is edited.".to_owned()),
+    ])
+    .await;
+
+    let env = isolated_env(root.path())
+        .with(
+            "COPILOT_HOME",
+            root.path().join("copilot").display().to_string(),
+        )
+        .with("ATOMIC_TEST_KEY", SECRET)
+        // Never handed to the CLI: the GitHub token is a secret it is not given.
+        .with("GITHUB_TOKEN", "ghp-wrong-token");
+    let provider = Copilot::new(
+        &decl(
+            "copilot",
+            "claude-sonnet-4-5",
+            Some(&fake.base_url()),
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "provider-type": "anthropic"}),
+        ),
+        &env,
+    )
+    .expect("configured");
+
+    let request = AgentRequest {
+        node_id: "edit".to_owned(),
+        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
+        system: Some("You are terse.".to_owned()),
+        permission: Some(PermissionMode::AcceptEdits),
+        working_dir: workspace.clone(),
+        ..AgentRequest::default()
+    };
+    let (reply, events) = call(&provider, &request).await;
+    let reply = reply.expect("the call succeeds");
+
+    assert_eq!(reply.text, "Copilot closing text: target.txt is edited.");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("read target"),
+        "status: edited by copilot\n"
+    );
+    let session = reply.session_id.clone().expect("a session id");
+    assert_eq!(tool_starts(&events), ["view", "edit"]);
+    assert!(
+        events.iter().any(|event| matches!(event,
+            AgentEvent::ToolComplete { name, is_error: false, .. } if name == "edit")),
+        "{events:#?}"
+    );
+    assert!(
+        reply.usage.input_tokens > 0 && reply.usage.output_tokens > 0,
+        "{:?}",
+        reply.usage
+    );
+    let main: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.has_tools())
+        .collect();
+    assert_eq!(main.len(), 3, "three model calls: view, edit, closing text");
+    assert!(main.iter().all(|r| r.header("x-api-key") == Some(SECRET)));
+    assert!(
+        main[0].body["messages"]
+            .to_string()
+            .contains("You are terse.")
+    );
+
+    // Resume the session: the next call carries the earlier conversation.
+    let again = AgentRequest {
+        prompt: "Anything else?".to_owned(),
+        resume_session: Some(session.clone()),
+        call_index: 1,
+        ..request
+    };
+    let (reply, _) = call(&provider, &again).await;
+    assert_eq!(
+        reply.expect("the resumed call succeeds").session_id,
+        Some(session)
+    );
+    let last = fake
+        .requests()
+        .into_iter()
+        .rfind(|r| r.has_tools())
+        .expect("a resumed model call");
+    let history = last.body["messages"].to_string();
+    assert!(history.contains("Change the status line") && history.contains("Anything else?"));
 }
