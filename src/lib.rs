@@ -5,6 +5,9 @@
 //! `Plan`) → `runtime` (runs a plan, with `providers` and `store`). `compile` is the one
 //! façade over the static stages; `cli` and `lsp` sit on top.
 
+pub mod check;
+pub mod cli;
+pub mod compile;
 pub mod diagnostic;
 pub mod ir;
 pub mod providers;

@@ -156,9 +156,10 @@ pub struct ContextPolicy {
     pub span: Span,
 }
 
-/// `output "<state field>" parse="text|json|yes-no" schema="file.json" from="…"`: maps a
-/// node's result into a state field through the field's reducer. `from` picks the source:
-/// agents `text` (default); tools `stdout` (default), `stderr`, `exit-code`; waits `answer`.
+/// `output "<state field>" parse="text|json|yes-no" schema="file.json" from="…" match="…"`:
+/// maps a node's result into a state field through the field's reducer. `from` picks the
+/// source: agents `text` (default); tools `stdout` (default), `stderr`, `exit-code`; waits
+/// `answer`. `match` is a regular expression applied to the raw text before parsing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OutputMap {
     /// The state field written.
@@ -169,6 +170,11 @@ pub struct OutputMap {
     pub schema: Option<Spanned<String>>,
     /// `from=`.
     pub from: OutputSource,
+    /// `match=`: a regular expression (Rust `regex` syntax, checked to compile) applied to the
+    /// raw text before parsing; the first capture group, or the whole match when it has
+    /// none, replaces the text. No match is a `bad-output` error.
+    #[serde(default)]
+    pub pattern: Option<Spanned<String>>,
     /// The `output` node.
     pub span: Span,
 }

@@ -1,0 +1,144 @@
+//! `agent "<id>" provider=… model=… use=… { system …; prompt …; tools …; output …; … }`.
+
+use super::output::resolve_outputs;
+use super::resolver::Resolver;
+use crate::check::structure::Checked;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{Agent, ContextPolicy, PermissionMode, Template};
+
+/// The agent's settings. Names (provider, `use`, `session`) are checked later.
+pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agent {
+    let use_ = r.string(checked.prop("use"));
+    let prompt = prompt(r, checked);
+    if prompt.is_none() && use_.is_none() && !wrote_prompt(checked) {
+        r.report(
+            Diagnostic::new(
+                Code::MissingProperty,
+                checked.name_span(),
+                "`agent` needs a prompt",
+            )
+            .label("agent without a prompt")
+            .help(
+                "add `prompt \"…\"` inside its block, or `use=\"<agent>\"` to take another agent's",
+            ),
+        );
+    }
+    let permission = r.string(checked.prop("permission")).and_then(|mode| {
+        let parsed = serde_json::from_value::<PermissionMode>(mode.value.clone().into()).ok()?;
+        Some(crate::source::Spanned::new(parsed, mode.span))
+    });
+    Agent {
+        provider: r.string(checked.prop("provider")),
+        model: r.string(checked.prop("model")),
+        use_,
+        system: checked
+            .child("system")
+            .and_then(|system| r.template(system.arg(0))),
+        prompt,
+        tools: checked
+            .child("tools")
+            .map(|tools| {
+                tools
+                    .args_from(0)
+                    .filter_map(|arg| r.string(Some(arg)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        permission,
+        max_turns: r.integer(checked.prop("max-turns")),
+        budget_usd: r.number(checked.prop("budget-usd")),
+        session: r.string(checked.prop("session")),
+        context: checked
+            .child("context")
+            .map(|context| context_policy(r, context)),
+        options: options(r, checked),
+        outputs: resolve_outputs(r, checked, "agent/output"),
+    }
+}
+
+/// `prompt=` or a `prompt` child (agents and waits); both is reported.
+pub(super) fn prompt(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<Template> {
+    let property = r.template(checked.prop("prompt"));
+    let child = checked
+        .child("prompt")
+        .and_then(|child| r.template(child.arg(0)));
+    match (property, child) {
+        (Some(property), Some(child)) => {
+            r.report(
+                Diagnostic::new(
+                    Code::DuplicateProperty,
+                    child.span,
+                    format!("`{}` has two prompts", checked.name()),
+                )
+                .label("prompt given as a child here")
+                .with_label(property.span, "and as a property here")
+                .help("keep one: the `prompt=` property or the `prompt` child"),
+            );
+            Some(property)
+        }
+        (property, child) => property.or(child),
+    }
+}
+
+/// Whether a prompt was written at all (valid or not), to avoid reporting it missing twice.
+pub(super) fn wrote_prompt(checked: &Checked<'_>) -> bool {
+    checked.wrote("prompt")
+        || checked
+            .node
+            .children
+            .as_ref()
+            .is_some_and(|block| block.nodes.iter().any(|node| node.name.value == "prompt"))
+}
+
+fn context_policy(r: &mut Resolver<'_>, context: &Checked<'_>) -> ContextPolicy {
+    let warn = r.number(context.prop("warn"));
+    let act = r.number(context.prop("act"));
+    if let (Some(warn), Some(act)) = (&warn, &act)
+        && warn.value > act.value
+    {
+        r.report(
+            Diagnostic::new(Code::InvalidValue, warn.span, "`warn` is above `act`")
+                .label(format!("warns at {}", warn.value))
+                .with_label(act.span, format!("acts at {}", act.value))
+                .help("the warning should come first: make `warn` at most `act`"),
+        );
+    }
+    ContextPolicy {
+        warn: warn.map_or(0.45, |warn| warn.value),
+        act: act.map_or(0.60, |act| act.value),
+        action: r
+            .string(context.prop("action"))
+            .map_or_else(|| "compact".to_owned(), |action| action.value),
+        span: context.node.span,
+    }
+}
+
+/// `option "name" value` children as a JSON map; a name given twice is reported.
+pub(super) fn options(
+    r: &mut Resolver<'_>,
+    checked: &Checked<'_>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut options = serde_json::Map::new();
+    let mut spans = Vec::new();
+    for option in checked.children_of("option") {
+        let (Some(name), Some(value)) = (r.string(option.arg(0)), option.arg(1)) else {
+            continue;
+        };
+        if let Some((_, first)) = spans.iter().find(|(seen, _)| *seen == name.value) {
+            r.report(
+                Diagnostic::new(
+                    Code::DuplicateProperty,
+                    name.span,
+                    format!("option `{}` is set twice", name.value),
+                )
+                .label("set again here")
+                .with_label(*first, "first set here")
+                .help("remove one of them"),
+            );
+            continue;
+        }
+        spans.push((name.value.clone(), name.span));
+        options.insert(name.value, Resolver::json(&value.value));
+    }
+    options
+}

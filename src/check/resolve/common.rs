@@ -1,0 +1,132 @@
+//! What every statement accepts: `retry`, `on-error`, `goto=` / `goto-max=`.
+
+use super::resolver::Resolver;
+use super::set::resolve_set;
+use crate::check::structure::Checked;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{Duration, ErrorClass, Jump, OnError, Retry, Route};
+
+/// The `retry` child, with defaults: 3 attempts, `1s` backoff, factor 2, jitter on.
+pub(super) fn retry(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<Retry> {
+    let retry = checked.child("retry")?;
+    let on = retry
+        .args_from(0)
+        .filter_map(|arg| r.string(Some(arg)))
+        .filter_map(|name| {
+            ErrorClass::ALL
+                .iter()
+                .copied()
+                .find(|class| class.name() == name.value)
+        })
+        .collect();
+    Some(Retry {
+        attempts: r.integer(retry.prop("attempts")).map_or(3, |n| n.value),
+        backoff: r
+            .duration(retry.prop("backoff"))
+            .map_or(Duration(1_000), |d| d.value),
+        factor: r.number(retry.prop("factor")).map_or(2.0, |f| f.value),
+        max_backoff: r.duration(retry.prop("max-backoff")).map(|d| d.value),
+        jitter: r.boolean(retry.prop("jitter")).unwrap_or(true),
+        on,
+        span: retry.node.span,
+    })
+}
+
+/// The `on-error` child. The `goto` target is resolved later (it is [`Jump::Next`] here).
+pub(super) fn on_error(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<OnError> {
+    let on_error = checked.child("on-error")?;
+    let action = r.string(on_error.arg(0))?;
+    let span = on_error.node.span;
+    let target = r.string(on_error.arg(1));
+    if action.value != "goto"
+        && let Some(entry) = on_error
+            .node
+            .entries
+            .iter()
+            .filter(|entry| entry.key.is_none())
+            .nth(1)
+    {
+        r.report(
+            Diagnostic::new(
+                Code::UnexpectedArgument,
+                entry.span,
+                format!("`on-error \"{}\"` takes no target", action.value),
+            )
+            .label("extra argument")
+            .help("only `on-error \"goto\" \"<recovery node>\"` names a target"),
+        );
+    }
+    if action.value != "skip" {
+        for set in on_error.children_of("on-error/set") {
+            r.report(
+                Diagnostic::new(
+                    Code::UnknownChild,
+                    set.name_span(),
+                    format!("`set` has no effect with `on-error \"{}\"`", action.value),
+                )
+                .label("fallback write")
+                .help("fallback writes apply only to `on-error \"skip\"`"),
+            );
+        }
+    }
+    Some(match action.value.as_str() {
+        "retry" => OnError::Retry { span },
+        "skip" => OnError::Skip {
+            fallback: on_error
+                .children_of("on-error/set")
+                .filter_map(|set| resolve_fallback(r, set))
+                .collect(),
+            span,
+        },
+        "goto" => {
+            let Some(target) = target else {
+                if !on_error.has_arg(1) {
+                    r.report(
+                        Diagnostic::new(
+                            Code::MissingProperty,
+                            on_error.name_span(),
+                            "`on-error \"goto\"` needs a target",
+                        )
+                        .label("no target")
+                        .help("name a node marked `recovery=#true`: `on-error \"goto\" \"<id>\"`"),
+                    );
+                }
+                return None;
+            };
+            OnError::Goto {
+                target,
+                jump: Jump::Next,
+                span,
+            }
+        }
+        _ => OnError::Abort { span },
+    })
+}
+
+fn resolve_fallback(r: &mut Resolver<'_>, set: &Checked<'_>) -> Option<crate::ir::Set> {
+    let resolved = resolve_set(r, set);
+    (!resolved.field.value.is_empty()).then_some(resolved)
+}
+
+/// `goto=` with `goto-max=`. The target is resolved later (it is [`Jump::Next`] here).
+pub(super) fn goto(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<Route> {
+    let max = r.integer(checked.prop("goto-max"));
+    let Some(target) = r.string(checked.prop("goto")) else {
+        if let (Some(max), false) = (&max, checked.wrote("goto")) {
+            r.report(
+                Diagnostic::new(Code::InvalidValue, max.span, "`goto-max` without `goto`")
+                    .label("bounds no jump")
+                    .help("add `goto=\"<id>\"`, or remove `goto-max`"),
+            );
+        }
+        return None;
+    };
+    let span = checked.entry_span("goto").unwrap_or(target.span);
+    Some(Route {
+        when: None,
+        target: Some(target),
+        jump: Jump::Next,
+        max,
+        span,
+    })
+}

@@ -1,0 +1,103 @@
+//! Each agent has a provider (its own, its `use` source's, or the workflow default), and
+//! asks it only for what its adapter supports ([`crate::ir::AdapterInfo`]).
+
+use crate::diagnostic::{Code, Diagnostic, expected_one_of};
+use crate::ir::{Agent, NodeKind, ProviderDecl, Workflow, adapter_info};
+use crate::source::{Span, Spanned};
+
+/// Reports `missing-provider` and `unsupported-feature`.
+pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
+    for node in &workflow.nodes {
+        let NodeKind::Agent(agent) = &node.kind else {
+            continue;
+        };
+        let Some(name) = effective_provider(workflow, agent) else {
+            out.push(missing_provider(workflow, &node.id));
+            continue;
+        };
+        let Some(provider) = workflow.provider(&name.value) else {
+            continue;
+        };
+        check_features(agent, provider, out);
+    }
+}
+
+/// The provider name: the agent's, its `use` source's, then the workflow default.
+fn effective_provider<'w>(workflow: &'w Workflow, agent: &'w Agent) -> Option<&'w Spanned<String>> {
+    agent
+        .provider
+        .as_ref()
+        .or_else(|| {
+            let used = workflow.find_node(&agent.use_.as_ref()?.value)?;
+            match &workflow.node(used).kind {
+                NodeKind::Agent(source) => source.provider.as_ref(),
+                _ => None,
+            }
+        })
+        .or(workflow.default_provider.as_ref())
+}
+
+fn missing_provider(workflow: &Workflow, id: &Spanned<String>) -> Diagnostic {
+    let names: Vec<&str> = workflow
+        .providers
+        .iter()
+        .map(|provider| provider.name.value.as_str())
+        .collect();
+    let help = if names.is_empty() {
+        "declare a provider (`provider \"claude\" adapter=\"claude-code\"`) and name it with `provider=` on the agent or the workflow".to_owned()
+    } else {
+        format!(
+            "add `provider=` to the agent or the workflow: {}",
+            expected_one_of(&names)
+        )
+    };
+    Diagnostic::new(
+        Code::MissingProvider,
+        id.span,
+        format!("agent `{}` has no provider", id.value),
+    )
+    .label("no provider on the agent, its `use` source or the workflow")
+    .help(help)
+}
+
+fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnostic>) {
+    let Some(info) = adapter_info(&provider.adapter.value) else {
+        return;
+    };
+    let mut asks: Vec<(Span, &str, bool)> = Vec::new();
+    if let Some(first) = agent.tools.first() {
+        asks.push((first.span, "tools", info.tools));
+    }
+    if let Some(permission) = &agent.permission {
+        asks.push((permission.span, "permission modes", info.permission_modes));
+    }
+    if let Some(system) = &agent.system {
+        asks.push((system.span, "a system prompt", info.system_prompt));
+    }
+    if let Some(session) = &agent.session {
+        asks.push((session.span, "resumed sessions", info.sessions));
+    }
+    if let Some(max_turns) = &agent.max_turns {
+        asks.push((max_turns.span, "a turn limit", info.max_turns));
+    }
+    for (span, feature, supported) in asks {
+        if supported {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(
+                Code::UnsupportedFeature,
+                span,
+                format!("the `{}` adapter does not support {feature}", info.name),
+            )
+            .label(format!("needs {feature}"))
+            .with_label(
+                provider.adapter.span,
+                format!("provider `{}` uses `{}`", provider.name.value, info.name),
+            )
+            .help(format!(
+                "remove it, or use a provider whose adapter supports {feature}"
+            )),
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! Node ids: validation, and the generated ids of `set` statements (`set-<field>`, then
+//! `set-<field>-2`, `-3`, … skipping ids written anywhere in the workflow).
+
+use std::collections::{HashMap, HashSet};
+
+use super::resolver::Resolver;
+use crate::check::structure::Checked;
+use crate::check::value::is_node_id;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::source::Spanned;
+use crate::syntax::kdl::Value;
+
+/// Hands out generated ids that collide with no written one.
+pub(super) struct IdAllocator {
+    taken: HashSet<String>,
+    counts: HashMap<String, u32>,
+}
+
+impl IdAllocator {
+    /// Collects every id written in the workflow's statements.
+    pub(super) fn collect(workflow: &Checked<'_>) -> Self {
+        let mut taken = HashSet::new();
+        collect_into(workflow, &mut taken);
+        Self {
+            taken,
+            counts: HashMap::new(),
+        }
+    }
+
+    /// The next id for a `set` of `field`.
+    pub(super) fn set_id(&mut self, field: &str) -> String {
+        let count = self.counts.entry(field.to_owned()).or_insert(0);
+        loop {
+            *count += 1;
+            let id = if *count == 1 {
+                format!("set-{field}")
+            } else {
+                format!("set-{field}-{count}")
+            };
+            if self.taken.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+fn collect_into(checked: &Checked<'_>, taken: &mut HashSet<String>) {
+    for child in &checked.children {
+        let written = if child.spec.id == "set" {
+            child.prop("id")
+        } else if child.spec.statement {
+            child.arg(0)
+        } else {
+            None
+        };
+        if let Some(Value::String(id)) = written.map(|entry| &entry.value) {
+            taken.insert(id.clone());
+        }
+        collect_into(child, taken);
+    }
+}
+
+/// Reports an id that is not `[A-Za-z_][A-Za-z0-9_-]*` or is the reserved `end`.
+pub(super) fn check_id(r: &mut Resolver<'_>, id: &Spanned<String>, what: &str) {
+    if id.value == "end" {
+        r.report(
+            Diagnostic::new(
+                Code::InvalidId,
+                id.span,
+                format!("`end` is reserved and cannot name {what}"),
+            )
+            .label("reserved")
+            .help("`goto=\"end\"` always means the end of the workflow; choose another name"),
+        );
+    } else if !is_node_id(&id.value) {
+        r.report(
+            Diagnostic::new(
+                Code::InvalidId,
+                id.span,
+                format!("`{}` is not a valid id for {what}", id.value),
+            )
+            .label("not an identifier")
+            .help("use letters, digits, `_` and `-`, starting with a letter or `_`"),
+        );
+    }
+}

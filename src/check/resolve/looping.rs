@@ -1,0 +1,65 @@
+//! `loop "<id>" until="<expr>" | while="<expr>" max=N { … }`.
+
+use super::ids::IdAllocator;
+use super::resolver::Resolver;
+use super::statement::resolve_block;
+use crate::check::structure::Checked;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{Loop, NodeIdx};
+
+/// The loop's condition, bound and body.
+pub(super) fn resolve_loop(
+    r: &mut Resolver<'_>,
+    ids: &mut IdAllocator,
+    checked: &Checked<'_>,
+    idx: NodeIdx,
+) -> Loop {
+    let until = r.template(checked.prop("until"));
+    let mut while_ = r.template(checked.prop("while"));
+    if let (Some(until), Some(second)) = (&until, &while_) {
+        r.report(
+            Diagnostic::new(
+                Code::InvalidValue,
+                second.span,
+                "`loop` has both `until` and `while`",
+            )
+            .label("`while` condition")
+            .with_label(until.span, "`until` condition")
+            .help("keep one: `until` is tested after each iteration, `while` before"),
+        );
+        while_ = None;
+    }
+    let max = r.integer(checked.prop("max"));
+    if max.is_none() && !checked.wrote("max") {
+        r.report(
+            Diagnostic::new(
+                Code::MissingLoopMax,
+                checked.name_span(),
+                "`loop` has no `max`",
+            )
+            .label("unbounded loop")
+            .help("every loop must be bounded: add `max=N`, the most iterations it may run"),
+        );
+    }
+    let body = resolve_block(r, ids, checked, Some(idx));
+    if body.nodes.is_empty() {
+        r.report(empty_block(checked, "loop"));
+    }
+    Loop {
+        until,
+        while_,
+        max,
+        body,
+    }
+}
+
+/// `empty-block` for a block statement with no statements inside.
+pub(super) fn empty_block(checked: &Checked<'_>, what: &str) -> Diagnostic {
+    Diagnostic::new(
+        Code::EmptyBlock,
+        checked.name_span(),
+        format!("`{what}` has no statements"),
+    )
+    .label(format!("empty `{what}`"))
+    .help("add statements to its block, or remove it")
+}

@@ -1,0 +1,110 @@
+//! `provider "<name>" adapter=… model=… base-url=… api-key-env=… cassette=… latency=… { command …; option … }`.
+
+use super::agent::options;
+use super::ids::check_id;
+use super::resolver::Resolver;
+use crate::check::structure::Checked;
+use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
+use crate::ir::{ADAPTERS, ProviderDecl, adapter_info};
+use crate::source::Spanned;
+
+/// The declared providers.
+pub(super) fn resolve_providers(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<ProviderDecl> {
+    let mut providers: Vec<ProviderDecl> = Vec::new();
+    for provider in checked.children_of("provider") {
+        let Some(name) = r.string(provider.arg(0)) else {
+            continue;
+        };
+        check_id(r, &name, "a provider");
+        if let Some(first) = providers
+            .iter()
+            .find(|first| first.name.value == name.value)
+        {
+            r.report(
+                Diagnostic::new(
+                    Code::DuplicateId,
+                    name.span,
+                    format!("provider `{}` is declared twice", name.value),
+                )
+                .label("declared again here")
+                .with_label(first.name.span, "first declared here")
+                .help("remove one, or rename it"),
+            );
+            continue;
+        }
+        let adapter = r
+            .string(provider.prop("adapter"))
+            .unwrap_or_else(|| Spanned::new(String::new(), provider.name_span()));
+        if !adapter.value.is_empty() {
+            check_adapter(r, provider, &adapter);
+        }
+        let mut options = options(r, provider);
+        if let Some(latency) = r.string(provider.prop("latency")) {
+            options.insert("latency".to_owned(), serde_json::Value::from(latency.value));
+        }
+        providers.push(ProviderDecl {
+            name,
+            adapter,
+            model: r.string(provider.prop("model")),
+            base_url: r.string(provider.prop("base-url")),
+            api_key_env: r.string(provider.prop("api-key-env")),
+            cassette: r.string(provider.prop("cassette")),
+            command: provider
+                .child("command")
+                .map(|command| {
+                    command
+                        .args_from(0)
+                        .filter_map(|arg| r.string(Some(arg)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            options,
+            span: provider.node.span,
+        });
+    }
+    providers
+}
+
+/// The adapter exists, and the settings it cannot work without are there.
+fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned<String>) {
+    if adapter_info(&adapter.value).is_none() {
+        let names: Vec<&str> = ADAPTERS.iter().map(|info| info.name).collect();
+        let expected = format!("expected one of {}", expected_one_of(&names));
+        r.report(
+            Diagnostic::new(
+                Code::UnknownAdapter,
+                adapter.span,
+                format!("unknown adapter `{}`", adapter.value),
+            )
+            .label("no such adapter")
+            .help(match did_you_mean(&adapter.value, names.iter().copied()) {
+                Some(near) => format!("did you mean `{near}`? {expected}"),
+                None => expected,
+            }),
+        );
+        return;
+    }
+    let needs = match adapter.value.as_str() {
+        "replay" if !provider.wrote("cassette") => Some((
+            "`cassette=\"<file>\"`",
+            "the recorded cassette to play back",
+        )),
+        "command" if provider.child("command").is_none() => Some((
+            "a `command \"program\" \"arg\"…` child",
+            "the program that reads the prompt and writes the reply",
+        )),
+        _ => None,
+    };
+    if let Some((what, why)) = needs {
+        r.report(
+            Diagnostic::new(
+                Code::MissingProperty,
+                provider.name_span(),
+                format!("the `{}` adapter needs {what}", adapter.value),
+            )
+            .label(format!("`{}` provider without it", adapter.value))
+            .with_label(adapter.span, "adapter chosen here")
+            .help(format!("add {what}: {why}")),
+        );
+    }
+}

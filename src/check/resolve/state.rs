@@ -1,0 +1,213 @@
+//! `state { field "<name>" type=… schema=… default=… reduce=… merge-by=… max-items=N }`.
+
+use super::default::default_value;
+use super::resolver::Resolver;
+use crate::check::structure::Checked;
+use crate::check::value::is_name;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{Reducer, StateField, ValueType};
+use crate::source::Spanned;
+
+/// The state fields.
+pub(super) fn resolve_state(r: &mut Resolver<'_>, state: &Checked<'_>) -> Vec<StateField> {
+    let mut fields: Vec<StateField> = Vec::new();
+    for field in state.children_of("field") {
+        let Some(name) = r.string(field.arg(0)) else {
+            continue;
+        };
+        if !check_name_unique(r, &name, "state field", fields.iter().map(|f| &f.name)) {
+            continue;
+        }
+        let ty = declared_type(r, field);
+        let default = field
+            .prop("default")
+            .and_then(|entry| match default_value(&ty, entry) {
+                Ok(value) => Some(value),
+                Err(diagnostic) => {
+                    r.report(diagnostic);
+                    None
+                }
+            });
+        let reducer = reducer(r, field, &ty);
+        let max_items = r.integer(field.prop("max-items"));
+        if let (Some(max_items), false) = (&max_items, reducer == Reducer::Append) {
+            r.report(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    max_items.span,
+                    "`max-items` applies only to `append` fields",
+                )
+                .label(format!("on a `{}` field", reducer.name()))
+                .help("add `reduce=\"append\"`, or remove `max-items`"),
+            );
+        }
+        fields.push(StateField {
+            name,
+            ty,
+            default,
+            reducer,
+            max_items: max_items.map(|n| n.value),
+            description: r.string(field.prop("description")).map(|text| text.value),
+            span: field.node.span,
+        });
+    }
+    fields
+}
+
+/// `type=` or `schema=` (not both); `any` when neither.
+pub(super) fn declared_type(r: &mut Resolver<'_>, checked: &Checked<'_>) -> ValueType {
+    let schema = r.string(checked.prop("schema"));
+    let ty = r.string(checked.prop("type"));
+    if let (Some(schema), Some(ty)) = (&schema, &ty) {
+        r.report(
+            Diagnostic::new(
+                Code::InvalidValue,
+                schema.span,
+                "both `type` and `schema` are given",
+            )
+            .label("schema")
+            .with_label(ty.span, "type")
+            .help("keep one: a schema already says the type"),
+        );
+    }
+    if let Some(schema) = schema {
+        return ValueType::Schema(schema);
+    }
+    match ty.as_deref().map(String::as_str) {
+        Some("string") => ValueType::String,
+        Some("integer") => ValueType::Integer,
+        Some("number") => ValueType::Number,
+        Some("boolean") => ValueType::Boolean,
+        Some("array") => ValueType::Array,
+        Some("object") => ValueType::Object,
+        _ => ValueType::Any,
+    }
+}
+
+/// Reports an invalid or repeated name; `true` when the name is usable.
+pub(super) fn check_name_unique<'n>(
+    r: &mut Resolver<'_>,
+    name: &Spanned<String>,
+    what: &str,
+    mut existing: impl Iterator<Item = &'n Spanned<String>>,
+) -> bool {
+    if !is_name(&name.value) {
+        r.report(
+            Diagnostic::new(Code::InvalidId, name.span, format!("`{}` is not a valid {what} name", name.value))
+                .label("not a name")
+                .help(format!(
+                    "templates read it as `{}.<name>`: use letters, digits and `_`, not starting with a digit",
+                    if what == "input" { "input" } else { "state" }
+                )),
+        );
+        return false;
+    }
+    if let Some(first) = existing.find(|first| first.value == name.value) {
+        r.report(
+            Diagnostic::new(
+                Code::DuplicateId,
+                name.span,
+                format!("{what} `{}` is declared twice", name.value),
+            )
+            .label("declared again here")
+            .with_label(first.span, "first declared here")
+            .help("remove one, or rename it"),
+        );
+        return false;
+    }
+    true
+}
+
+/// `reduce=` and `merge-by=`, checked against the field's type.
+fn reducer(r: &mut Resolver<'_>, field: &Checked<'_>, ty: &ValueType) -> Reducer {
+    let reduce = r.string(field.prop("reduce"));
+    let merge_by = r.string(field.prop("merge-by"));
+    let reducer = match (reduce.as_deref().map(String::as_str), merge_by) {
+        (None | Some("merge-by"), Some(key)) => Reducer::MergeBy(key.value),
+        (Some("merge-by"), None) => {
+            if !field.wrote("merge-by") {
+                r.report(
+                    Diagnostic::new(Code::MissingProperty, field.name_span(), "`reduce=\"merge-by\"` needs `merge-by`")
+                        .label("no key field")
+                        .help("add `merge-by=\"<key>\"`: the field that identifies an item, e.g. `merge-by=\"id\"`"),
+                );
+            }
+            Reducer::Replace
+        }
+        (Some(name), merge_by) => {
+            if let Some(key) = merge_by {
+                r.report(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        key.span,
+                        format!("`merge-by` does not apply to `reduce=\"{name}\"`"),
+                    )
+                    .label("key for a different reducer")
+                    .help("remove `reduce`, or remove `merge-by`"),
+                );
+            }
+            by_name(name)
+        }
+        (None, None) => Reducer::Replace,
+    };
+    if let Some(expected) = mismatch(&reducer, ty) {
+        let span = reduce
+            .as_ref()
+            .map_or(field.name_span(), |reduce| reduce.span);
+        r.report(
+            Diagnostic::new(
+                Code::ReducerTypeMismatch,
+                span,
+                format!(
+                    "the `{}` reducer cannot combine `{}` values",
+                    reducer.name(),
+                    ty.name()
+                ),
+            )
+            .label(format!("needs {expected}"))
+            .help(format!(
+                "declare the field as {expected}, or choose another reducer"
+            )),
+        );
+    }
+    reducer
+}
+
+fn by_name(name: &str) -> Reducer {
+    match name {
+        "append" => Reducer::Append,
+        "merge" => Reducer::Merge,
+        "sum" => Reducer::Sum,
+        "max" => Reducer::Max,
+        "min" => Reducer::Min,
+        "and" => Reducer::And,
+        "or" => Reducer::Or,
+        "if-defined" => Reducer::IfDefined,
+        _ => Reducer::Replace,
+    }
+}
+
+/// What a reducer needs when `ty` does not provide it (`any` and schemas always fit).
+fn mismatch(reducer: &Reducer, ty: &ValueType) -> Option<&'static str> {
+    let fits = matches!(
+        (reducer, ty),
+        (_, ValueType::Any | ValueType::Schema(_))
+            | (Reducer::Replace | Reducer::IfDefined, _)
+            | (Reducer::Append | Reducer::MergeBy(_), ValueType::Array)
+            | (Reducer::Merge, ValueType::Object)
+            | (
+                Reducer::Sum | Reducer::Max | Reducer::Min,
+                ValueType::Integer | ValueType::Number
+            )
+            | (Reducer::And | Reducer::Or, ValueType::Boolean)
+    );
+    if fits {
+        return None;
+    }
+    Some(match reducer {
+        Reducer::Append | Reducer::MergeBy(_) => "`type=\"array\"`",
+        Reducer::Merge => "`type=\"object\"`",
+        Reducer::Sum | Reducer::Max | Reducer::Min => "`type=\"integer\"` or `type=\"number\"`",
+        _ => "`type=\"boolean\"`",
+    })
+}

@@ -1,0 +1,92 @@
+//! Statements and blocks: the node arena is filled in source order, a parent before its
+//! children, with the options every kind shares.
+
+use super::ids::{IdAllocator, check_id};
+use super::resolver::Resolver;
+use super::{agent, common, decision, looping, parallel, set, subgraph, tool, wait};
+use crate::check::structure::Checked;
+use crate::ir::{Block, Decision, Node, NodeIdx, NodeKind};
+use crate::source::Spanned;
+
+/// The statements among `checked`'s children, as a block.
+pub(super) fn resolve_block(
+    r: &mut Resolver<'_>,
+    ids: &mut IdAllocator,
+    checked: &Checked<'_>,
+    parent: Option<NodeIdx>,
+) -> Block {
+    let nodes = checked
+        .children
+        .iter()
+        .filter(|child| child.spec.statement)
+        .map(|child| resolve_statement(r, ids, child, parent))
+        .collect();
+    let span = checked
+        .node
+        .children
+        .as_ref()
+        .map_or(checked.node.span, |block| block.span);
+    Block { nodes, span }
+}
+
+/// One statement and, recursively, the statements inside it.
+pub(super) fn resolve_statement(
+    r: &mut Resolver<'_>,
+    ids: &mut IdAllocator,
+    checked: &Checked<'_>,
+    parent: Option<NodeIdx>,
+) -> NodeIdx {
+    let id = statement_id(r, ids, checked);
+    let idx = NodeIdx(u32::try_from(r.nodes.len()).expect("fewer than 2^32 nodes"));
+    let node = Node {
+        id,
+        // Replaced below, once the children (which come after it in the arena) are read.
+        kind: NodeKind::Decision(Decision::default()),
+        parent,
+        retry: common::retry(r, checked),
+        timeout: r.duration(checked.prop("timeout")),
+        on_error: common::on_error(r, checked),
+        recovery: r.boolean(checked.prop("recovery")).unwrap_or(false),
+        idempotent: r.boolean(checked.prop("idempotent")).unwrap_or(false),
+        goto: common::goto(r, checked),
+        span: checked.node.span,
+    };
+    r.nodes.push(node);
+    let kind = match checked.spec.id.as_str() {
+        "agent" => NodeKind::Agent(agent::resolve_agent(r, checked)),
+        "tool" => NodeKind::Tool(tool::resolve_tool(r, checked)),
+        "decision" => NodeKind::Decision(decision::resolve_decision(r, checked)),
+        "wait" => NodeKind::Wait(wait::resolve_wait(r, checked)),
+        "subgraph" => NodeKind::Subgraph(subgraph::resolve_subgraph(r, checked)),
+        "parallel" => NodeKind::Parallel(parallel::resolve_parallel(r, ids, checked, idx)),
+        "loop" => NodeKind::Loop(looping::resolve_loop(r, ids, checked, idx)),
+        _ => NodeKind::Set(set::resolve_set(r, checked)),
+    };
+    r.node_mut(idx).kind = kind;
+    idx
+}
+
+/// The written id (`agent "<id>"`, `set … id="<id>"`) or a generated `set-<field>`.
+fn statement_id(
+    r: &mut Resolver<'_>,
+    ids: &mut IdAllocator,
+    checked: &Checked<'_>,
+) -> Spanned<String> {
+    let written = if checked.spec.id == "set" {
+        checked.prop("id")
+    } else {
+        checked.arg(0)
+    };
+    if let Some(id) = r.string(written) {
+        check_id(r, &id, &format!("a `{}` node", checked.spec.name));
+        return id;
+    }
+    if checked.spec.id == "set"
+        && !checked.wrote("id")
+        && let Some(field) = r.string(checked.arg(0))
+    {
+        return Spanned::new(ids.set_id(&field.value), checked.name_span());
+    }
+    // Missing or invalid: already reported; an empty id is skipped by the uniqueness check.
+    Spanned::new(String::new(), checked.name_span())
+}

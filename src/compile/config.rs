@@ -1,0 +1,148 @@
+//! Project configuration of rules, from `.atomic/config.kdl`:
+//!
+//! ```kdl
+//! rules {
+//!     rule "unused-input" level="off"
+//!     rule "shell-command" level="error"
+//! }
+//! ```
+
+use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::source::{SourceId, Sources, Span};
+use crate::syntax::kdl::{self, Value};
+
+/// What a configured rule does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleLevel {
+    /// Drop its diagnostics.
+    Off,
+    /// Report with this severity.
+    On(Severity),
+}
+
+/// Rule levels configured for a project.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    levels: Vec<(Code, RuleLevel)>,
+}
+
+impl Config {
+    /// No configuration: every rule at its default severity.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets one rule's level.
+    pub fn set(&mut self, code: Code, level: RuleLevel) {
+        self.levels.retain(|(existing, _)| *existing != code);
+        self.levels.push((code, level));
+    }
+
+    /// Reads `.atomic/config.kdl` (already added to `sources` as `file`); problems in it
+    /// are returned as diagnostics.
+    pub fn parse(sources: &Sources, file: SourceId) -> (Self, Vec<Diagnostic>) {
+        let parsed = kdl::parse(&sources.get(file).text, file);
+        let mut diagnostics = parsed.diagnostics;
+        let mut config = Self::new();
+        for node in &parsed.document.nodes {
+            if node.name.value != "rules" {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::UnknownNodeKind,
+                        node.name.span,
+                        format!("unknown setting `{}`", node.name.value),
+                    )
+                    .label("not a configuration section")
+                    .help("expected `rules`"),
+                );
+                continue;
+            }
+            for rule in node.children.iter().flat_map(|children| &children.nodes) {
+                config.parse_rule(rule, &mut diagnostics);
+            }
+        }
+        (config, diagnostics)
+    }
+
+    fn parse_rule(&mut self, rule: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {
+        let name = rule.entries.iter().find(|entry| entry.key.is_none());
+        let level = rule
+            .entries
+            .iter()
+            .find(|entry| entry.key.as_ref().is_some_and(|key| key.value == "level"));
+        let (Some(name), Some(level)) = (name, level) else {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::MissingProperty,
+                    rule.span,
+                    "a rule needs a code and a level",
+                )
+                .label("incomplete rule")
+                .help("write `rule \"<code>\" level=\"off|note|warning|error\"`"),
+            );
+            return;
+        };
+        let Value::String(code_name) = &name.value else {
+            diagnostics.push(wrong_type(name.value_span, "a rule code"));
+            return;
+        };
+        let Some(code) = Code::from_name(code_name) else {
+            let names = Code::ALL.iter().map(|code| code.name());
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::UnknownRuleCode,
+                    name.value_span,
+                    format!("unknown rule code `{code_name}`"),
+                )
+                .label("no rule has this code")
+                .maybe_help(
+                    crate::diagnostic::did_you_mean(code_name, names)
+                        .map(|near| format!("did you mean `{near}`?")),
+                ),
+            );
+            return;
+        };
+        let level = match &level.value {
+            Value::String(text) if text == "off" => RuleLevel::Off,
+            Value::String(text) if text == "note" => RuleLevel::On(Severity::Note),
+            Value::String(text) if text == "warning" => RuleLevel::On(Severity::Warning),
+            Value::String(text) if text == "error" => RuleLevel::On(Severity::Error),
+            _ => {
+                diagnostics.push(
+                    Diagnostic::new(Code::InvalidValue, level.value_span, "invalid rule level")
+                        .label("not a level")
+                        .help("expected one of `off`, `note`, `warning` or `error`"),
+                );
+                return;
+            }
+        };
+        self.set(code, level);
+    }
+
+    /// Applies the configured levels to `diagnostics`.
+    pub fn apply(&self, diagnostics: &mut Vec<Diagnostic>) {
+        if self.levels.is_empty() {
+            return;
+        }
+        diagnostics.retain_mut(|diagnostic| match self.level(diagnostic.code) {
+            Some(RuleLevel::Off) => false,
+            Some(RuleLevel::On(severity)) => {
+                diagnostic.severity = severity;
+                true
+            }
+            None => true,
+        });
+    }
+
+    fn level(&self, code: Code) -> Option<RuleLevel> {
+        self.levels
+            .iter()
+            .find(|(configured, _)| *configured == code)
+            .map(|(_, level)| *level)
+    }
+}
+
+fn wrong_type(span: Span, expected: &str) -> Diagnostic {
+    Diagnostic::new(Code::WrongType, span, format!("expected {expected}")).label("wrong type")
+}
