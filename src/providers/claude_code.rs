@@ -17,7 +17,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 use super::binary::find_binary;
-use super::env::{ChildEnv, Environment, api_key};
+use super::env::{ChildEnv, Environment, api_key, redact};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
@@ -37,6 +37,8 @@ pub struct ClaudeCode {
     model: Option<String>,
     env: ChildEnv,
     options: Map<String, Value>,
+    /// The key from `api-key-env=`, scrubbed from error messages.
+    secret: Option<String>,
 }
 
 impl ClaudeCode {
@@ -80,10 +82,11 @@ impl ClaudeCode {
             child.set("ANTHROPIC_BASE_URL", url.value.as_str());
         }
         let key_env = decl.api_key_env.as_ref().map(|name| name.value.as_str());
-        if let Some(key) = api_key(NAME, env, key_env)? {
+        let secret = api_key(NAME, env, key_env)?;
+        if let Some(key) = &secret {
             let var = string_option(&decl.options, "api-key-var")?
                 .unwrap_or_else(|| "ANTHROPIC_API_KEY".to_owned());
-            child.set(var, key);
+            child.set(var, key.as_str());
         }
         child.set_default("DISABLE_AUTOUPDATER", "1");
         Ok(Self {
@@ -91,6 +94,7 @@ impl ClaudeCode {
             model: decl.model.as_ref().map(|model| model.value.clone()),
             env: child,
             options: decl.options.clone(),
+            secret,
         })
     }
 
@@ -254,7 +258,11 @@ impl Provider for ClaudeCode {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(self.call(request, events))
+        Box::pin(async move {
+            self.call(request, events)
+                .await
+                .map_err(|error| redact(error, self.secret.as_deref()))
+        })
     }
 }
 
@@ -714,6 +722,7 @@ mod tests {
             model: Some("sonnet".to_owned()),
             env: ChildEnv::default(),
             options: Map::new(),
+            secret: None,
         };
         let request = AgentRequest {
             prompt: "hi".to_owned(),

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use tokio::process::Command;
 
 use super::binary::find_binary;
-use super::env::{ChildEnv, Environment, api_key};
+use super::env::{ChildEnv, Environment, api_key, redact};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
@@ -60,6 +60,8 @@ pub struct Copilot {
     model: Option<String>,
     env: ChildEnv,
     temp_dir: PathBuf,
+    /// The key from `api-key-env=`, scrubbed from error messages.
+    secret: Option<String>,
 }
 
 impl Copilot {
@@ -93,14 +95,15 @@ impl Copilot {
         }
         let byok = child.get("COPILOT_PROVIDER_BASE_URL").is_some();
         let key_env = decl.api_key_env.as_ref().map(|name| name.value.as_str());
-        if let Some(key) = api_key(NAME, env, key_env)? {
+        let secret = api_key(NAME, env, key_env)?;
+        if let Some(key) = &secret {
             let var = match decl.options.get("api-key-var") {
                 Some(Value::String(var)) => var.clone(),
                 Some(_) => return Err(config("option `api-key-var` must be a string")),
                 None if byok => "COPILOT_PROVIDER_API_KEY".to_owned(),
                 None => "COPILOT_GITHUB_TOKEN".to_owned(),
             };
-            child.set(var, key);
+            child.set(var, key.as_str());
         }
         child.set_default("COPILOT_AUTO_UPDATE", "false");
         let temp_dir = env
@@ -112,6 +115,7 @@ impl Copilot {
             model: decl.model.as_ref().map(|model| model.value.clone()),
             env: child,
             temp_dir,
+            secret,
         })
     }
 
@@ -261,7 +265,11 @@ impl Provider for Copilot {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(self.call(request, events))
+        Box::pin(async move {
+            self.call(request, events)
+                .await
+                .map_err(|error| redact(error, self.secret.as_deref()))
+        })
     }
 }
 

@@ -22,7 +22,7 @@ use tokio::process::Command;
 use tokio::sync::OnceCell;
 
 use super::binary::find_binary;
-use super::env::{ChildEnv, Environment, api_key};
+use super::env::{ChildEnv, Environment, api_key, redact};
 use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
@@ -47,6 +47,8 @@ pub struct OpenCode {
     server: OnceCell<Server>,
     client: reqwest::Client,
     model: Option<String>,
+    /// The key from `api-key-env=`, scrubbed from error messages.
+    secret: Option<String>,
 }
 
 /// Where the server comes from.
@@ -101,6 +103,7 @@ impl OpenCode {
     pub fn new(decl: &ProviderDecl, env: &Environment) -> Result<Self, ProviderError> {
         let key_env = decl.api_key_env.as_ref().map(|name| name.value.as_str());
         let key = api_key(NAME, env, key_env)?;
+        let secret = key.clone();
         let launch = if let Some(base) = &decl.base_url {
             Launch::Connect {
                 base: base.value.trim_end_matches('/').to_owned(),
@@ -150,6 +153,7 @@ impl OpenCode {
             server: OnceCell::new(),
             client,
             model: decl.model.as_ref().map(|model| model.value.clone()),
+            secret,
         })
     }
 
@@ -395,7 +399,11 @@ impl Provider for OpenCode {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(self.call(request, events))
+        Box::pin(async move {
+            self.call(request, events)
+                .await
+                .map_err(|error| redact(error, self.secret.as_deref()))
+        })
     }
 }
 
