@@ -490,3 +490,159 @@ async fn copilot_edits_a_file_with_a_byok_model() {
     let history = last.body["messages"].to_string();
     assert!(history.contains("Change the status line") && history.contains("Anything else?"));
 }
+
+/// Processes whose working directory is inside `dir` (Linux `/proc`).
+fn processes_in(dir: &Path) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+        })
+        .collect()
+}
+
+/// Starts a call whose model never answers, waits until the CLI is talking to the fake, drops
+/// the call, and checks every process it started (the CLI and its children) is gone.
+async fn cancelling_kills_the_cli(
+    provider: &dyn Provider,
+    fake: &ScriptedAnthropic,
+    workspace: &Path,
+) {
+    let request = AgentRequest {
+        node_id: "hang".to_owned(),
+        prompt: "Wait forever.".to_owned(),
+        permission: Some(PermissionMode::AcceptEdits),
+        max_turns: Some(2),
+        working_dir: workspace.to_path_buf(),
+        ..AgentRequest::default()
+    };
+    let sink = |_: AgentEvent| {};
+    let mut call = provider.run(&request, &sink);
+    let waiting = async {
+        while !fake.requests().iter().any(|r| r.has_tools()) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::select! {
+        result = &mut call => panic!("the call ended although the model never answered: {result:?}"),
+        () = waiting => {}
+        () = tokio::time::sleep(CALL_LIMIT) => panic!("the CLI never called the model"),
+    }
+    assert!(
+        !processes_in(workspace).is_empty(),
+        "the CLI runs in the workspace"
+    );
+    drop(call);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_in(workspace);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "processes survived the cancelled call: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_cancellation_kills_the_process_group() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
+    let env = isolated_env(root.path())
+        .with(
+            "CLAUDE_CONFIG_DIR",
+            root.path().join("claude").display().to_string(),
+        )
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let provider = ClaudeCode::new(
+        &decl(
+            "claude-code",
+            "claude-sonnet-4-5",
+            Some(&fake.base_url()),
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string()}),
+        ),
+        &env,
+    )
+    .expect("configured");
+    cancelling_kills_the_cli(&provider, &fake, &workspace).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_cancellation_kills_the_process_group() {
+    let Some(bin) = agent_cli("copilot", "@github/copilot") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
+    let env = isolated_env(root.path())
+        .with(
+            "COPILOT_HOME",
+            root.path().join("copilot").display().to_string(),
+        )
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let provider = Copilot::new(
+        &decl(
+            "copilot",
+            "claude-sonnet-4-5",
+            Some(&fake.base_url()),
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "provider-type": "anthropic"}),
+        ),
+        &env,
+    )
+    .expect("configured");
+    cancelling_kills_the_cli(&provider, &fake, &workspace).await;
+}
+
+#[test]
+fn a_missing_cli_is_a_config_error_naming_the_npm_package() {
+    let env = Environment::default().with("PATH", "/nonexistent-atomic-bin");
+    let cases: [(
+        &str,
+        fn(&ProviderDecl, &Environment) -> Result<(), ProviderError>,
+        &str,
+    ); 3] = [
+        (
+            "claude-code",
+            |d, e| ClaudeCode::new(d, e).map(drop),
+            "@anthropic-ai/claude-code",
+        ),
+        (
+            "opencode",
+            |d, e| OpenCode::new(d, e).map(drop),
+            "opencode-ai",
+        ),
+        (
+            "copilot",
+            |d, e| Copilot::new(d, e).map(drop),
+            "@github/copilot",
+        ),
+    ];
+    for (adapter, build, package) in cases {
+        let error =
+            build(&decl(adapter, "m/m", None, None, json!({})), &env).expect_err("no CLI on PATH");
+        assert!(matches!(error, ProviderError::Config { .. }), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("npm install -g {package}")),
+            "{error}"
+        );
+    }
+}

@@ -31,6 +31,8 @@ pub(crate) enum Step {
     },
     /// Answer with text and end the turn.
     Text(String),
+    /// Never answer (hold the connection open for a minute): for cancellation tests.
+    Hang,
 }
 
 /// A request the fake received.
@@ -136,7 +138,11 @@ async fn serve(mut socket: TcpStream, script: &[Step], log: &Mutex<Vec<Recorded>
         return;
     }
     let (blocks, stop) = if request.has_tools() {
-        next_step(script, &request.body)
+        if matches!(next_step(script, &request.body), None) {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            return;
+        }
+        next_step(script, &request.body).expect("not a hang step")
     } else {
         (vec![json!({"type": "text", "text": "ok"})], "end_turn")
     };
@@ -158,8 +164,8 @@ async fn serve(mut socket: TcpStream, script: &[Step], log: &Mutex<Vec<Recorded>
     }
 }
 
-/// The content blocks and stop reason of the next scripted step.
-fn next_step(script: &[Step], body: &Value) -> (Vec<Value>, &'static str) {
+/// The content blocks and stop reason of the next scripted step, `None` to hang.
+fn next_step(script: &[Step], body: &Value) -> Option<(Vec<Value>, &'static str)> {
     let answered: HashSet<String> = body
         .get("messages")
         .and_then(Value::as_array)
@@ -177,13 +183,16 @@ fn next_step(script: &[Step], body: &Value) -> (Vec<Value>, &'static str) {
                 let id = format!("toolu_atomic_{index}");
                 if !answered.contains(&id) {
                     let block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
-                    return (vec![block], "tool_use");
+                    return Some((vec![block], "tool_use"));
                 }
             }
-            Step::Text(text) => return (vec![json!({"type": "text", "text": text})], "end_turn"),
+            Step::Text(text) => {
+                return Some((vec![json!({"type": "text", "text": text})], "end_turn"));
+            }
+            Step::Hang => return None,
         }
     }
-    (vec![json!({"type": "text", "text": "ok"})], "end_turn")
+    Some((vec![json!({"type": "text", "text": "ok"})], "end_turn"))
 }
 
 async fn write_stream(
