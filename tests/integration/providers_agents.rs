@@ -610,14 +610,13 @@ async fn copilot_cancellation_kills_the_process_group() {
     cancelling_kills_the_cli(&provider, &fake, &workspace).await;
 }
 
+/// Builds an adapter, keeping only whether it could be configured.
+type Build = fn(&ProviderDecl, &Environment) -> Result<(), ProviderError>;
+
 #[test]
 fn a_missing_cli_is_a_config_error_naming_the_npm_package() {
     let env = Environment::default().with("PATH", "/nonexistent-atomic-bin");
-    let cases: [(
-        &str,
-        fn(&ProviderDecl, &Environment) -> Result<(), ProviderError>,
-        &str,
-    ); 3] = [
+    let cases: [(&str, Build, &str); 3] = [
         (
             "claude-code",
             |d, e| ClaudeCode::new(d, e).map(drop),

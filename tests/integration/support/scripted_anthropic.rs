@@ -138,11 +138,11 @@ async fn serve(mut socket: TcpStream, script: &[Step], log: &Mutex<Vec<Recorded>
         return;
     }
     let (blocks, stop) = if request.has_tools() {
-        if matches!(next_step(script, &request.body), None) {
+        let Some(step) = next_step(script, &request.body) else {
             tokio::time::sleep(Duration::from_secs(60)).await;
             return;
-        }
-        next_step(script, &request.body).expect("not a hang step")
+        };
+        step
     } else {
         (vec![json!({"type": "text", "text": "ok"})], "end_turn")
     };
