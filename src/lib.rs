@@ -12,4 +12,5 @@ pub mod diagnostic;
 pub mod ir;
 pub mod providers;
 pub mod source;
+pub mod store;
 pub mod syntax;
