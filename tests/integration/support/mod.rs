@@ -4,6 +4,8 @@
 //! - [`fake_anthropic`]: the Anthropic Messages API, streaming, tool use, failures on demand.
 //! - [`fake_openai`]: an OpenAI-compatible Chat Completions server, likewise.
 //! - `pipeline`: compiling fixtures through the static pipeline, rendering diagnostics.
+//! - [`scripted_anthropic`]: a Messages API fake that scripts an agent CLI's tool-use turn
+//!   (tool calls matched by their results, generic answers to side requests).
 
 // Each topic uses a different part of the support code, and its items are `pub` so every
 // topic can reach them.
@@ -15,6 +17,7 @@ pub mod http_server;
 mod pipeline;
 
 pub use pipeline::{compile_file, fixture, kdl_files, render, root};
+pub mod scripted_anthropic;
 
 use std::future::Future;
 use std::time::Duration;
