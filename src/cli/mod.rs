@@ -1,6 +1,9 @@
 //! The command line: argument parsing, one file per subcommand, renderers, exit codes.
 //! The only module that prints or reads the process environment.
 
+// The command line is the one module that talks to the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod args;
 mod check;
 pub mod disk;
