@@ -24,15 +24,26 @@ fn plan(path: &Path) -> Plan {
     })
 }
 
-/// Graph fixtures, then every example and clean check fixture.
-fn every_workflow() -> Vec<PathBuf> {
-    let mut files = support::kdl_files(&support::fixture("graph"));
-    files.extend(support::kdl_files(&support::fixture("check/ok")));
-    files.extend(support::kdl_files(&support::root().join("examples")));
-    files.extend(support::kdl_files(
-        &support::root().join("examples/subgraphs"),
-    ));
-    files
+/// The plans of every graph fixture (which must check clean), then of every example and
+/// `check/ok` fixture that lowers (those with errors are the diagnostics tests' concern).
+fn every_plan() -> Vec<(PathBuf, Plan)> {
+    let mut plans: Vec<(PathBuf, Plan)> = support::kdl_files(&support::fixture("graph"))
+        .into_iter()
+        .map(|path| {
+            let plan = plan(&path);
+            (path, plan)
+        })
+        .collect();
+    let mut others = support::kdl_files(&support::fixture("check/ok"));
+    others.extend(support::kdl_files(&support::root().join("examples")));
+    others.extend(support::kdl_files(&support::root().join("examples/subgraphs")));
+    for path in others {
+        if let Some(plan) = support::compile_file(&path).1.plan {
+            plans.push((path, plan));
+        }
+    }
+    assert!(plans.len() >= 12, "too few workflows lower to a plan: {}", plans.len());
+    plans
 }
 
 #[test]
@@ -62,9 +73,8 @@ fn graph_fixtures_snapshot_as_dot_mermaid_and_budget() {
 
 #[test]
 fn rendering_is_deterministic() {
-    for path in every_workflow() {
-        let first = plan(&path);
-        let second = plan(&path);
+    for (path, first) in every_plan() {
+        let second = support::compile_file(&path).1.plan.expect("lowered before");
         assert_eq!(
             lower::dot(&first),
             lower::dot(&second),
@@ -82,8 +92,8 @@ fn rendering_is_deterministic() {
 
 #[test]
 fn every_workflow_renders_with_graphviz() {
-    for path in every_workflow() {
-        let dot = lower::dot(&plan(&path));
+    for (path, plan) in every_plan() {
+        let dot = lower::dot(&plan);
         let svg = graphviz_svg(&dot).unwrap_or_else(|error| {
             panic!(
                 "graphviz rejected the graph of {}: {error}\n{dot}",
@@ -101,8 +111,8 @@ fn graphviz_check_can_fail() {
 
 #[test]
 fn every_workflow_emits_valid_mermaid() {
-    for path in every_workflow() {
-        let mermaid = lower::mermaid(&plan(&path));
+    for (path, plan) in every_plan() {
+        let mermaid = lower::mermaid(&plan);
         let problems = mermaid_syntax::problems(&mermaid);
         assert!(
             problems.is_empty(),
