@@ -8,6 +8,7 @@ mod args;
 mod check;
 pub mod disk;
 mod exit;
+mod graph;
 pub mod project;
 pub mod render;
 
@@ -36,6 +37,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     init_tracing(cli.verbose);
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Graph(args) => graph::run(&args),
     };
     exit.into()
 }

@@ -36,13 +36,19 @@ fn every_plan() -> Vec<(PathBuf, Plan)> {
         .collect();
     let mut others = support::kdl_files(&support::fixture("check/ok"));
     others.extend(support::kdl_files(&support::root().join("examples")));
-    others.extend(support::kdl_files(&support::root().join("examples/subgraphs")));
+    others.extend(support::kdl_files(
+        &support::root().join("examples/subgraphs"),
+    ));
     for path in others {
         if let Some(plan) = support::compile_file(&path).1.plan {
             plans.push((path, plan));
         }
     }
-    assert!(plans.len() >= 12, "too few workflows lower to a plan: {}", plans.len());
+    assert!(
+        plans.len() >= 12,
+        "too few workflows lower to a plan: {}",
+        plans.len()
+    );
     plans
 }
 
