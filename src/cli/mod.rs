@@ -7,10 +7,17 @@
 mod args;
 mod check;
 pub mod disk;
+mod execute;
 mod exit;
 mod graph;
+mod output;
+mod progress;
 pub mod project;
 pub mod render;
+mod resume;
+mod run;
+mod runs;
+mod schema;
 
 pub use args::{Cli, Command};
 pub use exit::Exit;
@@ -38,6 +45,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Graph(args) => graph::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Resume(args) => resume::run(&args),
+        Command::Runs(args) => runs::run(&args),
+        Command::Schema(args) => schema::run(&args),
     };
     exit.into()
 }
