@@ -63,7 +63,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     }
 
     let path = Path::new(&record.path).to_path_buf();
-    let loaded = match workflow::load(&project, &path) {
+    let loaded = match workflow::load(&project, &path, false) {
         Ok(loaded) => loaded,
         Err(exit) => {
             eprintln!(

@@ -29,7 +29,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
             return Exit::Fatal;
         }
     };
-    let loaded = match workflow::load(&project, &path) {
+    let loaded = match workflow::load(&project, &path, !args.output.quiet) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
@@ -82,7 +82,12 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         loader,
         env: template_env,
         working_dir: project.root.clone(),
-        display: output.display,
+        // A dry run's output is its route.
+        display: if args.dry_run {
+            super::progress::Display::Quiet
+        } else {
+            output.display
+        },
         stream: output.stream,
         dry_run: args.dry_run,
         quiet: output.quiet,

@@ -85,7 +85,7 @@ impl View for Plain {
                 let (kind, since) = self
                     .running
                     .remove(&(node.to_string(), *branch))
-                    .unwrap_or(("step", Instant::now()));
+                    .unwrap_or(("wait", Instant::now()));
                 let mark = match *status {
                     "completed" => paint.ok("✓"),
                     _ => paint.warn("↷"),

@@ -151,11 +151,15 @@ impl View for Tree {
                 branch,
                 ..
             } => {
-                let Some(running) = self.running.remove(&(node.to_string(), *branch)) else {
-                    return;
+                // A wait's answer is a step that never started: it has no spinner.
+                let (kind, since) = match self.running.remove(&(node.to_string(), *branch)) {
+                    Some(running) => {
+                        running.bar.finish_and_clear();
+                        self.multi.remove(&running.bar);
+                        (running.kind, running.since)
+                    }
+                    None => ("wait", Instant::now()),
                 };
-                running.bar.finish_and_clear();
-                self.multi.remove(&running.bar);
                 let mark = if *status == "completed" {
                     paint.ok("✓")
                 } else {
@@ -169,8 +173,8 @@ impl View for Tree {
                 self.println(&format!(
                     "{}{mark} {} {node}{how} {}",
                     self.indent(node),
-                    running.kind,
-                    paint.dim(&text::duration(running.since.elapsed()))
+                    kind,
+                    paint.dim(&text::duration(since.elapsed()))
                 ));
             }
             RunEvent::Route { node, to } => {
