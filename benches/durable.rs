@@ -48,6 +48,18 @@ fn size_of_store(dir: &Path) -> u64 {
         .sum()
 }
 
+/// CPU time (user + system, every thread) of this process so far, from `/proc/self/stat`
+/// (10 ms resolution); `None` off Linux.
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -58,6 +70,7 @@ fn w4(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
     let mut times = Vec::new();
     let mut sizes = Vec::new();
     let mut steps = 0;
+    let cpu_before = cpu_time();
     for _ in 0..5 {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let ctx = RunContext::new(store(dir.path(), durability));
@@ -70,13 +83,20 @@ fn w4(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
         steps = outcome.steps;
         sizes.push(size_of_store(dir.path()));
     }
+    let cpu = cpu_time()
+        .zip(cpu_before)
+        .map(|(after, before)| (after - before) / 5);
     let total = median(times);
     let size = sizes.iter().max().copied().unwrap_or(0);
     println!(
-        "W4 [{label}] 2,000 iterations, {steps} committed steps: {:.1} ms total, {:.1} µs per committed step, {:.1} µs per step counting the loop check (2 per iteration); store {:.2} MB",
+        "W4 [{label}] 2,000 iterations, {steps} committed steps: {:.1} ms total, {:.1} µs per committed step, {:.1} µs per step counting the loop check (2 per iteration); CPU {} per committed step; store {:.2} MB (database + WAL)",
         total.as_secs_f64() * 1e3,
         total.as_secs_f64() * 1e6 / steps as f64,
         total.as_secs_f64() * 1e6 / 4_000.0,
+        cpu.map_or_else(
+            || "unknown".to_owned(),
+            |cpu| format!("{:.1} µs", cpu.as_secs_f64() * 1e6 / steps as f64)
+        ),
         size as f64 / (1024.0 * 1024.0)
     );
 }

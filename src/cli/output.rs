@@ -41,7 +41,11 @@ impl Output {
         let tty = std::io::stderr().is_terminal();
         let display = if args.quiet {
             Display::Quiet
-        } else if tty && std::env::var_os("TERM").is_none_or(|term| term != "dumb") {
+        } else if tty
+            && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
+            // JSONL on the same terminal would tear through a redrawn tree.
+            && !(stream.is_some() && std::io::stdout().is_terminal())
+        {
             Display::Tree
         } else {
             Display::Plain
