@@ -23,12 +23,34 @@ pub(super) struct Db {
     pub(super) policy: SnapshotPolicy,
 }
 
+/// A WAL at most this large is left in place when the store closes (the next process
+/// appends to it); a larger one is checkpointed into the database and truncated, so a long
+/// run does not leave megabytes of WAL behind.
+pub(super) const WAL_KEPT_ON_CLOSE: u64 = 1024 * 1024;
+
 impl Db {
     pub(super) fn new(conn: Connection, policy: SnapshotPolicy) -> Self {
         Self {
             conn,
             live: HashMap::new(),
             policy,
+        }
+    }
+
+    /// Runs when the store closes: folds a large WAL back into the database.
+    pub(super) fn close(&mut self) {
+        let large = self
+            .conn
+            .path()
+            .filter(|path| !path.is_empty())
+            .and_then(|path| std::fs::metadata(format!("{path}-wal")).ok())
+            .is_some_and(|wal| wal.len() > WAL_KEPT_ON_CLOSE);
+        if large {
+            // Another process reading the database may keep this from completing; the WAL
+            // then stays until a later checkpoint. Nothing is lost either way.
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         }
     }
 

@@ -76,11 +76,11 @@ pub(super) fn open(path: &Path, options: &SqliteOptions) -> Result<Connection, S
     conn.pragma_update(None, "journal_size_limit", 4 * 1024 * 1024)?;
     // A short-lived `atomic resume` should not pay for a checkpoint on close (an fsync of
     // the WAL and of the database) and then, in the next process, for recreating the WAL
-    // (an fsync of it and of its directory): together most of a resume's wall time. The
-    // WAL stays and is checkpointed while committing, every 256 pages (1 MB), which also
-    // bounds its size. Committed steps are as durable either way: they are in the WAL.
+    // (an fsync of it and of its directory): together most of a resume's wall time. So a
+    // small WAL stays when the connection closes; a large one is folded back by
+    // `Db::close` (see `WAL_KEPT_ON_CLOSE`). Committed steps are as durable either way:
+    // they are in the WAL.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-    conn.pragma_update(None, "wal_autocheckpoint", 256)?;
     schema::migrate(&mut conn, &path.display().to_string())?;
     Ok(conn)
 }

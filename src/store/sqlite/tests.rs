@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::db::WAL_KEPT_ON_CLOSE;
 use super::*;
 use crate::store::conformance::{self, expected_state, new_run, step};
 use crate::store::{Change, RunId, SnapshotPolicy, StateDelta, Store, StoreError};
@@ -350,4 +351,41 @@ async fn a_killed_writer_loses_no_committed_step() {
         .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .unwrap();
     assert_eq!(check, "ok");
+}
+
+/// A short-lived process leaves its small WAL in place (no checkpoint, no fsyncs on close,
+/// none to recreate it next time); a long run's large WAL is folded back on close.
+#[tokio::test]
+async fn closing_keeps_a_small_wal_and_folds_a_large_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = dir.path().join(format!("{DB_PATH}-wal"));
+    let store = store_in(dir.path());
+    store.create_run(new_run("small", "x")).await.unwrap();
+    store
+        .commit_step(&RunId::new("small"), step(1))
+        .await
+        .unwrap();
+    drop(store);
+    let kept = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert!(kept > 0, "the small WAL stays");
+    assert!(kept <= WAL_KEPT_ON_CLOSE, "{kept}");
+
+    let store = store_in(dir.path());
+    let big = "y".repeat(200 * 1024);
+    for index in 0..8 {
+        let id = format!("big{index}");
+        store.create_run(new_run(&id, &big)).await.unwrap();
+    }
+    let before = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert!(before > WAL_KEPT_ON_CLOSE, "{before}");
+    drop(store);
+    let after = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(after, 0, "a large WAL is checkpointed and truncated");
+    // Everything is still there.
+    let store = store_in(dir.path());
+    assert_eq!(store.checkpoint(&RunId::new("small")).await.unwrap().seq, 1);
+    assert_eq!(
+        store.checkpoint(&RunId::new("big7")).await.unwrap().state["big"],
+        json!(big)
+    );
 }

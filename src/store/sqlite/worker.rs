@@ -30,6 +30,7 @@ impl Worker {
                 while let Ok(job) = queue.recv() {
                     job(&mut db);
                 }
+                db.close();
             })
             .map_err(|error| StoreError::Io {
                 path: "atomic-store thread".to_owned(),
@@ -68,7 +69,7 @@ impl Drop for Worker {
     fn drop(&mut self) {
         drop(self.jobs.take());
         if let Some(thread) = self.thread.take() {
-            // Waits for queued commits and the final WAL checkpoint of closing the database.
+            // Waits for queued commits and, for a large WAL, its checkpoint (`Db::close`).
             let _ = thread.join();
         }
     }
