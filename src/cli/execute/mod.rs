@@ -5,6 +5,7 @@
 mod drive;
 pub(crate) mod env;
 pub(crate) mod inputs;
+mod latest;
 pub(crate) mod providers;
 pub(crate) mod redacted;
 mod setup;

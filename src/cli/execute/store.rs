@@ -1,11 +1,12 @@
 //! Opening the checkpoint store a command uses: the project's `.atomic/atomic.db`, or
-//! memory for `--store memory` and dry runs.
+//! memory (latest checkpoints only) for `--store memory` and dry runs.
 
 use std::sync::Arc;
 
+use super::latest::LatestOnly;
 use crate::cli::args::{DurabilityArg, StoreKind};
 use crate::cli::project::Project;
-use crate::store::{Durability, MemoryStore, SqliteOptions, SqliteStore, Store};
+use crate::store::{Durability, SqliteOptions, SqliteStore, Store};
 
 /// The store of `kind` for `project`.
 ///
@@ -17,7 +18,7 @@ pub(crate) fn open(
     durability: DurabilityArg,
 ) -> Result<Arc<dyn Store>, String> {
     match kind {
-        StoreKind::Memory => Ok(Arc::new(MemoryStore::new())),
+        StoreKind::Memory => Ok(Arc::new(LatestOnly::new())),
         StoreKind::Sqlite => {
             let options = SqliteOptions {
                 durability: match durability {

@@ -1,0 +1,305 @@
+//! `--store memory` (and dry runs): a store that keeps only each run's latest checkpoint.
+//! A run stored in memory cannot be inspected or resumed once the process ends, so
+//! keeping its step history (as [`MemoryStore`](crate::store::MemoryStore) does, for
+//! tests) would only grow the process by every step's delta and cursor.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::store::{
+    Checkpoint, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
+    Store, StoreError, StoreFuture, Timestamp,
+};
+
+#[derive(Debug)]
+struct Latest {
+    record: RunRecord,
+    state: State,
+    cursor: Option<Value>,
+}
+
+/// Runs in memory, each only as of its last committed step.
+#[derive(Debug, Default)]
+pub(crate) struct LatestOnly {
+    runs: Mutex<HashMap<RunId, Latest>>,
+}
+
+impl LatestOnly {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(
+        &self,
+        run: &RunId,
+        f: impl FnOnce(&mut Latest) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let latest = runs
+            .get_mut(run)
+            .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
+        f(latest)
+    }
+
+    fn records(&self) -> Vec<RunRecord> {
+        let runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut records: Vec<RunRecord> = runs.values().map(|run| run.record.clone()).collect();
+        records.sort_by(|a, b| b.id.cmp(&a.id));
+        records
+    }
+}
+
+fn ready<'a, T: Send + 'a>(result: Result<T, StoreError>) -> StoreFuture<'a, T> {
+    Box::pin(std::future::ready(result))
+}
+
+impl Store for LatestOnly {
+    fn create_run(&self, run: NewRun) -> StoreFuture<'_, ()> {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if runs.contains_key(&run.id) {
+            return ready(Err(StoreError::AlreadyExists(run.id.to_string())));
+        }
+        let now = Timestamp::now();
+        let record = RunRecord {
+            id: run.id.clone(),
+            workflow: run.workflow,
+            path: run.path,
+            hash: run.hash,
+            inputs: run.inputs,
+            status: RunStatus::Running,
+            created_at: now,
+            updated_at: now,
+            steps: 0,
+            error: None,
+            wait: None,
+        };
+        runs.insert(
+            run.id,
+            Latest {
+                record,
+                state: run.state,
+                cursor: None,
+            },
+        );
+        ready(Ok(()))
+    }
+
+    fn commit_step<'a>(&'a self, run: &'a RunId, step: StepCommit) -> StoreFuture<'a, ()> {
+        ready(self.with(run, |latest| {
+            let expected = latest.record.steps + 1;
+            if step.seq != expected {
+                return Err(StoreError::Conflict {
+                    run: run.to_string(),
+                    expected,
+                    got: step.seq,
+                });
+            }
+            step.delta
+                .apply(&mut latest.state)
+                .map_err(|error| StoreError::Corrupt {
+                    run: run.to_string(),
+                    message: error.to_string(),
+                })?;
+            latest.record.steps = step.seq;
+            latest.record.status = step.run_status;
+            latest.record.updated_at = Timestamp::now();
+            latest.record.wait = match step.run_status {
+                RunStatus::Paused => step.wait,
+                _ => None,
+            };
+            if step.run_status == RunStatus::Failed {
+                latest.record.error = step.error;
+            }
+            latest.cursor = Some(step.cursor);
+            Ok(())
+        }))
+    }
+
+    fn log_events<'a>(&'a self, run: &'a RunId, _events: Vec<Value>) -> StoreFuture<'a, ()> {
+        ready(self.with(run, |_| Ok(())))
+    }
+
+    fn set_status<'a>(
+        &'a self,
+        run: &'a RunId,
+        status: RunStatus,
+        error: Option<String>,
+    ) -> StoreFuture<'a, ()> {
+        ready(self.with(run, |latest| {
+            latest.record.status = status;
+            latest.record.updated_at = Timestamp::now();
+            if error.is_some() {
+                latest.record.error = error;
+            }
+            if status != RunStatus::Paused {
+                latest.record.wait = None;
+            }
+            Ok(())
+        }))
+    }
+
+    fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint> {
+        ready(self.with(run, |latest| {
+            Ok(Checkpoint {
+                run: latest.record.clone(),
+                seq: latest.record.steps,
+                state: latest.state.clone(),
+                cursor: latest.cursor.clone(),
+            })
+        }))
+    }
+
+    fn load_state<'a>(&'a self, run: &'a RunId, upto_seq: u64) -> StoreFuture<'a, State> {
+        ready(self.with(run, |latest| {
+            if upto_seq >= latest.record.steps {
+                Ok(latest.state.clone())
+            } else {
+                Err(StoreError::Corrupt {
+                    run: run.to_string(),
+                    message: format!(
+                        "the state after step {upto_seq} was not kept (in-memory runs keep only their latest state)"
+                    ),
+                })
+            }
+        }))
+    }
+
+    fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunRecord> {
+        ready(self.with(run, |latest| Ok(latest.record.clone())))
+    }
+
+    fn resolve<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, RunId> {
+        let matches: Vec<RunId> = self
+            .records()
+            .into_iter()
+            .map(|record| record.id)
+            .filter(|id| id.as_str().starts_with(prefix))
+            .collect();
+        ready(match matches.as_slice() {
+            [] => Err(StoreError::NotFound(prefix.to_owned())),
+            [only] => Ok(only.clone()),
+            _ if matches.iter().any(|id| id.as_str() == prefix) => Ok(RunId::new(prefix)),
+            _ => Err(StoreError::Ambiguous {
+                prefix: prefix.to_owned(),
+                matches: matches.iter().take(5).map(ToString::to_string).collect(),
+            }),
+        })
+    }
+
+    fn list_runs<'a>(&'a self, filter: &'a RunFilter) -> StoreFuture<'a, Vec<RunRecord>> {
+        let mut records: Vec<RunRecord> = self
+            .records()
+            .into_iter()
+            .filter(|record| filter.matches(record))
+            .collect();
+        if let Some(limit) = filter.limit {
+            records.truncate(limit);
+        }
+        ready(Ok(records))
+    }
+
+    fn run_detail<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunDetail> {
+        ready(self.with(run, |latest| {
+            Ok(RunDetail {
+                run: latest.record.clone(),
+                steps: Vec::new(),
+                events: Vec::new(),
+            })
+        }))
+    }
+
+    fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()> {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ready(match runs.remove(run) {
+            Some(_) => Ok(()),
+            None => Err(StoreError::NotFound(run.to_string())),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::{Change, StateDelta, StepStatus};
+
+    fn step(seq: u64, n: i64) -> StepCommit {
+        let mut delta = StateDelta::new();
+        delta.record("n", Change::Set(json!(n)), &json!(n));
+        StepCommit {
+            seq,
+            node_id: "inc".into(),
+            started_at: Timestamp(0),
+            finished_at: Timestamp(0),
+            status: StepStatus::Completed,
+            attempts: 1,
+            delta,
+            cursor: json!({"next": seq}),
+            events: Vec::new(),
+            error: None,
+            run_status: RunStatus::Running,
+            wait: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn keeps_the_latest_checkpoint_only() {
+        let store = LatestOnly::new();
+        let id = RunId::new("01abc");
+        store
+            .create_run(NewRun {
+                id: id.clone(),
+                workflow: "w".into(),
+                path: "w.kdl".into(),
+                hash: "0".into(),
+                inputs: json!({}),
+                state: json!({"n": 0}).as_object().unwrap().clone(),
+            })
+            .await
+            .unwrap();
+        for seq in 1..=3 {
+            store
+                .commit_step(&id, step(seq, seq as i64 * 10))
+                .await
+                .unwrap();
+        }
+        assert!(matches!(
+            store.commit_step(&id, step(5, 0)).await,
+            Err(StoreError::Conflict {
+                expected: 4,
+                got: 5,
+                ..
+            })
+        ));
+        let checkpoint = store.checkpoint(&id).await.unwrap();
+        assert_eq!(checkpoint.seq, 3);
+        assert_eq!(checkpoint.state["n"], 30);
+        assert_eq!(checkpoint.cursor, Some(json!({"next": 3})));
+        assert!(store.load_state(&id, 1).await.is_err());
+        store
+            .set_status(&id, RunStatus::Completed, None)
+            .await
+            .unwrap();
+        assert_eq!(store.resolve("01").await.unwrap(), id);
+        assert_eq!(
+            store.list_runs(&RunFilter::default()).await.unwrap()[0].status,
+            RunStatus::Completed
+        );
+        assert!(store.run_detail(&id).await.unwrap().steps.is_empty());
+    }
+}
