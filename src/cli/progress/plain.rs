@@ -106,9 +106,10 @@ impl View for Plain {
             }
             RunEvent::Route { node, to } => {
                 self.line(&format!(
-                    "{}{} `{node}` → `{to}`",
+                    "{}{} `{node}` → `{}`",
                     self.indent(node),
-                    paint.dim("◆")
+                    paint.dim("◆"),
+                    text::target(to)
                 ));
             }
             RunEvent::Retrying {

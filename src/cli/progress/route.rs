@@ -57,9 +57,10 @@ impl Route {
             }
             RunEvent::Route { node, to } => {
                 self.lines.push(format!(
-                    "{}     {:<8} {node} → {to}",
+                    "{}     {:<8} {node} → {}",
                     self.indent(node),
-                    "decision"
+                    "decision",
+                    super::text::target(to)
                 ));
             }
             RunEvent::NodeFailed {

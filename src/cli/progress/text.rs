@@ -58,6 +58,12 @@ pub(crate) fn clip(text: &str, width: usize) -> String {
     }
 }
 
+/// A route's target as people write it: the workflow's end is `end` (its step key is
+/// `#end`); other targets are node ids.
+pub(crate) fn target(key: &str) -> &str {
+    if key == "#end" { "end" } else { key }
+}
+
 /// Colours, or none.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Paint {

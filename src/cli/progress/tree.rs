@@ -187,9 +187,10 @@ impl View for Tree {
             }
             RunEvent::Route { node, to } => {
                 self.println(&format!(
-                    "{}{} {node} → {to}",
+                    "{}{} {node} → {}",
                     self.indent(node),
-                    paint.dim("◆")
+                    paint.dim("◆"),
+                    text::target(to)
                 ));
             }
             RunEvent::Retrying {
