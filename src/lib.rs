@@ -10,6 +10,7 @@ pub mod cli;
 pub mod compile;
 pub mod diagnostic;
 pub mod ir;
+pub mod lower;
 pub mod providers;
 pub mod source;
 pub mod store;

@@ -13,6 +13,8 @@
 pub mod grammar;
 mod resolve;
 mod structure;
+#[cfg(test)]
+mod testing;
 mod value;
 
 pub use resolve::resolve;

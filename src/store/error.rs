@@ -7,6 +7,9 @@ pub enum StoreError {
     /// No run has this id (or no run starts with this prefix).
     #[error("no run `{0}`")]
     NotFound(String),
+    /// A run with this id exists already.
+    #[error("run `{0}` already exists")]
+    AlreadyExists(String),
     /// A prefix matched more than one run.
     #[error("run id `{prefix}` is ambiguous: it matches {}", matches.join(", "))]
     Ambiguous {

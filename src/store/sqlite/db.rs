@@ -59,9 +59,11 @@ impl Db {
     }
 
     pub(super) fn commit_step(&mut self, run: &RunId, step: StepCommit) -> Result<(), StoreError> {
+        let finished = is_finished(step.run_status);
         let result = self.try_commit_step(run, step);
-        if result.is_err() {
-            // The cached state may be ahead of what was committed.
+        // On error the cached state may be ahead of what was committed; a finished run
+        // needs no cache (a resume reloads it).
+        if result.is_err() || finished {
             self.live.remove(run);
         }
         result
@@ -176,6 +178,9 @@ impl Db {
         if changed == 0 {
             return Err(StoreError::NotFound(run.to_string()));
         }
+        if is_finished(status) {
+            self.live.remove(run);
+        }
         Ok(())
     }
 
@@ -195,6 +200,14 @@ impl Db {
         self.live.remove(run);
         Ok(())
     }
+}
+
+/// Whether a run with this status will take no more steps unless resumed.
+fn is_finished(status: RunStatus) -> bool {
+    matches!(
+        status,
+        RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
+    )
 }
 
 fn ensure_run(conn: &Connection, run: &RunId) -> Result<(), StoreError> {

@@ -77,7 +77,7 @@ pub(super) fn open(path: &Path, options: &SqliteOptions) -> Result<Connection, S
     Ok(conn)
 }
 
-/// `dir` under a project: `<project>/.atomic/atomic.db`.
+/// The database file of a project: `<project>/.atomic/atomic.db`.
 #[must_use]
 pub fn project_db_path(project: &Path) -> PathBuf {
     project.join(DB_PATH)
