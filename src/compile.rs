@@ -66,7 +66,10 @@ pub fn compile(
     let resolved = check::resolve(sources, file, &parsed.document);
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
-    let _ = (files, &path);
+    if let Some(resolved) = &workflow {
+        let mut cx = check::AnalyzeContext::new(sources, file, &path, files);
+        diagnostics.extend(check::analyze(resolved, &mut cx));
+    }
 
     let mut plan = None;
     if !diagnostics.iter().any(Diagnostic::is_error)

@@ -2,6 +2,7 @@
 //! the tool-use loop, usage and cost, every failure class, cancellation and secret
 //! redaction. Loopback only; every await is bounded.
 
+use std::future::Future;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -10,7 +11,7 @@ use atomic::ir::{ErrorClass, ProviderDecl};
 use atomic::providers::anthropic::AnthropicProvider;
 use atomic::providers::openai::OpenAiProvider;
 use atomic::providers::{
-    AgentEvent, AgentReply, AgentRequest, Provider, ProviderError, ToolGrant, Usage,
+    AgentEvent, AgentReply, AgentRequest, Provider, ProviderError, ProviderFuture, ToolGrant, Usage,
 };
 use atomic::source::{SourceId, Span, Spanned};
 use serde_json::{Value, json};
@@ -619,30 +620,53 @@ async fn anthropic_refused_connection_is_a_network_error() {
     );
 }
 
+/// Polls `call` until `ready` completes, then drops it; the call must still be running.
+async fn drop_when(call: ProviderFuture<'_>, ready: impl Future<Output = ()>) {
+    tokio::select! {
+        outcome = call => panic!("the call ended instead of hanging: {outcome:?}"),
+        () = within(LIMIT, ready) => {}
+    }
+}
+
+/// Waits until some reply text was streamed.
+async fn first_text(recorder: &Recorder) {
+    while recorder.text().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test]
 async fn anthropic_dropping_the_call_closes_the_connection() {
-    for turn in [
-        fake_anthropic::Turn::Hang,
-        fake_anthropic::Turn::HangMidStream {
-            text: "partial".to_owned(),
-        },
-    ] {
+    // Before the response head, then in the middle of the stream.
+    for mid_stream in [false, true] {
         let fake = FakeAnthropic::start();
-        fake.push(turn);
+        fake.push(if mid_stream {
+            fake_anthropic::Turn::HangMidStream {
+                text: "partial".to_owned(),
+            }
+        } else {
+            fake_anthropic::Turn::Hang
+        });
         let provider = anthropic(&fake, json!({}));
         let dir = tempfile::tempdir().expect("tempdir");
         let req = request("hi", dir.path());
         let recorder = Recorder::default();
         let sink = recorder.0.clone();
         let events = move |event: AgentEvent| sink.lock().expect("events lock").push(event);
+        // The idle timeout is minutes: only the drop can end the call.
         let call = provider.run(&req, &events);
-        // The call hangs (the idle timeout is minutes); drop it after the request arrived.
-        let outcome = tokio::time::timeout(Duration::from_millis(500), call).await;
-        assert!(outcome.is_err(), "the call should still be pending");
-        assert_eq!(fake.requests().len(), 1);
+        if mid_stream {
+            drop_when(call, first_text(&recorder)).await;
+        } else {
+            drop_when(call, async {
+                fake.server().wait_for_requests(1, LIMIT).await;
+            })
+            .await;
+        }
         fake.server()
             .wait_for_hang_ups(1, Duration::from_secs(5))
             .await;
+        assert_eq!(fake.requests().len(), 1);
     }
 }
 
@@ -1020,10 +1044,10 @@ async fn openai_dropping_the_call_closes_the_connection() {
     let provider = openai(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let req = request("hi", dir.path());
-    let events = |_: AgentEvent| {};
-    let outcome =
-        tokio::time::timeout(Duration::from_millis(500), provider.run(&req, &events)).await;
-    assert!(outcome.is_err(), "the call should still be pending");
+    let recorder = Recorder::default();
+    let sink = recorder.0.clone();
+    let events = move |event: AgentEvent| sink.lock().expect("events lock").push(event);
+    drop_when(provider.run(&req, &events), first_text(&recorder)).await;
     fake.server()
         .wait_for_hang_ups(1, Duration::from_secs(5))
         .await;
@@ -1132,4 +1156,40 @@ async fn fakes_answer_model_listings_and_non_streaming_requests() {
     })
     .await;
     assert_eq!(completion["choices"][0]["message"]["content"], "plain");
+}
+
+#[tokio::test]
+async fn fakes_split_each_event_across_writes() {
+    use futures_util::StreamExt;
+    let fake = FakeAnthropic::start();
+    fake.push(fake_anthropic::Turn::text("ünïcödé text"));
+    let response = within(
+        LIMIT,
+        reqwest::Client::new()
+            .post(format!("{}/v1/messages", fake.url()))
+            .json(&json!({"model": "m", "max_tokens": 5, "stream": true, "messages": []}))
+            .send(),
+    )
+    .await
+    .expect("send");
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let frames: Vec<Vec<u8>> = within(LIMIT, response.bytes_stream().collect::<Vec<_>>())
+        .await
+        .into_iter()
+        .map(|frame| frame.expect("a frame").to_vec())
+        .collect();
+    let body = String::from_utf8(frames.concat()).expect("utf-8 overall");
+    let events = body.matches("\n\n").count();
+    assert!(body.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+    assert!(
+        frames.len() >= 3 * events,
+        "{} frames for {events} events",
+        frames.len()
+    );
+    assert!(
+        frames
+            .iter()
+            .any(|frame| std::str::from_utf8(frame).is_err()),
+        "some write splits a UTF-8 sequence"
+    );
 }

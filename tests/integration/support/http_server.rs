@@ -471,17 +471,32 @@ async fn read_line(read: &mut BufReader<impl AsyncRead + Unpin>) -> Option<Strin
     String::from_utf8(line).ok()
 }
 
-/// Splits `bytes` into `pieces` parts at arbitrary byte offsets (even inside a UTF-8
-/// sequence), with a short pause between them so each arrives in its own read.
+/// Splits `bytes` into `pieces` parts with a short pause between them, so each arrives in
+/// its own read. Cuts fall at equal offsets, except that when the bytes hold a multi-byte
+/// UTF-8 character the first cut falls inside it (clients must buffer partial characters).
 pub fn split_parts(bytes: &[u8], pieces: usize, pause: Duration) -> Vec<Part> {
     let pieces = pieces.clamp(1, bytes.len().max(1));
-    let size = bytes.len().div_ceil(pieces);
+    let size = bytes.len().div_ceil(pieces).max(1);
+    let mut cuts: Vec<usize> = (1..pieces)
+        .map(|i| i * size)
+        .filter(|&c| c < bytes.len())
+        .collect();
+    if let (Some(first), Some(lead)) = (cuts.first_mut(), bytes.iter().position(|&b| b >= 0xC0)) {
+        *first = lead + 1;
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
     let mut parts = Vec::new();
-    for (i, piece) in bytes.chunks(size.max(1)).enumerate() {
-        if i > 0 && !pause.is_zero() {
+    let mut start = 0;
+    for end in cuts.into_iter().chain([bytes.len()]) {
+        if end <= start {
+            continue;
+        }
+        if start > 0 && !pause.is_zero() {
             parts.push(Part::Pause(pause));
         }
-        parts.push(Part::Bytes(piece.to_vec()));
+        parts.push(Part::Bytes(bytes[start..end].to_vec()));
+        start = end;
     }
     parts
 }

@@ -1,9 +1,9 @@
-//! Shared test support: compiling fixtures and rendering their diagnostics, running the
-//! CLI, and fake backends used by several test topics.
+//! Shared test support: fake backends and helpers used by several test topics.
 //!
 //! - [`http_server`]: a minimal scriptable HTTP/1.1 server on 127.0.0.1 (own thread).
 //! - [`fake_anthropic`]: the Anthropic Messages API, streaming, tool use, failures on demand.
 //! - [`fake_openai`]: an OpenAI-compatible Chat Completions server, likewise.
+//! - `pipeline`: compiling fixtures through the static pipeline, rendering diagnostics.
 //! - [`scripted_anthropic`]: a Messages API fake that scripts an agent CLI's tool-use turn
 //!   (tool calls matched by their results, generic answers to side requests).
 
@@ -14,71 +14,17 @@
 pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod http_server;
+mod pipeline;
+
+pub use pipeline::{compile_file, fixture, kdl_files, render, root};
 pub mod scripted_anthropic;
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use atomic::cli::disk::Disk;
-use atomic::cli::render::pretty::{self, Style};
-use atomic::compile::{self, Compiled, Config};
-use atomic::source::Sources;
 
 /// Awaits `future`, failing the test if it takes longer than `limit`.
 pub async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> T {
     tokio::time::timeout(limit, future)
         .await
         .unwrap_or_else(|_| panic!("did not finish within {limit:?}"))
-}
-
-/// The crate root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `tests/fixtures/<rel>`.
-pub fn fixture(rel: &str) -> PathBuf {
-    root().join("tests/fixtures").join(rel)
-}
-
-/// Every `.kdl` file directly in `dir`, sorted.
-pub fn kdl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "kdl"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// Compiles a file from disk with a path relative to the crate root (stable in output).
-pub fn compile_file(path: &Path) -> (Sources, Compiled) {
-    let relative = path.strip_prefix(root()).unwrap_or(path).to_path_buf();
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    let mut sources = Sources::new();
-    let file = sources.add(&relative, text);
-    // Paths inside the workflow resolve relative to its file; run from the crate root.
-    let compiled = compile::compile(&mut sources, file, &RootedDisk, &Config::new());
-    (sources, compiled)
-}
-
-/// Disk reads relative to the crate root, whatever the test's working directory.
-struct RootedDisk;
-
-impl atomic::source::Files for RootedDisk {
-    fn read(&self, path: &Path) -> Option<String> {
-        let path = if path.is_relative() {
-            root().join(path)
-        } else {
-            path.to_path_buf()
-        };
-        atomic::source::Files::read(&Disk, &path)
-    }
-}
-
-/// Diagnostics rendered colourless at a fixed width, for snapshots.
-pub fn render(sources: &Sources, compiled: &Compiled) -> String {
-    pretty::render(sources, &compiled.diagnostics, Style::plain(100))
 }

@@ -1,0 +1,397 @@
+//! The facts every rule needs, computed once per workflow: every template with what it
+//! reads (a [`Site`]), which names are in scope at each node, which `parallel` branch each
+//! node sits in, and which state fields each node writes.
+//!
+//! Nothing here reports a problem; rules read the model and decide.
+
+use crate::ir::{Expr, NodeIdx, NodeKind, OnError, Reducer, Template, Workflow};
+use crate::source::Spanned;
+
+use super::reads::{Read, TemplateError, expression_reads, template_reads};
+
+/// Where in a node a template sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Role {
+    /// An agent's `system`.
+    System,
+    /// An agent's `prompt`.
+    Prompt,
+    /// A tool's `run` argument (0 is the program, or the whole script with `shell=#true`).
+    Run(usize),
+    /// A tool's `cwd`.
+    Cwd,
+    /// A tool's `env` value.
+    Env,
+    /// A tool's `stdin`.
+    Stdin,
+    /// A custom tool's `arg` value.
+    Arg,
+    /// A `set` value.
+    Value,
+    /// A fallback `set` of `on-error "skip"`.
+    Fallback,
+    /// A decision's `when` condition.
+    When,
+    /// A loop's `until` (tested after each iteration).
+    Until,
+    /// A loop's `while` (tested before each iteration).
+    While,
+    /// A parallel's `for-each` list (evaluated before the branches start).
+    ForEach,
+    /// A wait's `prompt`.
+    Question,
+    /// A subgraph `input` mapping.
+    SubgraphInput,
+}
+
+impl Role {
+    /// How messages name it: "the prompt of `review`".
+    pub(crate) fn describe(self) -> String {
+        match self {
+            Self::System => "system prompt".to_owned(),
+            Self::Prompt | Self::Question => "prompt".to_owned(),
+            Self::Run(0) => "command".to_owned(),
+            Self::Run(index) => format!("argument {index}"),
+            Self::Cwd => "working directory".to_owned(),
+            Self::Env => "environment value".to_owned(),
+            Self::Stdin => "stdin".to_owned(),
+            Self::Arg => "tool argument".to_owned(),
+            Self::Value => "value".to_owned(),
+            Self::Fallback => "fallback value".to_owned(),
+            Self::When => "condition".to_owned(),
+            Self::Until => "`until` condition".to_owned(),
+            Self::While => "`while` condition".to_owned(),
+            Self::ForEach => "`for-each` list".to_owned(),
+            Self::SubgraphInput => "input mapping".to_owned(),
+        }
+    }
+}
+
+/// One template or expression of the workflow and what it reads.
+#[derive(Debug)]
+pub(crate) struct Site<'w> {
+    /// The node it belongs to.
+    pub node: NodeIdx,
+    /// Its place in the node.
+    pub role: Role,
+    /// The text.
+    pub template: &'w Template,
+    /// Whether it is an expression rather than a template.
+    pub is_expr: bool,
+    /// What it reads, or why it does not parse.
+    pub reads: Result<Vec<Read>, TemplateError>,
+}
+
+impl Site<'_> {
+    /// The reads, or nothing for a template that does not parse.
+    pub(crate) fn reads(&self) -> &[Read] {
+        self.reads.as_deref().unwrap_or(&[])
+    }
+}
+
+/// Names in scope at a node beyond `input`, `state`, `outputs`, `run` and `env`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    /// Enclosing `for-each` parallels (outermost first) and their item variable names.
+    pub items: Vec<(NodeIdx, String)>,
+    /// Whether the node is, or is inside, a node marked `recovery=#true` (`error` is defined).
+    pub recovery: bool,
+}
+
+/// A state field written by a node, and how.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Write<'w> {
+    /// The field name as written at the writing site.
+    pub field: &'w Spanned<String>,
+    /// Whether it is an `on-error "skip"` fallback (written only when the node fails).
+    pub fallback: bool,
+}
+
+/// The model of one workflow.
+#[derive(Debug)]
+pub(crate) struct Model<'w> {
+    /// The workflow.
+    pub workflow: &'w Workflow,
+    /// Every template, by node in arena order.
+    pub sites: Vec<Site<'w>>,
+    /// Per node: the names in scope.
+    pub scopes: Vec<Scope>,
+    /// Per node: the `parallel` branches it is inside, outermost first, as
+    /// (parallel, branch index).
+    pub branches: Vec<Vec<(NodeIdx, usize)>>,
+}
+
+impl<'w> Model<'w> {
+    /// Builds the model: parses every template once.
+    pub(crate) fn new(workflow: &'w Workflow) -> Self {
+        let count = workflow.nodes.len();
+        let mut direct_branch: Vec<Option<usize>> = vec![None; count];
+        for node in &workflow.nodes {
+            if let NodeKind::Parallel(parallel) = &node.kind {
+                for (index, branch) in parallel.branches.iter().enumerate() {
+                    for child in &branch.body.nodes {
+                        if let Some(slot) = direct_branch.get_mut(child.index()) {
+                            *slot = Some(index);
+                        }
+                    }
+                }
+            }
+        }
+        let mut scopes = Vec::with_capacity(count);
+        let mut branches = Vec::with_capacity(count);
+        for index in 0..count {
+            let (scope, chain) = ancestry(workflow, NodeIdx(index as u32), &direct_branch);
+            scopes.push(scope);
+            branches.push(chain);
+        }
+        let mut sites = Vec::new();
+        for (index, _) in workflow.nodes.iter().enumerate() {
+            collect_sites(workflow, NodeIdx(index as u32), &mut sites);
+        }
+        Self {
+            workflow,
+            sites,
+            scopes,
+            branches,
+        }
+    }
+
+    /// The scope at `node`.
+    pub(crate) fn scope(&self, node: NodeIdx) -> &Scope {
+        &self.scopes[node.index()]
+    }
+
+    /// The innermost `parallel` in which `a` and `b` sit in different branches, with the
+    /// branch of each.
+    pub(crate) fn sibling_branches(
+        &self,
+        a: NodeIdx,
+        b: NodeIdx,
+    ) -> Option<(NodeIdx, usize, usize)> {
+        let chain_a = &self.branches[a.index()];
+        let chain_b = &self.branches[b.index()];
+        let mut found = None;
+        for (&(pa, ba), &(pb, bb)) in chain_a.iter().zip(chain_b) {
+            if pa != pb {
+                break;
+            }
+            if ba != bb {
+                found = Some((pa, ba, bb));
+                break;
+            }
+        }
+        found
+    }
+}
+
+/// The fields `node` itself writes (not its children): outputs, `set`, subgraph `output`
+/// mappings, and `on-error "skip"` fallbacks.
+pub(crate) fn writes(workflow: &Workflow, node: NodeIdx) -> Vec<Write<'_>> {
+    let Some(node) = workflow.nodes.get(node.index()) else {
+        return Vec::new();
+    };
+    let mut writes: Vec<Write<'_>> = node
+        .kind
+        .outputs()
+        .iter()
+        .map(|output| Write {
+            field: &output.field,
+            fallback: false,
+        })
+        .collect();
+    match &node.kind {
+        NodeKind::Set(set) => writes.push(Write {
+            field: &set.field,
+            fallback: false,
+        }),
+        NodeKind::Subgraph(subgraph) => {
+            writes.extend(subgraph.outputs.iter().map(|(field, _)| Write {
+                field,
+                fallback: false,
+            }));
+        }
+        _ => {}
+    }
+    if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
+        writes.extend(fallback.iter().map(|set| Write {
+            field: &set.field,
+            fallback: true,
+        }));
+    }
+    writes
+}
+
+/// Whether writes to a field with this reducer replace the value, so two concurrent writes
+/// race.
+pub(crate) fn replaces(reducer: &Reducer) -> bool {
+    matches!(reducer, Reducer::Replace | Reducer::IfDefined)
+}
+
+/// Whether `outputs.<id>` of this kind of node holds a value.
+pub(crate) fn has_output(kind: &NodeKind) -> bool {
+    matches!(
+        kind,
+        NodeKind::Agent(_) | NodeKind::Tool(_) | NodeKind::Wait(_) | NodeKind::Subgraph(_)
+    )
+}
+
+fn ancestry(
+    workflow: &Workflow,
+    node: NodeIdx,
+    direct_branch: &[Option<usize>],
+) -> (Scope, Vec<(NodeIdx, usize)>) {
+    let mut scope = Scope::default();
+    let mut chain = Vec::new();
+    let mut child = node;
+    let mut steps = 0;
+    if workflow.nodes.get(node.index()).is_some_and(|n| n.recovery) {
+        scope.recovery = true;
+    }
+    while let Some(parent) = workflow.nodes.get(child.index()).and_then(|n| n.parent) {
+        steps += 1;
+        let Some(parent_node) = workflow.nodes.get(parent.index()) else {
+            break;
+        };
+        if steps > workflow.nodes.len() {
+            break;
+        }
+        scope.recovery |= parent_node.recovery;
+        if let NodeKind::Parallel(parallel) = &parent_node.kind {
+            if let Some(branch) = direct_branch.get(child.index()).copied().flatten() {
+                chain.push((parent, branch));
+            }
+            if let Some(for_each) = &parallel.for_each {
+                scope.items.push((parent, for_each.as_.value.clone()));
+            }
+        }
+        child = parent;
+    }
+    scope.items.reverse();
+    chain.reverse();
+    (scope, chain)
+}
+
+fn collect_sites<'w>(workflow: &'w Workflow, idx: NodeIdx, sites: &mut Vec<Site<'w>>) {
+    let node = workflow.node(idx);
+    let mut add = |role: Role, template: &'w Template, is_expr: bool| {
+        let reads = if is_expr {
+            expression_reads(template as &Expr)
+        } else {
+            template_reads(template)
+        };
+        sites.push(Site {
+            node: idx,
+            role,
+            template,
+            is_expr,
+            reads,
+        });
+    };
+    match &node.kind {
+        NodeKind::Agent(agent) => {
+            if let Some(system) = &agent.system {
+                add(Role::System, system, false);
+            }
+            if let Some(prompt) = &agent.prompt {
+                add(Role::Prompt, prompt, false);
+            }
+        }
+        NodeKind::Tool(tool) => {
+            for (index, arg) in tool.run.iter().enumerate() {
+                add(Role::Run(index), arg, false);
+            }
+            for (_, value) in &tool.args {
+                add(Role::Arg, value, false);
+            }
+            if let Some(cwd) = &tool.cwd {
+                add(Role::Cwd, cwd, false);
+            }
+            for (_, value) in &tool.env {
+                add(Role::Env, value, false);
+            }
+            if let Some(stdin) = &tool.stdin {
+                add(Role::Stdin, stdin, false);
+            }
+        }
+        NodeKind::Decision(decision) => {
+            for route in &decision.routes {
+                if let Some(when) = &route.when {
+                    add(Role::When, when, true);
+                }
+            }
+        }
+        NodeKind::Wait(wait) => add(Role::Question, &wait.prompt, false),
+        NodeKind::Subgraph(subgraph) => {
+            for (_, value) in &subgraph.inputs {
+                add(Role::SubgraphInput, value, false);
+            }
+        }
+        NodeKind::Parallel(parallel) => {
+            if let Some(for_each) = &parallel.for_each {
+                add(Role::ForEach, &for_each.items, true);
+            }
+        }
+        NodeKind::Loop(lp) => {
+            if let Some(while_) = &lp.while_ {
+                add(Role::While, while_, true);
+            }
+            if let Some(until) = &lp.until {
+                add(Role::Until, until, true);
+            }
+        }
+        NodeKind::Set(set) => add(Role::Value, &set.value, set.is_expr),
+    }
+    if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
+        for set in fallback {
+            add(Role::Fallback, &set.value, set.is_expr);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::analyze::testing::Builder;
+    use crate::ir::Strategy;
+
+    #[test]
+    fn scopes_follow_for_each_and_recovery() {
+        let mut b = Builder::new();
+        b.parallel("fan", Strategy::All, Some(("input.files", "file")), |b| {
+            b.branch("body", |b| {
+                b.agent("review", "{{ file }}");
+            });
+        });
+        let fix = b.agent("fix", "{{ error }}");
+        b.node_mut(fix).recovery = true;
+        let workflow = b.finish();
+        let model = Model::new(&workflow);
+        let review = workflow.find_node("review").unwrap();
+        assert_eq!(model.scope(review).items[0].1, "file");
+        assert!(model.scope(NodeIdx(0)).items.is_empty());
+        assert!(model.scope(fix).recovery);
+        assert!(!model.scope(review).recovery);
+        assert_eq!(model.branches[review.index()], [(NodeIdx(0), 0)]);
+        assert_eq!(model.sites.len(), 3);
+        assert_eq!(model.sites[0].role, Role::ForEach);
+    }
+
+    #[test]
+    fn sibling_branches_are_found_at_the_innermost_split() {
+        let mut b = Builder::new();
+        b.parallel("p", Strategy::All, None, |b| {
+            b.branch("a", |b| {
+                b.agent("a1", "x");
+            });
+            b.branch("b", |b| {
+                b.agent("b1", "x");
+            });
+        });
+        let workflow = b.finish();
+        let model = Model::new(&workflow);
+        let a1 = workflow.find_node("a1").unwrap();
+        let b1 = workflow.find_node("b1").unwrap();
+        assert_eq!(model.sibling_branches(a1, b1), Some((NodeIdx(0), 0, 1)));
+        assert_eq!(model.sibling_branches(a1, a1), None);
+    }
+}
