@@ -12,5 +12,7 @@ pub mod diagnostic;
 pub mod ir;
 pub mod lower;
 pub mod providers;
+pub mod runtime;
 pub mod source;
+pub mod store;
 pub mod syntax;

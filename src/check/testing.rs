@@ -1,15 +1,15 @@
-//! Test helpers: KDL text → our tree through the reference `kdl` crate (until atomic's own
-//! parser lands), and resolving a snippet.
+//! Test helpers: resolving a snippet of KDL and looking at what it reports.
 
 use crate::diagnostic::{Code, Diagnostic, Outcome};
 use crate::ir::Workflow;
-use crate::source::{SourceId, Sources, Span};
-use crate::syntax::kdl::{Document, Entry, Ident, Node, Value};
+use crate::source::{SourceId, Sources};
+use crate::syntax::kdl::Document;
 
-/// Parses `text` (valid KDL v2) into our tree.
+/// Parses `text`, which must be valid KDL v2.
 pub(crate) fn parse(text: &str, source: SourceId) -> Document {
-    let document: kdl::KdlDocument = text.parse().expect("test KDL parses");
-    convert_document(&document, source)
+    let parsed = crate::syntax::kdl::parse(text, source);
+    assert_eq!(parsed.diagnostics, vec![], "test KDL parses");
+    parsed.document
 }
 
 /// Resolves `text`, returning the outcome and the sources.
@@ -38,62 +38,4 @@ pub(crate) fn only(text: &str, code: Code) -> (Diagnostic, String) {
     assert_eq!(found[0].code, code, "{found:#?}");
     let at = sources.text(found[0].span).to_owned();
     (found[0].clone(), at)
-}
-
-fn span(source: SourceId, span: miette::SourceSpan) -> Span {
-    Span::new(source, span.offset(), span.offset() + span.len())
-}
-
-fn convert_document(document: &kdl::KdlDocument, source: SourceId) -> Document {
-    Document {
-        nodes: document
-            .nodes()
-            .iter()
-            .map(|node| convert_node(node, source))
-            .collect(),
-        span: span(source, document.span()),
-    }
-}
-
-fn ident(ident: &kdl::KdlIdentifier, source: SourceId) -> Ident {
-    Ident {
-        value: ident.value().to_owned(),
-        span: span(source, ident.span()),
-    }
-}
-
-fn convert_node(node: &kdl::KdlNode, source: SourceId) -> Node {
-    Node {
-        ty: node.ty().map(|ty| ident(ty, source)),
-        name: ident(node.name(), source),
-        entries: node
-            .entries()
-            .iter()
-            .map(|entry| convert_entry(entry, source))
-            .collect(),
-        children: node
-            .children()
-            .map(|children| convert_document(children, source)),
-        span: span(source, node.span()),
-    }
-}
-
-fn convert_entry(entry: &kdl::KdlEntry, source: SourceId) -> Entry {
-    let whole = span(source, entry.span());
-    let repr = entry.format().map_or(0, |format| format.value_repr.len());
-    let end = whole.end as usize;
-    let value = match entry.value() {
-        kdl::KdlValue::String(text) => Value::String(text.clone()),
-        kdl::KdlValue::Integer(n) => Value::Integer(*n),
-        kdl::KdlValue::Float(x) => Value::Float(*x),
-        kdl::KdlValue::Bool(b) => Value::Bool(*b),
-        kdl::KdlValue::Null => Value::Null,
-    };
-    Entry {
-        key: entry.name().map(|key| ident(key, source)),
-        ty: entry.ty().map(|ty| ident(ty, source)),
-        value,
-        value_span: Span::new(source, end.saturating_sub(repr), end),
-        span: whole,
-    }
 }

@@ -38,7 +38,7 @@ pub struct LoopParts<'a> {
     pub tail: StepIdx,
     /// The first step of the body (the tail when the body is empty).
     pub body: StepIdx,
-    /// `max=` (0 when missing, which `lower` reports as an error).
+    /// `max=` (0 when missing, which `check` reports as an error).
     pub max: u32,
     /// The iteration counter.
     pub counter: CounterIdx,

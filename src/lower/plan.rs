@@ -39,7 +39,9 @@
 //! 2. **Total routing.** Every step except `End` has at least one out-edge that needs no
 //!    condition and no bound: an action's, head's, tail's or join's last exit, a decision's
 //!    final `Otherwise` (or the `Next` after a bounded `Otherwise`), a fork's branches.
-//!    [`Plan::next`] therefore always finds a successor.
+//!    [`Plan::next`] therefore always finds a successor. This holds by construction, even
+//!    for a partial IR: a decision without `otherwise` gets a bare one, and a loop without
+//!    `max` counts as `max=0` (`check` reports both as errors).
 //! 3. **Single-entry parallel regions.** Every step inside branch `i` of a parallel has
 //!    [`Step::branch`] = that branch; all its edges stay inside the branch or go to the
 //!    parallel's `Join`. No `goto`, route or recovery edge crosses a branch boundary

@@ -85,10 +85,6 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
         return;
     }
     let needs = match adapter.value.as_str() {
-        "replay" if !provider.wrote("cassette") => Some((
-            "`cassette=\"<file>\"`",
-            "the recorded cassette to play back",
-        )),
         "command" if provider.child("command").is_none() => Some((
             "a `command \"program\" \"arg\"…` child",
             "the program that reads the prompt and writes the reply",
@@ -120,10 +116,8 @@ mod tests {
 
     #[test]
     fn adapter_requirements() {
-        assert_eq!(
-            codes(&flow("provider \"p\" adapter=\"replay\"")),
-            [Code::MissingProperty]
-        );
+        // The replay adapter finds its cassette by convention when none is named.
+        assert_eq!(codes(&flow("provider \"p\" adapter=\"replay\"")), []);
         assert_eq!(
             codes(&flow("provider \"p\" adapter=\"command\"")),
             [Code::MissingProperty]

@@ -18,4 +18,5 @@ mod report;
 
 pub use cost::Dims;
 pub use estimate::budget;
+pub(super) use report::duration;
 pub use report::{Budget, Limits, PerItem};

@@ -229,7 +229,7 @@ fn per(item: &PerItem) -> String {
 }
 
 /// `1h 2m 3s`, `500ms`, `0s`.
-pub(super) fn duration(ms: u64) -> String {
+pub(in crate::lower) fn duration(ms: u64) -> String {
     if ms == 0 {
         return "0s".to_owned();
     }

@@ -174,6 +174,17 @@ mod tests {
     }
 
     #[test]
+    fn a_loop_without_max_is_not_also_an_unbounded_cycle() {
+        // `missing-loop-max` is reported by `check::resolve`; the plan never enters it.
+        let flow = workflow(|b| {
+            b.loop_("l", None, |b| {
+                b.agent("x");
+            });
+        });
+        assert!(codes(flow).is_empty());
+    }
+
+    #[test]
     fn a_self_loop_is_a_cycle() {
         let flow = workflow(|b| {
             b.decision("d", &[("x", "d", None)], Some(("next", None)));

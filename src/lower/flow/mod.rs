@@ -2,9 +2,12 @@
 //! (see the invariants in `lower/plan.rs`). Each check is one file; [`check`] runs them all.
 //!
 //! Input: a [`Plan`](super::Plan) (which owns its IR). Output: diagnostics. Not here:
-//! building the plan (`lower/build`) or data-flow checks over templates (`check::analyze`).
+//! building the plan (`lower/build`), data-flow checks over templates (`check::analyze`),
+//! and the per-statement rules `check::resolve` reports while reading the IR
+//! (`missing-otherwise`, `missing-loop-max`, `empty-block`). Those cannot break the plan's
+//! invariants anyway: a missing `otherwise` is lowered as a bare one (routing stays total)
+//! and a loop without `max` never enters its body.
 
-mod blocks;
 mod cycles;
 mod describe;
 mod facts;
@@ -24,9 +27,6 @@ use super::Plan;
 pub(super) fn check(plan: &Plan) -> Vec<Diagnostic> {
     let facts = Facts::compute(plan);
     let mut diagnostics = Vec::new();
-    blocks::check_decisions_total(plan, &mut diagnostics);
-    blocks::check_loops_bounded(plan, &mut diagnostics);
-    blocks::check_blocks_not_empty(plan, &mut diagnostics);
     shadowing::check_goto_shadows_next(plan, &mut diagnostics);
     reachability::check_reachable(plan, &facts, &mut diagnostics);
     termination::check_path_to_end(plan, &facts, &mut diagnostics);

@@ -1,0 +1,165 @@
+//! Building providers from their declarations: one match arm per adapter. The adapters that
+//! talk to real backends live in their own files and are wired in here as they land.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::command::CommandProvider;
+use super::env::Environment;
+use super::in_process::InProcess;
+use super::record::{CassetteRecorder, Recording};
+use super::replay::Replay;
+use super::{Provider, ProviderError};
+use crate::ir::{ADAPTERS, ProviderDecl, adapter_info};
+
+/// What building a provider may need from outside the workflow.
+#[derive(Clone, Debug)]
+pub struct ProviderContext<'a> {
+    /// The workflow file's directory: relative cassette and command paths start here.
+    pub workflow_dir: &'a Path,
+    /// The environment atomic was started with; the only source of secrets.
+    pub env: &'a Environment,
+    /// Set by `atomic run --record FILE`: every provider built is wrapped to record into it.
+    pub recorder: Option<Arc<CassetteRecorder>>,
+}
+
+/// Builds the provider `decl` declares.
+///
+/// # Errors
+/// [`ProviderError::Config`]: an unknown adapter, one not built into this atomic yet, or a
+/// misconfigured declaration (missing cassette, command, key…).
+pub fn build(
+    decl: &ProviderDecl,
+    cx: &ProviderContext<'_>,
+) -> Result<Arc<dyn Provider>, ProviderError> {
+    let name = decl.adapter.value.as_str();
+    let provider: Arc<dyn Provider> = match name {
+        "replay" => Arc::new(Replay::from_decl(decl, cx.workflow_dir)?),
+        "command" => Arc::new(CommandProvider::from_decl(decl, cx.env)?),
+        "in-process" => Arc::new(InProcess::from_decl(decl)?),
+        // HTTP adapters (`http` branch): src/providers/{anthropic,openai}.
+        "anthropic" | "openai" => return Err(not_built(name)),
+        // Agent CLI adapters (`agents` branch): src/providers/{claude_code,opencode,copilot}.rs.
+        "claude-code" | "opencode" | "copilot" => return Err(not_built(name)),
+        _ => {
+            return Err(ProviderError::Config {
+                adapter: "provider",
+                message: format!(
+                    "unknown adapter `{name}` for provider `{}`; expected one of {}",
+                    decl.name.value,
+                    ADAPTERS
+                        .iter()
+                        .map(|a| format!("`{}`", a.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    };
+    Ok(match &cx.recorder {
+        Some(recorder) => Arc::new(Recording::new(provider, Arc::clone(recorder))),
+        None => provider,
+    })
+}
+
+fn not_built(name: &str) -> ProviderError {
+    let adapter = adapter_info(name).map_or("provider", |info| info.name);
+    ProviderError::Config {
+        adapter,
+        message: format!("the `{name}` adapter is not built into this atomic yet"),
+    }
+}
+
+/// A declaration with only a name and an adapter, for tests.
+#[cfg(test)]
+pub(crate) fn test_decl(name: &str, adapter: &str) -> ProviderDecl {
+    use crate::source::{Span, Spanned};
+    ProviderDecl {
+        name: Spanned::new(name.to_owned(), Span::default()),
+        adapter: Spanned::new(adapter.to_owned(), Span::default()),
+        model: None,
+        base_url: None,
+        api_key_env: None,
+        cassette: None,
+        command: Vec::new(),
+        options: serde_json::Map::new(),
+        span: Span::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::redact::Redactor;
+
+    fn cx<'a>(dir: &'a Path, env: &'a Environment) -> ProviderContext<'a> {
+        ProviderContext {
+            workflow_dir: dir,
+            env,
+            recorder: None,
+        }
+    }
+
+    #[test]
+    fn builds_the_core_adapters() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.cassette"), "{\"cassette\":1}\n").unwrap();
+        let env = Environment::default();
+        let mut replay = test_decl("r", "replay");
+        replay.cassette = Some(crate::source::Spanned::new(
+            "c.cassette".into(),
+            crate::source::Span::default(),
+        ));
+        let mut command = test_decl("c", "command");
+        command.command = vec![crate::source::Spanned::new(
+            "cat".into(),
+            crate::source::Span::default(),
+        )];
+        for (decl, adapter) in [
+            (replay, "replay"),
+            (command, "command"),
+            (test_decl("i", "in-process"), "in-process"),
+        ] {
+            let provider = build(&decl, &cx(dir.path(), &env)).unwrap();
+            assert_eq!(provider.adapter(), adapter);
+        }
+    }
+
+    #[test]
+    fn unknown_and_unbuilt_adapters_are_config_errors() {
+        let env = Environment::default();
+        let cx = cx(Path::new("."), &env);
+        let error = build(&test_decl("x", "gemini"), &cx).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("unknown adapter `gemini` for provider `x`"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("`replay`"), "{error}");
+        for adapter in ["anthropic", "openai", "claude-code", "opencode", "copilot"] {
+            let error = build(&test_decl("x", adapter), &cx).unwrap_err();
+            assert!(matches!(error, ProviderError::Config { .. }), "{error}");
+        }
+        let error = build(&test_decl("x", "replay"), &cx).unwrap_err();
+        assert!(error.to_string().contains("needs `cassette="), "{error}");
+    }
+
+    #[test]
+    fn a_recorder_wraps_every_provider() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::default();
+        let recorder =
+            CassetteRecorder::create(&dir.path().join("r.cassette"), None, Redactor::new());
+        let cx = ProviderContext {
+            recorder: Some(Arc::new(recorder.unwrap())),
+            ..cx(dir.path(), &env)
+        };
+        let provider = build(&test_decl("i", "in-process"), &cx).unwrap();
+        assert_eq!(provider.adapter(), "in-process");
+        assert!(
+            format!("{provider:?}").starts_with("Recording"),
+            "{provider:?}"
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! The [`Store`] contract as tests, run against every store (`memory.rs`, `sqlite/`).
+
+use serde_json::{Value, json};
+
+use super::{
+    Change, NewRun, PendingWait, RunFilter, RunId, RunStatus, State, StateDelta, StepCommit,
+    StepStatus, Store, StoreError, Timestamp,
+};
+
+/// A run of workflow `flow` with state `{"n": 0, "log": [], "big": <text>}`.
+pub(crate) fn new_run(id: &str, big: &str) -> NewRun {
+    let state = json!({"n": 0, "log": [], "big": big});
+    NewRun {
+        id: RunId::new(id),
+        workflow: "flow".to_owned(),
+        path: "flow.kdl".to_owned(),
+        hash: "h".to_owned(),
+        inputs: json!({"target": "src"}),
+        state: state.as_object().expect("an object").clone(),
+    }
+}
+
+/// Step `seq`: `n` set to `seq`, `seq` appended to `log`, one event.
+pub(crate) fn step(seq: u64) -> StepCommit {
+    let mut delta = StateDelta::new();
+    delta.record("n", Change::Set(json!(seq)), &json!(seq));
+    delta.record(
+        "log",
+        Change::Append {
+            items: vec![json!(seq)],
+            keep_last: None,
+        },
+        &Value::Null,
+    );
+    StepCommit {
+        seq,
+        node_id: format!("node-{}", seq % 2),
+        started_at: Timestamp(1000 + seq),
+        finished_at: Timestamp(1001 + seq),
+        status: StepStatus::Completed,
+        attempts: 1,
+        delta,
+        cursor: json!({"next": seq + 1}),
+        events: vec![json!({"type": "step-finished", "seq": seq})],
+        error: None,
+        run_status: RunStatus::Running,
+        wait: None,
+    }
+}
+
+/// The state after `steps` steps of [`step`].
+pub(crate) fn expected_state(steps: u64, big: &str) -> State {
+    let log: Vec<u64> = (1..=steps).collect();
+    json!({"n": steps, "log": log, "big": big})
+        .as_object()
+        .expect("an object")
+        .clone()
+}
+
+pub(crate) async fn round_trip(store: &dyn Store) {
+    let id = RunId::new("01aaaaaaaaaaaa");
+    store.create_run(new_run(id.as_str(), "x")).await.unwrap();
+    for seq in 1..=5 {
+        store.commit_step(&id, step(seq)).await.unwrap();
+    }
+    let checkpoint = store.checkpoint(&id).await.unwrap();
+    assert_eq!(checkpoint.seq, 5);
+    assert_eq!(checkpoint.state, expected_state(5, "x"));
+    assert_eq!(checkpoint.cursor, Some(json!({"next": 6})));
+    assert_eq!(checkpoint.run.status, RunStatus::Running);
+    assert_eq!(checkpoint.run.inputs, json!({"target": "src"}));
+    for upto in 0..=5 {
+        assert_eq!(
+            store.load_state(&id, upto).await.unwrap(),
+            expected_state(upto, "x")
+        );
+    }
+    let detail = store.run_detail(&id).await.unwrap();
+    assert_eq!(detail.steps.len(), 5);
+    assert_eq!(detail.steps[2], {
+        let s = step(3);
+        super::StepRecord {
+            seq: 3,
+            node_id: s.node_id,
+            started_at: s.started_at,
+            finished_at: s.finished_at,
+            status: s.status,
+            attempts: 1,
+            delta: s.delta,
+            cursor: s.cursor,
+            error: None,
+        }
+    });
+    let seqs: Vec<(u64, u64)> = detail.events.iter().map(|e| (e.seq, e.step)).collect();
+    assert_eq!(seqs, [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]);
+    assert_eq!(
+        detail.events[4].event,
+        json!({"type": "step-finished", "seq": 5})
+    );
+}
+
+pub(crate) async fn out_of_order_steps_conflict(store: &dyn Store) {
+    let id = RunId::new("01bbbbbbbbbbbb");
+    store.create_run(new_run(id.as_str(), "")).await.unwrap();
+    store.commit_step(&id, step(1)).await.unwrap();
+    let error = store.commit_step(&id, step(1)).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            StoreError::Conflict {
+                expected: 2,
+                got: 1,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let error = store.commit_step(&id, step(3)).await.unwrap_err();
+    assert!(matches!(
+        error,
+        StoreError::Conflict {
+            expected: 2,
+            got: 3,
+            ..
+        }
+    ));
+    assert_eq!(
+        store.checkpoint(&id).await.unwrap().seq,
+        1,
+        "nothing half-written"
+    );
+    let missing = RunId::new("nope");
+    assert!(matches!(
+        store.commit_step(&missing, step(1)).await,
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+/// Many steps over a state with a large constant field: reconstruction at every point
+/// equals replaying all deltas, whichever snapshot it starts from.
+pub(crate) async fn snapshots_and_deltas_reconstruct(store: &dyn Store, steps: u64) {
+    let id = RunId::new("01cccccccccccc");
+    let big = "b".repeat(2000);
+    store.create_run(new_run(id.as_str(), &big)).await.unwrap();
+    for seq in 1..=steps {
+        store.commit_step(&id, step(seq)).await.unwrap();
+    }
+    for upto in [0, 1, steps / 3, steps / 2, steps - 1, steps, steps + 10] {
+        let state = store.load_state(&id, upto).await.unwrap();
+        assert_eq!(state, expected_state(upto.min(steps), &big), "upto {upto}");
+    }
+    assert_eq!(
+        store.checkpoint(&id).await.unwrap().state,
+        expected_state(steps, &big)
+    );
+}
+
+pub(crate) async fn pause_fail_and_list(store: &dyn Store) {
+    let paused = RunId::new("01dddddddddddd");
+    let failed = RunId::new("01eeeeeeeeeeee");
+    store
+        .create_run(new_run(paused.as_str(), ""))
+        .await
+        .unwrap();
+    store
+        .create_run(new_run(failed.as_str(), ""))
+        .await
+        .unwrap();
+    let wait = PendingWait {
+        node_id: "approve".to_owned(),
+        prompt: "Ship it?".to_owned(),
+        answer: "yes-no".to_owned(),
+        choices: Vec::new(),
+        schema: None,
+    };
+    let mut pause = step(1);
+    pause.status = StepStatus::Waiting;
+    pause.run_status = RunStatus::Paused;
+    pause.wait = Some(wait.clone());
+    store.commit_step(&paused, pause).await.unwrap();
+    assert_eq!(store.run(&paused).await.unwrap().wait, Some(wait));
+
+    let mut fail = step(1);
+    fail.status = StepStatus::Failed;
+    fail.error = Some("`review` failed: boom".to_owned());
+    fail.run_status = RunStatus::Failed;
+    store.commit_step(&failed, fail).await.unwrap();
+    let record = store.run(&failed).await.unwrap();
+    assert_eq!(
+        (record.status, record.error.as_deref()),
+        (RunStatus::Failed, Some("`review` failed: boom"))
+    );
+
+    let all = store.list_runs(&RunFilter::default()).await.unwrap();
+    let ids: Vec<&str> = all.iter().map(|run| run.id.as_str()).collect();
+    assert_eq!(ids, ["01eeeeeeeeeeee", "01dddddddddddd"], "newest first");
+    assert_eq!(all[0].steps, 1);
+    let filter = RunFilter {
+        status: Some(RunStatus::Paused),
+        ..RunFilter::default()
+    };
+    assert_eq!(store.list_runs(&filter).await.unwrap().len(), 1);
+    let limited = RunFilter {
+        limit: Some(1),
+        ..RunFilter::default()
+    };
+    assert_eq!(store.list_runs(&limited).await.unwrap()[0].id, failed);
+
+    // Answering the wait: the next commit clears it.
+    let mut answer = step(2);
+    answer.node_id = "approve".to_owned();
+    store.commit_step(&paused, answer).await.unwrap();
+    assert_eq!(store.run(&paused).await.unwrap().wait, None);
+    store
+        .set_status(&paused, RunStatus::Completed, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.run(&paused).await.unwrap().status,
+        RunStatus::Completed
+    );
+
+    store
+        .log_events(&paused, vec![json!({"type": "run-finished"})])
+        .await
+        .unwrap();
+    let events = store.run_detail(&paused).await.unwrap().events;
+    assert_eq!((events.len(), events[2].step, events[2].seq), (3, 0, 3));
+}
+
+pub(crate) async fn resolves_prefixes_and_deletes(store: &dyn Store) {
+    store
+        .create_run(new_run("01ffaaaaaaaaaa", ""))
+        .await
+        .unwrap();
+    store
+        .create_run(new_run("01ffbbbbbbbbbb", ""))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.resolve("01ffa").await.unwrap().as_str(),
+        "01ffaaaaaaaaaa"
+    );
+    assert_eq!(
+        store.resolve("01ffbbbbbbbbbb").await.unwrap().as_str(),
+        "01ffbbbbbbbbbb"
+    );
+    assert!(matches!(
+        store.resolve("01ff").await,
+        Err(StoreError::Ambiguous { .. })
+    ));
+    assert!(matches!(
+        store.resolve("zz").await,
+        Err(StoreError::NotFound(_))
+    ));
+    let id = RunId::new("01ffaaaaaaaaaa");
+    store.commit_step(&id, step(1)).await.unwrap();
+    store.delete_run(&id).await.unwrap();
+    assert!(matches!(store.run(&id).await, Err(StoreError::NotFound(_))));
+    assert_eq!(
+        store.resolve("01ff").await.unwrap().as_str(),
+        "01ffbbbbbbbbbb"
+    );
+}

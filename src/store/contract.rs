@@ -1,0 +1,67 @@
+//! The [`Store`] trait: what the runtime and the CLI ask of a checkpoint store.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::Value;
+
+use super::{
+    Checkpoint, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
+    StoreError,
+};
+
+/// The future a store operation returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// A checkpoint store: runs, their steps (as state deltas), events and pending waits.
+///
+/// Contract:
+/// - [`commit_step`](Store::commit_step) is atomic (step, events and run status together) and
+///   durable at the store's durability level when its future resolves; the runtime starts
+///   the next step only after that.
+/// - Steps are numbered 1, 2, … per run; out-of-order commits fail with
+///   [`StoreError::Conflict`] (another process is driving the run).
+/// - The state after step `n` is the [`NewRun::state`] with the deltas of steps 1..=n
+///   applied; stores keep periodic snapshots so this is cheap to load.
+/// - Operations on one store from one task complete in the order they were issued.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// Records a new run (status `running`) and its initial state.
+    fn create_run(&self, run: NewRun) -> StoreFuture<'_, ()>;
+
+    /// Commits one finished step with its events and the run's new status.
+    fn commit_step<'a>(&'a self, run: &'a RunId, step: StepCommit) -> StoreFuture<'a, ()>;
+
+    /// Appends events outside a step (run start, cancellation), durably.
+    fn log_events<'a>(&'a self, run: &'a RunId, events: Vec<Value>) -> StoreFuture<'a, ()>;
+
+    /// Sets the run's status without a step (finished, cancelled, failed before a step);
+    /// `error` replaces the run's error. Clears a pending wait unless `status` is `Paused`.
+    fn set_status<'a>(
+        &'a self,
+        run: &'a RunId,
+        status: RunStatus,
+        error: Option<String>,
+    ) -> StoreFuture<'a, ()>;
+
+    /// The run, its state after the last committed step, and that step's cursor.
+    fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint>;
+
+    /// The state after step `upto_seq` (0: the initial state); a later `upto_seq` than the
+    /// last step gives the latest state.
+    fn load_state<'a>(&'a self, run: &'a RunId, upto_seq: u64) -> StoreFuture<'a, State>;
+
+    /// The run with this id.
+    fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunRecord>;
+
+    /// The one run whose id is or starts with `prefix` (people type prefixes).
+    fn resolve<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, RunId>;
+
+    /// Runs, newest first (`atomic runs`).
+    fn list_runs<'a>(&'a self, filter: &'a RunFilter) -> StoreFuture<'a, Vec<RunRecord>>;
+
+    /// A run with its steps and events (`atomic runs show`).
+    fn run_detail<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunDetail>;
+
+    /// Deletes a run and its history.
+    fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()>;
+}

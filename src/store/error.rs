@@ -1,0 +1,71 @@
+//! Why a store operation failed.
+
+/// A store failure. Messages name the run and what to do where there is something to do.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No run has this id (or no run starts with this prefix).
+    #[error("no run `{0}`")]
+    NotFound(String),
+    /// A run with this id exists already.
+    #[error("run `{0}` already exists")]
+    AlreadyExists(String),
+    /// A prefix matched more than one run.
+    #[error("run id `{prefix}` is ambiguous: it matches {}", matches.join(", "))]
+    Ambiguous {
+        /// What was given.
+        prefix: String,
+        /// The first few ids it matches.
+        matches: Vec<String>,
+    },
+    /// A step was committed out of order: another process is probably driving this run.
+    #[error("run `{run}` expected step {expected} but step {got} was committed")]
+    Conflict {
+        /// The run.
+        run: String,
+        /// The next sequence number the store expected.
+        expected: u64,
+        /// The sequence number given.
+        got: u64,
+    },
+    /// The database file could not be created, opened or written.
+    #[error("checkpoint store `{path}`: {message}")]
+    Io {
+        /// The database file.
+        path: String,
+        /// The cause.
+        message: String,
+    },
+    /// SQLite reported an error.
+    #[error("checkpoint store: {0}")]
+    Sqlite(String),
+    /// The database was written by a newer atomic.
+    #[error(
+        "checkpoint store `{path}` has schema version {found}, newer than this atomic understands ({supported}); upgrade atomic"
+    )]
+    TooNew {
+        /// The database file.
+        path: String,
+        /// Its `user_version`.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// Stored data does not decode (hand-edited or damaged database).
+    #[error("run `{run}` has corrupt checkpoint data: {message}")]
+    Corrupt {
+        /// The run.
+        run: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The store's worker thread has stopped.
+    #[error("checkpoint store is closed")]
+    Closed,
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        Self::Sqlite(error.to_string())
+    }
+}

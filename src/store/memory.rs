@@ -1,0 +1,347 @@
+//! [`MemoryStore`]: the [`Store`] contract without persistence (`--store memory`), for tests
+//! and benchmarks. Same checks and snapshot policy as the SQLite store; nothing survives
+//! the process.
+
+use std::collections::HashMap;
+use std::future::ready;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+
+use super::snapshot::LiveState;
+use super::{
+    Checkpoint, EventRecord, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus,
+    SnapshotPolicy, State, StepCommit, StepRecord, Store, StoreError, StoreFuture, Timestamp,
+};
+
+/// An in-memory store. Cloning shares the same data.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryStore {
+    runs: Arc<Mutex<HashMap<RunId, MemoryRun>>>,
+    policy: SnapshotPolicy,
+}
+
+#[derive(Debug)]
+struct MemoryRun {
+    record: RunRecord,
+    steps: Vec<StepRecord>,
+    events: Vec<EventRecord>,
+    /// (step, state after it), ascending; the first is the initial state at 0.
+    snapshots: Vec<(u64, Arc<State>)>,
+    live: LiveState,
+}
+
+impl MemoryStore {
+    /// An empty store with the default snapshot policy.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty store with this snapshot policy.
+    #[must_use]
+    pub fn with_policy(policy: SnapshotPolicy) -> Self {
+        Self {
+            runs: Arc::default(),
+            policy,
+        }
+    }
+
+    /// How many snapshots `run` has (the initial state counts), for tests.
+    #[must_use]
+    pub fn snapshot_count(&self, run: &RunId) -> usize {
+        self.lock().get(run).map_or(0, |data| data.snapshots.len())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<RunId, MemoryRun>> {
+        // A panic while holding the lock cannot leave a run half-updated in a way later
+        // calls depend on more than the data itself, so a poisoned lock is recovered.
+        self.runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn with_run<T>(
+        &self,
+        run: &RunId,
+        f: impl FnOnce(&mut MemoryRun) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut runs = self.lock();
+        let data = runs
+            .get_mut(run)
+            .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
+        f(data)
+    }
+
+    fn create(&self, new: NewRun) -> Result<(), StoreError> {
+        let mut runs = self.lock();
+        if runs.contains_key(&new.id) {
+            return Err(StoreError::Sqlite(format!(
+                "run `{}` already exists",
+                new.id
+            )));
+        }
+        let now = Timestamp::now();
+        let bytes = serde_json::to_string(&new.state).map_or(0, |text| text.len());
+        let record = RunRecord {
+            id: new.id.clone(),
+            workflow: new.workflow,
+            path: new.path,
+            hash: new.hash,
+            inputs: new.inputs,
+            status: RunStatus::Running,
+            created_at: now,
+            updated_at: now,
+            steps: 0,
+            error: None,
+            wait: None,
+        };
+        let snapshots = vec![(0, Arc::new(new.state.clone()))];
+        let live = LiveState::from_snapshot(new.state, 0, bytes);
+        let run = MemoryRun {
+            record,
+            steps: Vec::new(),
+            events: Vec::new(),
+            snapshots,
+            live,
+        };
+        runs.insert(new.id, run);
+        Ok(())
+    }
+
+    fn commit(&self, run: &RunId, step: StepCommit) -> Result<(), StoreError> {
+        let policy = self.policy;
+        self.with_run(run, |data| {
+            let expected = data.record.steps + 1;
+            if step.seq != expected {
+                return Err(StoreError::Conflict {
+                    run: run.to_string(),
+                    expected,
+                    got: step.seq,
+                });
+            }
+            let delta_bytes = step.delta.to_json().len();
+            let due = data
+                .live
+                .advance(step.seq, &step.delta, delta_bytes, policy)
+                .map_err(|error| corrupt(run, &error))?;
+            if due {
+                data.snapshots
+                    .push((step.seq, Arc::new(data.live.state.clone())));
+                let bytes = serde_json::to_string(&data.live.state).map_or(0, |text| text.len());
+                data.live.snapshotted(bytes);
+            }
+            push_events(data, step.seq, step.events);
+            let record = &mut data.record;
+            record.steps = step.seq;
+            record.status = step.run_status;
+            record.updated_at = Timestamp::now();
+            if step.run_status == RunStatus::Failed {
+                record.error.clone_from(&step.error);
+            }
+            record.wait = if step.run_status == RunStatus::Paused {
+                step.wait
+            } else {
+                None
+            };
+            data.steps.push(StepRecord {
+                seq: step.seq,
+                node_id: step.node_id,
+                started_at: step.started_at,
+                finished_at: step.finished_at,
+                status: step.status,
+                attempts: step.attempts,
+                delta: step.delta,
+                cursor: step.cursor,
+                error: step.error,
+            });
+            Ok(())
+        })
+    }
+
+    fn state_at(&self, run: &RunId, upto: u64) -> Result<State, StoreError> {
+        self.with_run(run, |data| {
+            if upto >= data.live.seq {
+                return Ok(data.live.state.clone());
+            }
+            let (base_seq, base) = data
+                .snapshots
+                .iter()
+                .rev()
+                .find(|(seq, _)| *seq <= upto)
+                .expect("the initial snapshot at step 0 is always present");
+            let mut state = State::clone(base);
+            for step in data
+                .steps
+                .iter()
+                .filter(|s| s.seq > *base_seq && s.seq <= upto)
+            {
+                step.delta
+                    .apply(&mut state)
+                    .map_err(|error| corrupt(run, &error))?;
+            }
+            Ok(state)
+        })
+    }
+
+    fn resolve_prefix(&self, prefix: &str) -> Result<RunId, StoreError> {
+        let runs = self.lock();
+        let exact = RunId::new(prefix);
+        if runs.contains_key(&exact) {
+            return Ok(exact);
+        }
+        let mut matches: Vec<&RunId> = runs
+            .keys()
+            .filter(|id| id.as_str().starts_with(prefix))
+            .collect();
+        matches.sort();
+        match matches.as_slice() {
+            [] => Err(StoreError::NotFound(prefix.to_owned())),
+            [one] => Ok((*one).clone()),
+            many => Err(StoreError::Ambiguous {
+                prefix: prefix.to_owned(),
+                matches: many.iter().take(5).map(ToString::to_string).collect(),
+            }),
+        }
+    }
+}
+
+fn corrupt(run: &RunId, error: &impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        run: run.to_string(),
+        message: error.to_string(),
+    }
+}
+
+fn push_events(data: &mut MemoryRun, step: u64, events: Vec<Value>) {
+    for event in events {
+        let seq = data.events.len() as u64 + 1;
+        data.events.push(EventRecord { seq, step, event });
+    }
+}
+
+impl Store for MemoryStore {
+    fn create_run(&self, run: NewRun) -> StoreFuture<'_, ()> {
+        Box::pin(ready(self.create(run)))
+    }
+
+    fn commit_step<'a>(&'a self, run: &'a RunId, step: StepCommit) -> StoreFuture<'a, ()> {
+        Box::pin(ready(self.commit(run, step)))
+    }
+
+    fn log_events<'a>(&'a self, run: &'a RunId, events: Vec<Value>) -> StoreFuture<'a, ()> {
+        Box::pin(ready(self.with_run(run, |data| {
+            push_events(data, 0, events);
+            Ok(())
+        })))
+    }
+
+    fn set_status<'a>(
+        &'a self,
+        run: &'a RunId,
+        status: RunStatus,
+        error: Option<String>,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(ready(self.with_run(run, |data| {
+            data.record.status = status;
+            data.record.error = error;
+            data.record.updated_at = Timestamp::now();
+            if status != RunStatus::Paused {
+                data.record.wait = None;
+            }
+            Ok(())
+        })))
+    }
+
+    fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint> {
+        Box::pin(ready(self.with_run(run, |data| {
+            Ok(Checkpoint {
+                run: data.record.clone(),
+                seq: data.live.seq,
+                state: data.live.state.clone(),
+                cursor: data.steps.last().map(|step| step.cursor.clone()),
+            })
+        })))
+    }
+
+    fn load_state<'a>(&'a self, run: &'a RunId, upto_seq: u64) -> StoreFuture<'a, State> {
+        Box::pin(ready(self.state_at(run, upto_seq)))
+    }
+
+    fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunRecord> {
+        Box::pin(ready(self.with_run(run, |data| Ok(data.record.clone()))))
+    }
+
+    fn resolve<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, RunId> {
+        Box::pin(ready(self.resolve_prefix(prefix)))
+    }
+
+    fn list_runs<'a>(&'a self, filter: &'a RunFilter) -> StoreFuture<'a, Vec<RunRecord>> {
+        let mut runs: Vec<RunRecord> = self
+            .lock()
+            .values()
+            .map(|data| data.record.clone())
+            .filter(|record| filter.matches(record))
+            .collect();
+        runs.sort_by(|a, b| b.id.cmp(&a.id));
+        runs.truncate(filter.limit.unwrap_or(usize::MAX));
+        Box::pin(ready(Ok(runs)))
+    }
+
+    fn run_detail<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunDetail> {
+        Box::pin(ready(self.with_run(run, |data| {
+            Ok(RunDetail {
+                run: data.record.clone(),
+                steps: data.steps.clone(),
+                events: data.events.clone(),
+            })
+        })))
+    }
+
+    fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()> {
+        let removed = self.lock().remove(run);
+        Box::pin(ready(
+            removed
+                .map(drop)
+                .ok_or_else(|| StoreError::NotFound(run.to_string())),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::conformance;
+    use super::*;
+
+    #[tokio::test]
+    async fn round_trip() {
+        conformance::round_trip(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn out_of_order_steps_conflict() {
+        conformance::out_of_order_steps_conflict(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn snapshots_and_deltas_reconstruct() {
+        let policy = SnapshotPolicy {
+            every_steps: 7,
+            min_bytes: 0,
+        };
+        let store = MemoryStore::with_policy(policy);
+        conformance::snapshots_and_deltas_reconstruct(&store, 50).await;
+        let snapshots = store.snapshot_count(&RunId::new("01cccccccccccc"));
+        assert!((2..=8).contains(&snapshots), "{snapshots} snapshots");
+    }
+
+    #[tokio::test]
+    async fn pause_fail_and_list() {
+        conformance::pause_fail_and_list(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn resolves_prefixes_and_deletes() {
+        conformance::resolves_prefixes_and_deletes(&MemoryStore::new()).await;
+    }
+}

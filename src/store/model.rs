@@ -1,0 +1,310 @@
+//! The records a store keeps: runs, steps, events, pending waits. Payloads the runtime owns
+//! (inputs, cursors, events) are plain JSON, so the store knows nothing of runtime internals.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{RunId, State, StateDelta};
+
+/// Milliseconds since the Unix epoch.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Timestamp(pub u64);
+
+impl Timestamp {
+    /// The current wall-clock time.
+    #[must_use]
+    pub fn now() -> Self {
+        Self(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_millis() as u64),
+        )
+    }
+
+    /// Milliseconds from `earlier` to `self` (0 if `earlier` is later).
+    #[must_use]
+    pub fn millis_since(self, earlier: Timestamp) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+/// Where a run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Started and not finished (or crashed: a running run nobody drives can be resumed).
+    Running,
+    /// Stopped at a `wait`, see [`RunRecord::wait`].
+    Paused,
+    /// Reached the end.
+    Completed,
+    /// Stopped by an error, see [`RunRecord::error`].
+    Failed,
+    /// Stopped by Ctrl-C or a limit.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// The stored spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the stored spelling.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Running,
+            Self::Paused,
+            Self::Completed,
+            Self::Failed,
+            Self::Cancelled,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
+    }
+
+    /// Whether the run can be continued with `atomic resume`.
+    #[must_use]
+    pub fn is_resumable(self) -> bool {
+        matches!(self, Self::Running | Self::Paused | Self::Cancelled)
+    }
+}
+
+/// How a step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepStatus {
+    /// Done; its delta is applied.
+    Completed,
+    /// Failed after its attempts; its delta (usually empty, or `on-error` fallbacks) applies.
+    Failed,
+    /// Skipped by `on-error "skip"`; its delta holds the fallback writes.
+    Skipped,
+    /// A `wait` that paused the run; the answer arrives as a later step.
+    Waiting,
+}
+
+impl StepStatus {
+    /// The stored spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+            Self::Waiting => "waiting",
+        }
+    }
+
+    /// Parses the stored spelling.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Completed, Self::Failed, Self::Skipped, Self::Waiting]
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// What `atomic run` knows when a run starts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewRun {
+    /// The id; [`RunId::generate`] unless the caller needs a fixed one.
+    pub id: RunId,
+    /// `workflow "<name>"`.
+    pub workflow: String,
+    /// The workflow file as given (or the discovered name's file).
+    pub path: String,
+    /// A hash of the workflow file's content, to warn when resuming an edited workflow.
+    pub hash: String,
+    /// The inputs, as a JSON object.
+    pub inputs: Value,
+    /// The state before the first step (defaults and inputs applied): stored as the
+    /// snapshot at sequence 0.
+    pub state: State,
+}
+
+/// A `wait` the run is paused at: what to ask and what answer is acceptable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingWait {
+    /// The `wait` node's id.
+    pub node_id: String,
+    /// The rendered prompt.
+    pub prompt: String,
+    /// The `answer=` type's KDL spelling (`yes-no`, `string`, `choice`, `json`, …).
+    pub answer: String,
+    /// The choices, for `choice` answers.
+    pub choices: Vec<WaitChoice>,
+    /// The JSON Schema file of a `json` answer, resolved to a path.
+    pub schema: Option<String>,
+}
+
+/// One choice of a [`PendingWait`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitChoice {
+    /// The answer's value when chosen.
+    pub value: String,
+    /// What the person sees.
+    pub label: Option<String>,
+}
+
+/// One finished step, committed atomically with its events and the run's new status.
+///
+/// Steps are numbered from 1, consecutively per run; committing any other number than the
+/// next fails with [`StoreError::Conflict`](super::StoreError::Conflict).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepCommit {
+    /// The step's sequence number.
+    pub seq: u64,
+    /// The node that ran.
+    pub node_id: String,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it finished.
+    pub finished_at: Timestamp,
+    /// How it ended.
+    pub status: StepStatus,
+    /// Attempts made (1 without retries).
+    pub attempts: u32,
+    /// The fields it changed.
+    pub delta: StateDelta,
+    /// Opaque continuation data: where the runtime goes next, loop counters, route counts.
+    pub cursor: Value,
+    /// Events to keep in the run's log, in order.
+    pub events: Vec<Value>,
+    /// The error of a failed step (and of the run, when `run_status` is `Failed`).
+    pub error: Option<String>,
+    /// The run's status after this step.
+    pub run_status: RunStatus,
+    /// The wait the run paused at, when `run_status` is `Paused`. Cleared by any commit
+    /// with another status.
+    pub wait: Option<PendingWait>,
+}
+
+/// A run as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The id.
+    pub id: RunId,
+    /// `workflow "<name>"`.
+    pub workflow: String,
+    /// The workflow file.
+    pub path: String,
+    /// The workflow file's content hash when the run started.
+    pub hash: String,
+    /// The inputs.
+    pub inputs: Value,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+    /// Steps committed (the last step's sequence number).
+    pub steps: u64,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The wait it is paused at.
+    pub wait: Option<PendingWait>,
+}
+
+impl RunRecord {
+    /// Wall-clock time from creation to the last change.
+    #[must_use]
+    pub fn duration_millis(&self) -> u64 {
+        self.updated_at.millis_since(self.created_at)
+    }
+}
+
+/// Everything `atomic resume` needs: the run, its state after the last committed step, and
+/// that step's cursor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The run.
+    pub run: RunRecord,
+    /// The last committed step's number (0: none yet).
+    pub seq: u64,
+    /// The state after it.
+    pub state: State,
+    /// Its cursor (`None` when no step was committed).
+    pub cursor: Option<Value>,
+}
+
+/// One step as stored, for `atomic runs show`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Sequence number.
+    pub seq: u64,
+    /// The node.
+    pub node_id: String,
+    /// When it started.
+    pub started_at: Timestamp,
+    /// When it finished.
+    pub finished_at: Timestamp,
+    /// How it ended.
+    pub status: StepStatus,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The fields it changed.
+    pub delta: StateDelta,
+    /// Its cursor.
+    pub cursor: Value,
+    /// Its error.
+    pub error: Option<String>,
+}
+
+/// One logged event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// Position in the run's log, from 1.
+    pub seq: u64,
+    /// The step it was committed with (0: logged outside a step).
+    pub step: u64,
+    /// The event.
+    pub event: Value,
+}
+
+/// A run with its history, for `atomic runs show`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunDetail {
+    /// The run.
+    pub run: RunRecord,
+    /// Its steps, in order.
+    pub steps: Vec<StepRecord>,
+    /// Its event log, in order.
+    pub events: Vec<EventRecord>,
+}
+
+/// Which runs `atomic runs` lists: newest first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunFilter {
+    /// Only runs of this workflow name.
+    pub workflow: Option<String>,
+    /// Only runs with this status.
+    pub status: Option<RunStatus>,
+    /// At most this many (all when `None`).
+    pub limit: Option<usize>,
+}
+
+impl RunFilter {
+    /// Whether `run` passes the filter (limit aside).
+    #[must_use]
+    pub fn matches(&self, run: &RunRecord) -> bool {
+        self.workflow
+            .as_ref()
+            .is_none_or(|name| *name == run.workflow)
+            && self.status.is_none_or(|status| status == run.status)
+    }
+}

@@ -1,0 +1,133 @@
+//! Opening the database file: where it lives, its permissions, and the connection settings
+//! that make commits durable.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::schema;
+use crate::store::{SnapshotPolicy, StoreError};
+
+/// The database file under a project directory.
+pub const DB_PATH: &str = ".atomic/atomic.db";
+
+/// What survives a crash.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// A committed step survives a crash of the process (kill -9) at any instant, not
+    /// necessarily a power loss (WAL, `synchronous=NORMAL`). The default.
+    #[default]
+    Process,
+    /// A committed step also survives power loss: fsync per commit (`synchronous=FULL`,
+    /// `--durability full`).
+    Full,
+}
+
+/// How a [`SqliteStore`](super::SqliteStore) is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// What survives a crash.
+    pub durability: Durability,
+    /// How long a write waits for another process holding the database.
+    pub busy_timeout: Duration,
+    /// When full-state snapshots are written.
+    pub snapshots: SnapshotPolicy,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            durability: Durability::Process,
+            busy_timeout: Duration::from_secs(5),
+            snapshots: SnapshotPolicy::default(),
+        }
+    }
+}
+
+/// Creates (mode 0700 / 0600 on Unix) or opens the database at `path`, configures the
+/// connection and migrates the schema.
+pub(super) fn open(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
+    let io = |error: std::io::Error| StoreError::Io {
+        path: path.display().to_string(),
+        message: error.to_string(),
+    };
+    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        create_private_dir(dir).map_err(io)?;
+    }
+    create_private_file(path).map_err(io)?;
+    let mut conn = Connection::open(path)?;
+    conn.busy_timeout(options.busy_timeout)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Io {
+            path: path.display().to_string(),
+            message: format!("cannot use write-ahead logging (journal mode is `{mode}`)"),
+        });
+    }
+    let synchronous = match options.durability {
+        Durability::Process => "NORMAL",
+        Durability::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", synchronous)?;
+    // Keep the WAL file from staying large after a checkpoint.
+    conn.pragma_update(None, "journal_size_limit", 4 * 1024 * 1024)?;
+    schema::migrate(&mut conn, &path.display().to_string())?;
+    Ok(conn)
+}
+
+/// The database file of a project: `<project>/.atomic/atomic.db`.
+#[must_use]
+pub fn project_db_path(project: &Path) -> PathBuf {
+    project.join(DB_PATH)
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(dir)
+}
+
+/// Creates the file with mode 0600 (SQLite gives its `-wal` and `-shm` files the same
+/// mode), or tightens an existing one readable by others: checkpoints hold prompts,
+/// replies and inputs.
+#[cfg(unix)]
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)?;
+    let mut permissions = file.metadata()?.permissions();
+    if permissions.mode() & 0o077 != 0 {
+        permissions.set_mode(permissions.mode() & 0o700);
+        file.set_permissions(permissions)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map(drop)
+}

@@ -1,0 +1,171 @@
+//! Reads: checkpoints, states at a step, run listings and histories.
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::Value;
+
+use super::db::Db;
+use super::rows::{self, RUN_COLUMNS, STEP_COLUMNS};
+use crate::store::snapshot::LiveState;
+use crate::store::{
+    Checkpoint, EventRecord, RunDetail, RunFilter, RunId, RunRecord, State, StateDelta, StoreError,
+};
+
+impl Db {
+    pub(super) fn run(&self, run: &RunId) -> Result<RunRecord, StoreError> {
+        run_record(&self.conn, run)
+    }
+
+    pub(super) fn checkpoint(&mut self, run: &RunId) -> Result<Checkpoint, StoreError> {
+        let record = run_record(&self.conn, run)?;
+        let seq = record.steps;
+        let state = match self.live.get(run) {
+            Some(live) if live.seq == seq => live.state.clone(),
+            _ => {
+                let state = state_at(&self.conn, run, seq)?;
+                let bytes = serde_json::to_string(&state).map_or(0, |text| text.len());
+                // Resuming commits next: count deltas from here, as if just snapshotted.
+                self.live.insert(
+                    run.clone(),
+                    LiveState::from_snapshot(state.clone(), seq, bytes),
+                );
+                state
+            }
+        };
+        let cursor = if seq == 0 {
+            None
+        } else {
+            let text: String = self
+                .conn
+                .prepare_cached("SELECT cursor FROM steps WHERE run_id = ?1 AND seq = ?2")?
+                .query_row(rusqlite::params![run.as_str(), seq as i64], |row| {
+                    row.get(0)
+                })?;
+            Some(rows::json(run.as_str(), &text)?)
+        };
+        Ok(Checkpoint {
+            run: record,
+            seq,
+            state,
+            cursor,
+        })
+    }
+
+    pub(super) fn load_state(&self, run: &RunId, upto: u64) -> Result<State, StoreError> {
+        let last = run_record(&self.conn, run)?.steps;
+        let upto = upto.min(last);
+        match self.live.get(run) {
+            Some(live) if live.seq == upto => Ok(live.state.clone()),
+            _ => state_at(&self.conn, run, upto),
+        }
+    }
+
+    pub(super) fn resolve(&self, prefix: &str) -> Result<RunId, StoreError> {
+        let mut matches: Vec<String> = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1
+                 ORDER BY (id = ?1) DESC, id LIMIT 6",
+            )?
+            .query_map([prefix], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        match matches.as_slice() {
+            [] => Err(StoreError::NotFound(prefix.to_owned())),
+            [first, ..] if first == prefix => Ok(RunId::new(first.clone())),
+            [_] => Ok(RunId::new(matches.remove(0))),
+            _ => Err(StoreError::Ambiguous {
+                prefix: prefix.to_owned(),
+                matches,
+            }),
+        }
+    }
+
+    pub(super) fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
+        let limit = filter.limit.map_or(-1, |limit| limit as i64);
+        let rows: Vec<rows::RunRow> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs
+                 WHERE (?1 IS NULL OR workflow = ?1) AND (?2 IS NULL OR status = ?2)
+                 ORDER BY id DESC LIMIT ?3"
+            ))?
+            .query_map(
+                rusqlite::params![filter.workflow, filter.status.map(|s| s.as_str()), limit],
+                rows::run_row,
+            )?
+            .collect::<Result<_, _>>()?;
+        rows.into_iter().map(rows::run_record).collect()
+    }
+
+    pub(super) fn run_detail(&self, run: &RunId) -> Result<RunDetail, StoreError> {
+        let record = run_record(&self.conn, run)?;
+        let steps: Vec<rows::StepRow> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {STEP_COLUMNS} FROM steps WHERE run_id = ?1 ORDER BY seq"
+            ))?
+            .query_map([run.as_str()], rows::step_row)?
+            .collect::<Result<_, _>>()?;
+        let steps = steps
+            .into_iter()
+            .map(|row| rows::step_record(run, row))
+            .collect::<Result<_, _>>()?;
+        let events: Vec<(i64, String)> = self
+            .conn
+            .prepare_cached("SELECT step, event FROM events WHERE run_id = ?1 ORDER BY id")?
+            .query_map([run.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let events = events
+            .into_iter()
+            .enumerate()
+            .map(|(index, (step, text))| {
+                let event: Value = rows::json(run.as_str(), &text)?;
+                Ok(EventRecord {
+                    seq: index as u64 + 1,
+                    step: step as u64,
+                    event,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(RunDetail {
+            run: record,
+            steps,
+            events,
+        })
+    }
+}
+
+fn run_record(conn: &Connection, run: &RunId) -> Result<RunRecord, StoreError> {
+    let row = conn
+        .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?
+        .query_row([run.as_str()], rows::run_row)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
+    rows::run_record(row)
+}
+
+/// The state after step `upto`: the latest snapshot at or before it, then later deltas.
+pub(super) fn state_at(conn: &Connection, run: &RunId, upto: u64) -> Result<State, StoreError> {
+    let (base, text): (i64, String) = conn
+        .prepare_cached(
+            "SELECT seq, state FROM snapshots WHERE run_id = ?1 AND seq <= ?2
+             ORDER BY seq DESC LIMIT 1",
+        )?
+        .query_row(rusqlite::params![run.as_str(), upto as i64], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
+    let mut state: State = rows::json(run.as_str(), &text)?;
+    let mut deltas = conn.prepare_cached(
+        "SELECT delta FROM steps WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+    )?;
+    let mut found = deltas.query(rusqlite::params![run.as_str(), base, upto as i64])?;
+    while let Some(row) = found.next()? {
+        let text: String = row.get(0)?;
+        let delta: StateDelta = rows::json(run.as_str(), &text)?;
+        delta
+            .apply(&mut state)
+            .map_err(|error| rows::corrupt(run.as_str(), error.to_string()))?;
+    }
+    Ok(state)
+}

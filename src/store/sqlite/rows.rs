@@ -1,0 +1,125 @@
+//! Decoding rows into the store's records. Stored JSON that does not decode is reported as
+//! [`StoreError::Corrupt`], naming the run.
+
+use rusqlite::Row;
+use serde::de::DeserializeOwned;
+
+use crate::store::{RunId, RunRecord, RunStatus, StepRecord, StepStatus, StoreError, Timestamp};
+
+/// The columns [`run_record`] reads, in order.
+pub(super) const RUN_COLUMNS: &str =
+    "id, workflow, path, hash, inputs, status, created_at, updated_at, last_seq, error, wait";
+
+/// The columns [`step_record`] reads, in order.
+pub(super) const STEP_COLUMNS: &str =
+    "seq, node_id, started_at, finished_at, status, attempts, delta, cursor, error";
+
+/// Raw columns of a run, decoded after the statement is done.
+pub(super) type RunRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    Option<String>,
+    Option<String>,
+);
+
+pub(super) fn run_row(row: &Row<'_>) -> rusqlite::Result<RunRow> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+        row.get(9)?,
+        row.get(10)?,
+    ))
+}
+
+pub(super) fn run_record(row: RunRow) -> Result<RunRecord, StoreError> {
+    let (id, workflow, path, hash, inputs, status, created, updated, last_seq, error, wait) = row;
+    let status = RunStatus::parse(&status)
+        .ok_or_else(|| corrupt(&id, format!("unknown run status `{status}`")))?;
+    Ok(RunRecord {
+        inputs: json(&id, &inputs)?,
+        wait: wait.map(|wait| json(&id, &wait)).transpose()?,
+        id: RunId::new(id),
+        workflow,
+        path,
+        hash,
+        status,
+        created_at: timestamp(created),
+        updated_at: timestamp(updated),
+        steps: last_seq as u64,
+        error,
+    })
+}
+
+/// Raw columns of a step.
+pub(super) type StepRow = (
+    i64,
+    String,
+    i64,
+    i64,
+    String,
+    i64,
+    String,
+    String,
+    Option<String>,
+);
+
+pub(super) fn step_row(row: &Row<'_>) -> rusqlite::Result<StepRow> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+    ))
+}
+
+pub(super) fn step_record(run: &RunId, row: StepRow) -> Result<StepRecord, StoreError> {
+    let (seq, node_id, started, finished, status, attempts, delta, cursor, error) = row;
+    let status = StepStatus::parse(&status)
+        .ok_or_else(|| corrupt(run.as_str(), format!("unknown step status `{status}`")))?;
+    Ok(StepRecord {
+        seq: seq as u64,
+        node_id,
+        started_at: timestamp(started),
+        finished_at: timestamp(finished),
+        status,
+        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+        delta: json(run.as_str(), &delta)?,
+        cursor: json(run.as_str(), &cursor)?,
+        error,
+    })
+}
+
+/// Decodes stored JSON text.
+pub(super) fn json<T: DeserializeOwned>(run: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|error| corrupt(run, error.to_string()))
+}
+
+pub(super) fn corrupt(run: &str, message: String) -> StoreError {
+    StoreError::Corrupt {
+        run: run.to_owned(),
+        message,
+    }
+}
+
+fn timestamp(millis: i64) -> Timestamp {
+    Timestamp(u64::try_from(millis).unwrap_or(0))
+}

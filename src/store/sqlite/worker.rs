@@ -1,0 +1,75 @@
+//! The store's writer thread: it owns the connection and runs jobs in the order they were
+//! sent, so async callers never block the runtime's threads on SQLite (its API is sync).
+//! One thread with a channel was measured against `spawn_blocking` with a mutex: see
+//! BENCHMARKS.md (W4) for the figures.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+use super::db::Db;
+use crate::store::{StoreError, StoreFuture};
+
+type Job = Box<dyn FnOnce(&mut Db) + Send>;
+
+/// A running writer thread. Dropping it lets queued jobs finish, then closes the database.
+#[derive(Debug)]
+pub(super) struct Worker {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts the thread that owns `db`.
+    pub(super) fn spawn(mut db: Db) -> Result<Self, StoreError> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("atomic-store".to_owned())
+            .spawn(move || {
+                while let Ok(job) = queue.recv() {
+                    job(&mut db);
+                }
+            })
+            .map_err(|error| StoreError::Io {
+                path: "atomic-store thread".to_owned(),
+                message: error.to_string(),
+            })?;
+        Ok(Self {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues `job` now (so jobs run in call order) and returns a future of its result.
+    pub(super) fn call<T, F>(&self, job: F) -> StoreFuture<'static, T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Db) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (reply, result) = oneshot::channel();
+        let sent = self.jobs.as_ref().is_some_and(|jobs| {
+            jobs.send(Box::new(move |db: &mut Db| {
+                // The caller may have stopped waiting (cancelled); the job still ran.
+                let _ = reply.send(job(db));
+            }))
+            .is_ok()
+        });
+        Box::pin(async move {
+            if !sent {
+                return Err(StoreError::Closed);
+            }
+            result.await.unwrap_or(Err(StoreError::Closed))
+        })
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take() {
+            // Waits for queued commits and the final WAL checkpoint of closing the database.
+            let _ = thread.join();
+        }
+    }
+}
