@@ -4,7 +4,9 @@
 //!
 //! Nothing here reports a problem; rules read the model and decide.
 
-use crate::ir::{Expr, NodeIdx, NodeKind, OnError, Reducer, Template, Workflow};
+use std::collections::HashMap;
+
+use crate::ir::{Expr, Jump, NodeIdx, NodeKind, OnError, Reducer, Template, Workflow};
 use crate::source::Spanned;
 
 use super::reads::{Read, TemplateError, expression_reads, template_reads};
@@ -94,7 +96,8 @@ impl Site<'_> {
 pub(crate) struct Scope {
     /// Enclosing `for-each` parallels (outermost first) and their item variable names.
     pub items: Vec<(NodeIdx, String)>,
-    /// Whether the node is, or is inside, a node marked `recovery=#true` (`error` is defined).
+    /// Whether the node is, or is inside, a node marked `recovery=#true` or targeted by an
+    /// `on-error "goto"` (`error` is defined).
     pub recovery: bool,
 }
 
@@ -119,6 +122,11 @@ pub(crate) struct Model<'w> {
     /// Per node: the `parallel` branches it is inside, outermost first, as
     /// (parallel, branch index).
     pub branches: Vec<Vec<(NodeIdx, usize)>>,
+    /// Per node: where its sites start in `sites` (they are contiguous); one extra entry
+    /// at the end.
+    site_starts: Vec<usize>,
+    /// Node ids, for lookups in constant time.
+    ids: HashMap<&'w str, NodeIdx>,
 }
 
 impl<'w> Model<'w> {
@@ -137,22 +145,62 @@ impl<'w> Model<'w> {
                 }
             }
         }
+        // Targets of `on-error "goto"` see `error` (the resolver reports targets not marked
+        // `recovery=#true`; reading `error` there is not a second problem).
+        let mut recovery: Vec<bool> = workflow.nodes.iter().map(|node| node.recovery).collect();
+        for node in &workflow.nodes {
+            if let Some(OnError::Goto {
+                jump: Jump::Node(target),
+                ..
+            }) = &node.on_error
+                && let Some(slot) = recovery.get_mut(target.index())
+            {
+                *slot = true;
+            }
+        }
         let mut scopes = Vec::with_capacity(count);
         let mut branches = Vec::with_capacity(count);
         for index in 0..count {
-            let (scope, chain) = ancestry(workflow, NodeIdx(index as u32), &direct_branch);
+            let (scope, chain) =
+                ancestry(workflow, NodeIdx(index as u32), &direct_branch, &recovery);
             scopes.push(scope);
             branches.push(chain);
         }
         let mut sites = Vec::new();
-        for (index, _) in workflow.nodes.iter().enumerate() {
+        let mut site_starts = Vec::with_capacity(count + 1);
+        for index in 0..count {
+            site_starts.push(sites.len());
             collect_sites(workflow, NodeIdx(index as u32), &mut sites);
+        }
+        site_starts.push(sites.len());
+        let mut ids = HashMap::with_capacity(count);
+        for (index, node) in workflow.nodes.iter().enumerate() {
+            ids.entry(node.id.value.as_str())
+                .or_insert(NodeIdx(index as u32));
         }
         Self {
             workflow,
             sites,
             scopes,
             branches,
+            site_starts,
+            ids,
+        }
+    }
+
+    /// The node with this id (the first, if the resolver let a duplicate through).
+    pub(crate) fn node(&self, id: &str) -> Option<NodeIdx> {
+        self.ids.get(id).copied()
+    }
+
+    /// The sites of one node.
+    pub(crate) fn sites_of(&self, node: NodeIdx) -> &[Site<'w>] {
+        match (
+            self.site_starts.get(node.index()),
+            self.site_starts.get(node.index() + 1),
+        ) {
+            (Some(&start), Some(&end)) => &self.sites[start..end],
+            _ => &[],
         }
     }
 
@@ -239,14 +287,13 @@ fn ancestry(
     workflow: &Workflow,
     node: NodeIdx,
     direct_branch: &[Option<usize>],
+    recovery: &[bool],
 ) -> (Scope, Vec<(NodeIdx, usize)>) {
     let mut scope = Scope::default();
     let mut chain = Vec::new();
     let mut child = node;
     let mut steps = 0;
-    if workflow.nodes.get(node.index()).is_some_and(|n| n.recovery) {
-        scope.recovery = true;
-    }
+    scope.recovery = recovery.get(node.index()).copied().unwrap_or(false);
     while let Some(parent) = workflow.nodes.get(child.index()).and_then(|n| n.parent) {
         steps += 1;
         let Some(parent_node) = workflow.nodes.get(parent.index()) else {
@@ -255,7 +302,7 @@ fn ancestry(
         if steps > workflow.nodes.len() {
             break;
         }
-        scope.recovery |= parent_node.recovery;
+        scope.recovery |= recovery.get(parent.index()).copied().unwrap_or(false);
         if let NodeKind::Parallel(parallel) = &parent_node.kind {
             if let Some(branch) = direct_branch.get(child.index()).copied().flatten() {
                 chain.push((parent, branch));

@@ -64,6 +64,7 @@ pub(crate) fn output(field: &str, parse: ParseMode) -> OutputMap {
         parse,
         schema: None,
         from: OutputSource::Result,
+        pattern: None,
         span: span(),
     }
 }

@@ -78,8 +78,9 @@ fn tracked_reads<'f>(facts: &'f Facts<'_>) -> Vec<TrackedRead<'f>> {
                     .iter()
                     .position(|field| field.name.value == name && field.default.is_none())
                     .map(Key::Field),
-                ("outputs", Some(id)) => workflow
-                    .find_node(id)
+                ("outputs", Some(id)) => facts
+                    .model
+                    .node(id)
                     .filter(|&target| {
                         has_output(&workflow.node(target).kind)
                             && facts.model.sibling_branches(site.node, target).is_none()

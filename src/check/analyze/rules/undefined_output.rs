@@ -39,7 +39,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             if !seen.insert(id) {
                 continue;
             }
-            match workflow.find_node(id) {
+            match facts.model.node(id) {
                 Some(node) if has_output(&workflow.node(node).kind) => {}
                 Some(node) => {
                     let node = workflow.node(node);
@@ -61,9 +61,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         .help(help),
                     );
                 }
-                None if let Some(full) = dashed_member(site.template, read, |name| {
-                    workflow.find_node(name).is_some()
-                }) =>
+                None if let Some(full) =
+                    dashed_member(site.template, read, |name| facts.model.node(name).is_some()) =>
                 {
                     out.push(
                         Diagnostic::new(
