@@ -276,7 +276,10 @@ fn subscripts(
                 break;
             };
             let key_start = open + 1;
-            let Some(key_len) = source[key_start..end].find(quote as char) else {
+            let Some(key_len) = source
+                .get(key_start..end)
+                .and_then(|rest| rest.find(quote as char))
+            else {
                 break;
             };
             let key = &source[key_start..key_start + key_len];

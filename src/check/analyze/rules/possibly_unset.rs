@@ -109,7 +109,10 @@ fn is_guarded(template: &Template, read: &Read) -> bool {
     let Some(range) = relative(template, read.span) else {
         return false;
     };
-    let rest = template.source[range.end..].trim_start();
+    let Some(rest) = template.source.get(range.end..) else {
+        return false;
+    };
+    let rest = rest.trim_start();
     if let Some(test) = rest.strip_prefix("is ") {
         let test = test.trim_start();
         let test = test.strip_prefix("not ").map_or(test, str::trim_start);
