@@ -83,8 +83,8 @@ impl Taints {
                 _ => None,
             };
             if let Some(source) = direct {
-                for output in node.kind.outputs() {
-                    changed |= self.taint_field(&output.field.value, &source);
+                for write in model.writes(idx).iter().filter(|write| !write.fallback) {
+                    changed |= self.taint_field(&write.field.value, &source);
                 }
             }
             if let NodeKind::Subgraph(subgraph) = &node.kind

@@ -35,7 +35,7 @@ use crate::ir::{NodeIdx, NodeKind, Strategy};
 use crate::source::Span;
 
 use super::super::driver::Facts;
-use super::super::model::{replaces, writes};
+use super::super::model::replaces;
 
 /// Reports fields written by more than one branch (or every `for-each` copy).
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
@@ -46,7 +46,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         if chain.is_empty() {
             continue;
         }
-        for write in writes(workflow, NodeIdx(index as u32)) {
+        for write in facts.model.writes(NodeIdx(index as u32)) {
             let field = write.field.value.as_str();
             if !workflow
                 .field(field)

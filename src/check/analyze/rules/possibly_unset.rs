@@ -44,7 +44,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let mut keys: Vec<Key> = reads.iter().map(|read| read.key).collect();
     keys.sort();
     keys.dedup();
-    let assigned = Assigned::compute(facts.workflow, &facts.cfg, &keys);
+    let assigned = Assigned::compute(&facts.model, &facts.cfg, &keys);
     let mut reported = HashSet::new();
     for read in reads {
         if assigned.holds(read.point, read.key) || !reported.insert((read.point, read.key)) {
@@ -289,6 +289,28 @@ mod tests {
         });
         b.agent("use", "{{ outputs.left }} {{ outputs.right }}");
         assert!(only(run(&b.finish()), Code::PossiblyUnset).is_empty());
+    }
+
+    #[test]
+    fn use_inherits_prompts_and_outputs_like_the_runtime() {
+        let mut b = Builder::new();
+        b.field("findings", ValueType::Array, None);
+        // `early` runs `review`'s prompt before `plan` exists, and writes `findings`.
+        let early = b.agent("early", "");
+        b.agent_mut(early).prompt = None;
+        let name = b.name("review");
+        b.agent_mut(early).use_ = Some(name);
+        // Written only through `early`'s inherited `output`.
+        b.agent("after", "{{ state.findings }}");
+        b.agent("plan", "x");
+        b.agent_to("review", "{{ outputs.plan }} {{ bogus }}", "findings");
+        let found = run(&b.finish());
+        assert_eq!(
+            messages(&found, Code::PossiblyUnset),
+            ["`outputs.plan` may be unset when `early` is reached"]
+        );
+        // The inherited text's own problems are reported once, at its owner.
+        assert_eq!(messages(&found, Code::UndeclaredVariable).len(), 1);
     }
 
     #[test]

@@ -40,7 +40,7 @@ const ROOTS: &[&str] = &["input", "state", "outputs", "run", "env"];
 
 /// Reports reads of names not in scope.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         let mut seen = HashSet::new();
         for read in site.reads() {
             if seen.insert(read.head())

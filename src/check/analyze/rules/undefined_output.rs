@@ -30,7 +30,7 @@ use super::super::reads::dashed_member;
 /// Reports `outputs.<id>` reads of nodes without output.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let workflow = facts.workflow;
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         let mut seen = HashSet::new();
         for read in site.reads() {
             let ("outputs", Some(id)) = (read.root(), read.member()) else {

@@ -26,7 +26,6 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::NodeIdx;
 
 use super::super::driver::Facts;
-use super::super::model::writes;
 
 /// Reports fields no template reads.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
@@ -48,7 +47,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     }
     let mut written = HashSet::new();
     for index in 0..facts.workflow.nodes.len() {
-        for write in writes(facts.workflow, NodeIdx(index as u32)) {
+        for write in facts.model.writes(NodeIdx(index as u32)) {
             written.insert(write.field.value.as_str());
         }
     }
