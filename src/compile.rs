@@ -92,7 +92,7 @@ pub fn compile(
 
     let mut diagnostics = suppress::apply(diagnostics, sources, file, &parsed.comments);
     config.apply(&mut diagnostics);
-    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    diagnostics.sort_by_key(|d| (d.span, d.code));
     diagnostics.dedup();
     Compiled {
         file,

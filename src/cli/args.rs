@@ -21,6 +21,8 @@ pub struct Cli {
 pub enum Command {
     /// Parse and check workflows; report every problem.
     Check(CheckArgs),
+    /// Print the lowered graph that will execute, as Graphviz DOT or Mermaid.
+    Graph(GraphArgs),
 }
 
 /// `atomic check`.
@@ -48,4 +50,18 @@ pub enum Format {
     Json,
     /// SARIF 2.1.0, for code-scanning UIs.
     Sarif,
+}
+
+/// `atomic graph`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("format").args(["dot", "mermaid"])))]
+pub struct GraphArgs {
+    /// The workflow file (or a discovered workflow name).
+    pub file: PathBuf,
+    /// Graphviz DOT (the default).
+    #[arg(long)]
+    pub dot: bool,
+    /// Mermaid flowchart.
+    #[arg(long)]
+    pub mermaid: bool,
 }

@@ -1,10 +1,14 @@
 //! The command line: argument parsing, one file per subcommand, renderers, exit codes.
 //! The only module that prints or reads the process environment.
 
+// The command line is the one module that talks to the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod args;
 mod check;
 pub mod disk;
 mod exit;
+mod graph;
 pub mod project;
 pub mod render;
 
@@ -33,6 +37,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     init_tracing(cli.verbose);
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Graph(args) => graph::run(&args),
     };
     exit.into()
 }

@@ -76,3 +76,32 @@ pub(crate) fn check_document<'a>(
     }
     Some(workflow)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, resolve_text};
+    use crate::diagnostic::Code;
+
+    #[test]
+    fn one_workflow_per_file() {
+        let text = "workflow \"a\" { set \"x\" \"1\" id=\"s\"; state { field \"x\"; } }\nworkflow \"b\"\nagent \"stray\"\n";
+        assert_eq!(codes(text), [Code::MissingWorkflow, Code::UnknownNodeKind]);
+        assert_eq!(codes(""), [Code::MissingWorkflow]);
+    }
+
+    #[test]
+    fn deep_nesting_is_cut_off_once() {
+        let depth = 100;
+        let mut text = String::from("workflow \"w\" { state { field \"x\"; }\n");
+        for level in 0..depth {
+            text.push_str(&format!("loop \"l{level}\" max=1 {{\n"));
+        }
+        text.push_str("set \"x\" \"1\"\n");
+        text.push_str(&"}\n".repeat(depth + 1));
+        let (outcome, _) = resolve_text(&text);
+        let found: Vec<Code> = outcome.diagnostics.iter().map(|d| d.code).collect();
+        // The innermost loop that is still read has no statements left to read.
+        assert_eq!(found, [Code::UnknownChild, Code::EmptyBlock]);
+        assert!(outcome.value.is_some());
+    }
+}

@@ -63,6 +63,7 @@ pub(crate) fn output(field: &str, parse: ParseMode) -> OutputMap {
         field: sp(field.to_owned()),
         parse,
         schema: None,
+        pattern: None,
         from: OutputSource::Result,
         pattern: None,
         span: span(),

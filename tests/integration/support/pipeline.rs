@@ -1,4 +1,4 @@
-//! Shared test helpers: compiling fixtures and rendering their diagnostics, running the CLI.
+//! Compiling fixtures through the whole static pipeline and rendering their diagnostics.
 
 use std::path::{Path, PathBuf};
 
