@@ -65,6 +65,7 @@ pub(crate) fn output(field: &str, parse: ParseMode) -> OutputMap {
         schema: None,
         pattern: None,
         from: OutputSource::Result,
+        pattern: None,
         span: span(),
     }
 }

@@ -30,7 +30,7 @@ use super::super::reads::dashed_member;
 /// Reports `outputs.<id>` reads of nodes without output.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let workflow = facts.workflow;
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         let mut seen = HashSet::new();
         for read in site.reads() {
             let ("outputs", Some(id)) = (read.root(), read.member()) else {
@@ -39,7 +39,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             if !seen.insert(id) {
                 continue;
             }
-            match workflow.find_node(id) {
+            match facts.model.node(id) {
                 Some(node) if has_output(&workflow.node(node).kind) => {}
                 Some(node) => {
                     let node = workflow.node(node);
@@ -61,9 +61,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         .help(help),
                     );
                 }
-                None if let Some(full) = dashed_member(site.template, read, |name| {
-                    workflow.find_node(name).is_some()
-                }) =>
+                None if let Some(full) =
+                    dashed_member(site.template, read, |name| facts.model.node(name).is_some()) =>
                 {
                     out.push(
                         Diagnostic::new(
