@@ -65,7 +65,6 @@ pub(crate) fn output(field: &str, parse: ParseMode) -> OutputMap {
         schema: None,
         pattern: None,
         from: OutputSource::Result,
-        pattern: None,
         span: span(),
     }
 }
