@@ -321,7 +321,10 @@ mod tests {
                 b.agent("right", "x");
             });
         });
-        b.agent("use", "{{ outputs.left }} {{ outputs.right }}");
+        b.agent(
+            "use",
+            "{{ outputs.left }} {{ outputs.right }} {{ outputs.all.winner }}",
+        );
         assert!(only(run(&b.finish()), Code::PossiblyUnset).is_empty());
     }
 
