@@ -297,11 +297,17 @@ pub(crate) fn replaces(reducer: &Reducer) -> bool {
     matches!(reducer, Reducer::Replace | Reducer::IfDefined)
 }
 
-/// Whether `outputs.<id>` of this kind of node holds a value.
+/// Whether `outputs.<id>` of this kind of node holds a value: an agent's reply, a tool's
+/// result, a wait's answer, a subgraph's final state, a parallel's summary (`branches`,
+/// `winner`).
 pub(crate) fn has_output(kind: &NodeKind) -> bool {
     matches!(
         kind,
-        NodeKind::Agent(_) | NodeKind::Tool(_) | NodeKind::Wait(_) | NodeKind::Subgraph(_)
+        NodeKind::Agent(_)
+            | NodeKind::Tool(_)
+            | NodeKind::Wait(_)
+            | NodeKind::Subgraph(_)
+            | NodeKind::Parallel(_)
     )
 }
 

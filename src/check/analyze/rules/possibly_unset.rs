@@ -9,7 +9,9 @@
 //! and was skipped by `on-error "skip"`, or a backward `goto` to before the writer.
 //! `until` loops count as having run once. Reads of a sibling branch's output are left to
 //! `sibling-branch-read`. Reads that test for the value (`state.x is none`, `is defined`,
-//! `is undefined`, `state.x | default(…)`) are not reported.
+//! `is undefined`, `state.x | default(…)`, and bare truth tests such as `when "state.x"`,
+//! `until="not state.x"` or `{% if state.x %}`, which the runtime evaluates as false when
+//! unset) are not reported.
 //!
 //! ## Why is this bad?
 //! An unset value renders as nothing, so the agent or condition silently sees a hole.
@@ -18,7 +20,7 @@
 //! ```kdl
 //! decision "route" { when "input.quick" goto="gate"; otherwise; }
 //! agent "review" { prompt "Review"; }
-//! decision "gate" { when "outputs.review" goto="ship"; otherwise goto="end"; }
+//! decision "gate" { when "outputs.review | length > 0" goto="ship"; otherwise goto="end"; }
 //! ```
 //!
 //! ## Use instead
@@ -89,7 +91,7 @@ fn tracked_reads<'f>(facts: &'f Facts<'_>) -> Vec<TrackedRead<'f>> {
                 _ => None,
             };
             if let Some(key) = key
-                && !is_guarded(site.template, read)
+                && !is_guarded(site.template, site.is_expr, read)
             {
                 reads.push(TrackedRead {
                     read,
@@ -104,14 +106,22 @@ fn tracked_reads<'f>(facts: &'f Facts<'_>) -> Vec<TrackedRead<'f>> {
 }
 
 /// Whether the read tests for a value rather than using it: `state.x is none`,
-/// `is defined`, `is undefined` (with or without `not`), or `state.x | default(…)`.
-fn is_guarded(template: &Template, read: &Read) -> bool {
+/// `is defined`, `is undefined` (with or without `not`), `state.x | default(…)`, or a bare
+/// truth test (a condition that is just `state.x` or `not state.x`, `{% if state.x %}`),
+/// which the runtime evaluates as false when the value is unset.
+fn is_guarded(template: &Template, is_expr: bool, read: &Read) -> bool {
     let Some(range) = relative(template, read.span) else {
         return false;
     };
-    let Some(rest) = template.source.get(range.end..) else {
+    let (Some(before), Some(rest)) = (
+        template.source.get(..range.start),
+        template.source.get(range.end..),
+    ) else {
         return false;
     };
+    if is_truth_test(before, rest, is_expr) {
+        return true;
+    }
     let rest = rest.trim_start();
     if let Some(test) = rest.strip_prefix("is ") {
         let test = test.trim_start();
@@ -129,6 +139,26 @@ fn is_guarded(template: &Template, read: &Read) -> bool {
             || filter.starts_with("d ");
     }
     false
+}
+
+fn is_truth_test(before: &str, after: &str, is_expr: bool) -> bool {
+    let before = before.trim_end();
+    let before = before
+        .strip_suffix("not")
+        .filter(|rest| rest.is_empty() || rest.ends_with(char::is_whitespace))
+        .map_or(before, str::trim_end);
+    if is_expr {
+        return before.is_empty() && after.trim().is_empty();
+    }
+    let after = after.trim_start();
+    let closes = after.starts_with("%}") || after.starts_with("-%}");
+    let opens = ["if", "elif"].iter().any(|keyword| {
+        before.strip_suffix(keyword).is_some_and(|rest| {
+            let rest = rest.trim_end();
+            rest.ends_with("{%") || rest.ends_with("{%-")
+        })
+    });
+    closes && opens
 }
 
 fn diagnostic(facts: &Facts<'_>, assigned: &Assigned, read: &TrackedRead<'_>) -> Diagnostic {
@@ -222,7 +252,11 @@ mod tests {
         b.input("quick", ValueType::Boolean, None);
         b.decision("route", &[("input.quick", "gate")], Some("next"));
         b.agent("review", "x");
-        b.decision("gate", &[("outputs.review", "end")], Some("next"));
+        b.decision(
+            "gate",
+            &[("outputs.review | length > 2", "end")],
+            Some("next"),
+        );
         let found = only(run(&b.finish()), Code::PossiblyUnset);
         assert_eq!(found.len(), 1);
         assert_eq!(
@@ -287,7 +321,10 @@ mod tests {
                 b.agent("right", "x");
             });
         });
-        b.agent("use", "{{ outputs.left }} {{ outputs.right }}");
+        b.agent(
+            "use",
+            "{{ outputs.left }} {{ outputs.right }} {{ outputs.all.winner }}",
+        );
         assert!(only(run(&b.finish()), Code::PossiblyUnset).is_empty());
     }
 
@@ -325,13 +362,22 @@ mod tests {
             "{{ state.latest | default('none') }} {{ state.latest is not defined }}",
         );
         b.agent(
+            "c",
+            "{% if state.latest %}{{ 1 }}{%- elif not state.latest -%}{% endif %}",
+        );
+        b.decision("d", &[("not state.latest", "end")], Some("next"));
+        b.agent(
             "b",
             "{{ state.latest is nonesuch }} {{ state.latest | dict }}",
         );
+        b.decision("e", &[("state.latest > 3", "end")], Some("next"));
         let found = run(&b.finish());
         assert_eq!(
             messages(&found, Code::PossiblyUnset),
-            ["`state.latest` may be unset when `b` is reached"]
+            [
+                "`state.latest` may be unset when `b` is reached",
+                "`state.latest` may be unset when `e` is reached"
+            ]
         );
     }
 
@@ -342,7 +388,7 @@ mod tests {
         b.loop_("u", Some("state.done"), None, 3, |b| {
             b.set("done", "true");
         });
-        b.loop_("w", None, Some("not outputs.probe"), 3, |b| {
+        b.loop_("w", None, Some("outputs.probe != 'ok'"), 3, |b| {
             b.tool("probe", &["true"]);
         });
         let found = run(&b.finish());

@@ -2,8 +2,9 @@
 //!
 //! ## What it does
 //! `outputs.<id>` is the result of an `agent` (its reply), a `tool` (its stdout), a `wait`
-//! (the answer) or a `subgraph` (the called workflow's state). This rule reports ids that
-//! are not nodes, and nodes of other kinds (`set`, `decision`, `loop`, `parallel`).
+//! (the answer), a `subgraph` (the called workflow's state) or a `parallel` (how many
+//! branches ran and which won). This rule reports ids that are not nodes, and nodes of
+//! other kinds (`set`, `decision`, `loop`).
 //!
 //! ## Why is this bad?
 //! The read is always empty, so the prompt or condition is not what it looks like.
@@ -47,7 +48,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         NodeKind::Set(set) => {
                             format!("read the field it writes: `state.{}`", set.field.value)
                         }
-                        _ => "only `agent`, `tool`, `wait` and `subgraph` nodes have outputs"
+                        _ => "only `agent`, `tool`, `wait`, `subgraph` and `parallel` nodes have outputs"
                             .to_owned(),
                     };
                     out.push(
