@@ -21,6 +21,8 @@ pub struct Cli {
 pub enum Command {
     /// Parse and check workflows; report every problem.
     Check(CheckArgs),
+    /// Run the language server on stdin/stdout (for editors); logs go to stderr.
+    Lsp,
 }
 
 /// `atomic check`.

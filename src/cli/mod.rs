@@ -5,6 +5,7 @@ mod args;
 mod check;
 pub mod disk;
 mod exit;
+mod lsp;
 pub mod project;
 pub mod render;
 
@@ -33,6 +34,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     init_tracing(cli.verbose);
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Lsp => lsp::run(),
     };
     exit.into()
 }
