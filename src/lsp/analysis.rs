@@ -61,9 +61,9 @@ impl Analysis {
         let mut by_file: BTreeMap<PathBuf, Vec<lsp::Diagnostic>> = BTreeMap::new();
         by_file.insert(self.snapshot.path.clone(), Vec::new());
         for diagnostic in &self.compiled.diagnostics {
-            let path = &self.sources.get(diagnostic.span.source).path;
+            let path = convert::normalize(&self.sources.get(diagnostic.span.source).path);
             by_file
-                .entry(path.clone())
+                .entry(path)
                 .or_default()
                 .push(convert::diagnostic(&self.sources, diagnostic));
         }

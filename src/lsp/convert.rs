@@ -48,7 +48,7 @@ pub fn offset(file: &SourceFile, position: lsp::Position) -> usize {
 #[must_use]
 pub fn uri(path: &Path) -> Option<Uri> {
     if path.is_absolute() {
-        Uri::from_file_path(path)
+        Uri::from_file_path(normalize(path))
     } else {
         let absolute = std::env::current_dir().ok()?.join(path);
         Uri::from_file_path(normalize(&absolute))

@@ -311,7 +311,7 @@ pub(crate) fn name_span(sources: &Sources, value: &str, entry: &Entry) -> Span {
 /// literal's code (`{{ }}`, `{% %}`, or all of an expression), one read per occurrence.
 fn relocate(literal: &str, span: Span, expression: bool, reads: &[Read]) -> Vec<Read> {
     let regions = if expression {
-        vec![0..literal.len()]
+        std::iter::once(0..literal.len()).collect()
     } else {
         code_regions(literal)
     };

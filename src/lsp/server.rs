@@ -70,6 +70,14 @@ impl Backend {
         }
     }
 
+    /// Waits `debounce` after a change before checking (tests use a longer pause so that
+    /// "typing" in a test is never slower than the pause).
+    #[must_use]
+    pub fn with_debounce(mut self, debounce: Duration) -> Self {
+        self.debounce = debounce;
+        self
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data behind; keep serving.
         self.state
