@@ -443,6 +443,12 @@ mod tests {
     }
     set "findings" "[]"
     agent "x" use="discovered-agent" { prompt "p"; }
+    agent "multi" {
+        prompt """
+            Fix {{ state.findings }} for {{ input.target }}
+            (state.findings in prose is not a read)
+            """
+    }
 }"#;
         insta::assert_snapshot!(list(text).join("\n"), @r"
         Provider p `p`
