@@ -9,6 +9,7 @@ mod check;
 pub mod disk;
 mod exit;
 mod graph;
+mod lsp;
 pub mod project;
 pub mod render;
 
@@ -38,6 +39,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Graph(args) => graph::run(&args),
+        Command::Lsp => lsp::run(),
     };
     exit.into()
 }
