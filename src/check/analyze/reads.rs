@@ -166,8 +166,16 @@ fn locate(
     reads
 }
 
+/// Names of the environment's global functions and values (`range`, `namespace`, …).
+static GLOBALS: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    ENVIRONMENT
+        .globals()
+        .map(|(name, _)| name.to_owned())
+        .collect()
+});
+
 fn is_global(name: &str) -> bool {
-    ENVIRONMENT.globals().any(|(global, _)| global == name)
+    GLOBALS.contains(name)
 }
 
 /// A run of `ident(.ident)*` in code, not itself preceded by `.`, and what follows it:
@@ -271,7 +279,10 @@ fn subscripts(
                 break;
             };
             let key_start = open + 1;
-            let Some(key_len) = source[key_start..end].find(quote as char) else {
+            let Some(key_len) = source
+                .get(key_start..end)
+                .and_then(|rest| rest.find(quote as char))
+            else {
                 break;
             };
             let key = &source[key_start..key_start + key_len];
