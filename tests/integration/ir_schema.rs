@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::support;
 
 /// The schema's validator, compiled once for every test.
-fn validator() -> &'static jsonschema::Validator {
+pub(crate) fn validator() -> &'static jsonschema::Validator {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         let path = support::root().join("schemas/workflow.schema.json");
