@@ -916,6 +916,38 @@ mod tests {
     }
 
     #[test]
+    fn spans_in_multibyte_and_crlf_text() {
+        let text = "ノード\u{3000}お名前=\"ฅ^•ﻌ•^ฅ\"\r\n(t)b 1\r\n";
+        let parsed = parse0(text);
+        assert!(parsed.diagnostics.is_empty());
+        let [first, second] = &parsed.document.nodes[..] else {
+            panic!("two nodes")
+        };
+        assert_eq!(&text[first.name.span.range()], "ノード");
+        let entry = &first.entries[0];
+        assert_eq!(&text[entry.span.range()], "お名前=\"ฅ^•ﻌ•^ฅ\"");
+        assert_eq!(&text[entry.value_span.range()], "\"ฅ^•ﻌ•^ฅ\"");
+        assert_eq!(
+            &text[first.span.range()],
+            "ノード\u{3000}お名前=\"ฅ^•ﻌ•^ฅ\""
+        );
+        assert_eq!(&text[second.span.range()], "(t)b 1");
+    }
+
+    #[test]
+    fn line_continuations_join_lines() {
+        let parsed = parse0("node 1 \\ // more\n   2 \\\n\n next\n");
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(names(&parsed.document), ["node", "next"]);
+        assert_eq!(parsed.document.nodes[0].entries.len(), 2);
+        let found = problems("node \\ x");
+        assert_eq!(
+            found[0].2,
+            "expected a newline after the line continuation `\\`, found `x`"
+        );
+    }
+
+    #[test]
     fn bom_only_at_the_start() {
         assert!(parse0("\u{FEFF}node").diagnostics.is_empty());
         let found = problems("node \u{FEFF}");
