@@ -14,6 +14,7 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+#[allow(clippy::print_stdout)] // a benchmark report
 fn main() {
     // `cargo bench` passes `--bench`; nothing to parse.
     for nodes in [1_000usize, 10_000, 100_000] {

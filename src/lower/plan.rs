@@ -14,13 +14,14 @@
 //! |------------|-----------------------------------------|---------------------------------------------------|
 //! | (workflow) | [`StepKind::Start`], [`StepKind::End`]  | Start: one `Next`; End: none                      |
 //! | `agent`, `tool`, `wait`, `subgraph`, `set` | one action step | exits (below), then its error edge if any |
-//! | `decision` | [`StepKind::Decision`]                  | `Route(0)`…`Route(n-1)`, `Otherwise`, [`Next`], error |
+//! | `decision` | [`StepKind::Decision`]                  | `Route(0)`…`Route(n-1)`, `Otherwise`, (`Next`), error |
 //! | `loop`     | [`StepKind::LoopHead`] … body … [`StepKind::LoopTail`] | head: `LoopBody`, exits, error (if `while`); tail: `LoopBack`, exits, error (if `until`) |
 //! | `parallel` | [`StepKind::Fork`] … branches … [`StepKind::Join`] | fork: `Branch(0)`…`Branch(n-1)` (a `Next` to the join if there are none), error; join: exits |
 //!
 //! *Exits* are how control leaves a finished statement: `[Goto]` then `[Next | LoopExit]`.
 //! A node's `goto=` **wins over its fall-through**: without `goto-max` the `Goto` edge is the
-//! only exit (the next statement is not reached from here — `goto-shadows-next` warns);
+//! only exit (the next statement is not reached from here — `goto-shadows-next` warns
+//! when nothing else leads to it);
 //! with `goto-max=N` the `Goto` edge is tried first and the fall-through edge is taken once
 //! the bound is used up. The fall-through of the last statement of a block is the block's
 //! continuation: the loop's tail, the parallel's join, or `End` at top level.
@@ -35,7 +36,8 @@
 //! 1. **Bounded cycles.** Every cycle passes a bounded edge (an edge with a [`Bound`], or a
 //!    `LoopBack`). Taking a bounded edge increments its counter; once the counter reaches
 //!    `max` the edge is skipped as if its condition were false. So every run terminates
-//!    (waits aside).
+//!    (waits aside). A cycle that re-enters a loop afresh (resetting its counter) always
+//!    contains a shorter cycle avoiding the loop's back edge, so it needs a bound of its own.
 //! 2. **Total routing.** Every step except `End` has at least one out-edge that needs no
 //!    condition and no bound: an action's, head's, tail's or join's last exit, a decision's
 //!    final `Otherwise` (or the `Next` after a bounded `Otherwise`), a fork's branches.
@@ -47,7 +49,8 @@
 //!    parallel's `Join`. No `goto`, route or recovery edge crosses a branch boundary
 //!    (`goto-across-parallel`), and errors inside a branch do not propagate past it: a step in
 //!    a branch with no error edge fails its branch, and the parallel's `strategy` decides.
-//! 4. **Everything reachable ends.** From every step a path reaches `End` (`no-path-to-end`).
+//! 4. **Everything reachable ends.** From every reachable step a path reaches `End`
+//!    (`no-path-to-end`).
 //!    Unreachable statements are only warned about (`unreachable-node`); they are still
 //!    lowered.
 //! 5. **Stable, source-ordered indices.** Steps are created in source order, so the same
@@ -67,6 +70,8 @@
 //! - **LoopHead**: arriving over any edge but its own `LoopBack` starts the loop afresh
 //!   (its iteration counter is reset to 0). Then: if the counter has reached `max`, or the
 //!   `while` condition is false, exit; otherwise count one iteration and take `LoopBody`.
+//!   (A jump from outside into the middle of a body does not pass the head: the loop
+//!   continues with its current count.)
 //! - **LoopTail**: if the `until` condition holds, exit; otherwise take `LoopBack`.
 //! - **Fork**: executing it means running [`Plan::branches`] (one walk per branch, or per
 //!   item for `for-each`), each entered with [`Plan::take`] on its `Branch` edge and walked

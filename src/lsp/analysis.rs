@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn the_project_configuration_applies() {
         let mut disk = MemoryFiles::new();
-        let text = "workflow \"w\" {\n    input \"unused\"\n    set \"x\" \"1\"\n}\n";
+        let text = "workflow \"w\" {\n    input \"unused\"\n    state {\n        field \"x\" default=\"\"\n    }\n    set \"x\" \"1\"\n}\n";
         let codes = |disk: &MemoryFiles| -> Vec<String> {
             Analysis::new(Path::new("/p/flows/w.kdl"), text, 1, &HashMap::new(), disk)
                 .compiled

@@ -101,6 +101,10 @@ pub struct RunContext {
     pub subgraphs: Option<Arc<dyn SubgraphLoader>>,
     /// Cancels the run (Ctrl-C): the step in flight is dropped, its children killed.
     pub cancel: CancellationToken,
+    /// A dry run (`atomic run --dry-run`): agents and tools return canned results made
+    /// from their outputs' declared types (no provider is called, no process starts) and
+    /// waits answer themselves at once; templates, decisions and loops run for real.
+    pub dry_run: bool,
 }
 
 impl std::fmt::Debug for RunContext {
@@ -111,6 +115,7 @@ impl std::fmt::Debug for RunContext {
             .field("stream", &self.stream)
             .field("base_dir", &self.base_dir)
             .field("working_dir", &self.working_dir)
+            .field("dry_run", &self.dry_run)
             .finish_non_exhaustive()
     }
 }
@@ -144,6 +149,7 @@ impl RunContext {
             workflow_hash: String::new(),
             subgraphs: None,
             cancel: CancellationToken::new(),
+            dry_run: false,
         }
     }
 

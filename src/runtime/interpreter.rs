@@ -521,18 +521,26 @@ impl Walker<'_> {
             });
         };
         self.check_limits()?;
-        if let Some(auto) = &wait.auto_approve {
+        // A dry run answers at once, with the auto-approve answer or a canned one.
+        let auto = if shared.ctx.dry_run {
+            Some((0, exec::canned_answer(wait)))
+        } else {
+            wait.auto_approve
+                .as_ref()
+                .map(|auto| (auto.after.value.0, auto.answer.value.clone()))
+        };
+        if let Some((after_ms, answer)) = auto {
             shared.emit(RunEvent::WaitAutoApprove {
                 node: shared.id(node).clone(),
-                after_ms: auto.after.value.0,
-                answer: auto.answer.value.clone(),
+                after_ms,
+                answer: answer.clone(),
             });
             tokio::select! {
                 biased;
                 () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
-                () = tokio::time::sleep(auto.after.value.to_std()) => {}
+                () = tokio::time::sleep(std::time::Duration::from_millis(after_ms)) => {}
             }
-            return match self.answer(at, node, &auto.answer.value).await? {
+            return match self.answer(at, node, &answer).await? {
                 Ok(next) => Ok(Ok(next)),
                 Err(message) => self
                     .fail(at, node, NodeError::fatal(message), 1, Timestamp::now())

@@ -240,3 +240,40 @@ workflow "quiet" {
         .collect();
     assert!(!codes.contains(&"atomic::unknown-rule-code"), "{codes:?}");
 }
+
+#[test]
+fn graph_prints_dot_and_mermaid() {
+    let output = atomic()
+        .args(["graph", "examples/review-and-fix.kdl", "--dot"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    let dot = String::from_utf8_lossy(&output.stdout);
+    assert!(dot.starts_with("digraph \"review-and-fix\""), "{dot}");
+    assert!(dot.contains("\"gate\" [shape=diamond"), "{dot}");
+    let output = atomic()
+        .args(["graph", "examples/review-and-fix.kdl", "--mermaid"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("flowchart TD"));
+    let output = atomic()
+        .args(["graph", "examples/review-and-fix.kdl", "--dot", "--mermaid"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "the formats exclude each other"
+    );
+}
+
+#[test]
+fn graph_of_a_broken_workflow_shows_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "broken.kdl", BROKEN);
+    let output = atomic().arg("graph").arg(&path).output().expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("atomic::undefined-node"));
+}

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::Bfs;
+use petgraph::visit::{Bfs, EdgeRef};
 
 use crate::ir::{Block, Node, NodeIdx, NodeKind, OnError, Retry, Strategy};
 use crate::lower::{EdgeKind, Plan, StepIdx, StepKind};
@@ -183,7 +183,8 @@ impl Estimator<'_> {
         cost
     }
 
-    /// The worst path from `ENTRY` through a region's local graph.
+    /// The worst path from `ENTRY` through a region's local graph: a longest path over its
+    /// strongly connected components in topological order.
     fn longest(&mut self, costs: &[Cost], edges: &[(usize, usize, Option<u32>)]) -> Cost {
         let mut graph: DiGraph<(), Option<u32>> = DiGraph::with_capacity(costs.len(), edges.len());
         for _ in costs {
@@ -192,8 +193,8 @@ impl Estimator<'_> {
         for &(from, to, bound) in edges {
             graph.add_edge(NodeIndex::new(from), NodeIndex::new(to), bound);
         }
-        let mut components = tarjan_scc(&graph);
-        components.reverse(); // tarjan_scc yields reverse topological order
+        // Kosaraju is iterative: long regions cannot overflow the stack.
+        let components = kosaraju_scc(&graph);
         let mut component_of = vec![0; costs.len()];
         for (index, component) in components.iter().enumerate() {
             for node in component {
@@ -202,14 +203,18 @@ impl Estimator<'_> {
                 }
             }
         }
+        let order = topological(&graph, &components, &component_of);
         let mut into: Vec<Option<Cost>> = vec![None; components.len()];
         if let Some(slot) = component_of.get(ENTRY).and_then(|&c| into.get_mut(c)) {
             *slot = Some(Cost::default());
         }
         let mut worst = Cost::default();
-        for (index, component) in components.iter().enumerate() {
-            let Some(before) = into.get(index).cloned().flatten() else {
+        for index in order {
+            let Some(before) = into.get_mut(index).and_then(Option::take) else {
                 continue; // not reachable from the entry
+            };
+            let Some(component) = components.get(index) else {
+                continue;
             };
             let here = before.plus(&self.component_cost(&graph, component, costs, &component_of));
             worst = worst.max(&here);
@@ -237,17 +242,17 @@ impl Estimator<'_> {
         component_of: &[usize],
     ) -> Cost {
         let cost_of = |node: NodeIndex| costs.get(node.index()).cloned().unwrap_or_default();
-        let inside = |node: NodeIndex| {
-            component_of.get(node.index())
-                == component.first().and_then(|f| component_of.get(f.index()))
-        };
+        let this = component
+            .first()
+            .and_then(|first| component_of.get(first.index()));
         let mut bounded_total: u64 = 0;
         let mut cyclic = component.len() > 1;
-        let mut unbounded: Vec<(NodeIndex, NodeIndex)> = Vec::new();
+        // Unbounded edges inside the component, as adjacency lists with in-degrees.
+        let mut successors: HashMap<NodeIndex, Vec<NodeIndex>> = HashMap::new();
+        let mut indegree: HashMap<NodeIndex, usize> = component.iter().map(|&n| (n, 0)).collect();
         for &node in component {
             for edge in graph.edges(node) {
-                use petgraph::visit::EdgeRef;
-                if !inside(edge.target()) {
+                if component_of.get(edge.target().index()) != this {
                     continue;
                 }
                 if edge.target() == node {
@@ -255,7 +260,10 @@ impl Estimator<'_> {
                 }
                 match edge.weight() {
                     Some(max) => bounded_total = bounded_total.saturating_add(u64::from(*max)),
-                    None => unbounded.push((node, edge.target())),
+                    None => {
+                        successors.entry(node).or_default().push(edge.target());
+                        *indegree.entry(edge.target()).or_default() += 1;
+                    }
                 }
             }
         }
@@ -266,10 +274,6 @@ impl Estimator<'_> {
                 .unwrap_or_default();
         }
         // Longest path over the unbounded edges, which must be acyclic (Kahn's algorithm).
-        let mut indegree: HashMap<NodeIndex, usize> = component.iter().map(|&n| (n, 0)).collect();
-        for &(_, to) in &unbounded {
-            *indegree.entry(to).or_default() += 1;
-        }
         let mut ready: Vec<NodeIndex> = component
             .iter()
             .copied()
@@ -282,13 +286,13 @@ impl Estimator<'_> {
             done += 1;
             let here = best.remove(&node).unwrap_or_default().plus(&cost_of(node));
             longest = longest.max(&here);
-            for &(_, to) in unbounded.iter().filter(|(from, _)| *from == node) {
-                let slot = best.entry(to).or_default();
+            for &next in successors.get(&node).map_or(&[][..], Vec::as_slice) {
+                let slot = best.entry(next).or_default();
                 *slot = slot.max(&here);
-                if let Some(degree) = indegree.get_mut(&to) {
+                if let Some(degree) = indegree.get_mut(&next) {
                     *degree -= 1;
                     if *degree == 0 {
-                        ready.push(to);
+                        ready.push(next);
                     }
                 }
             }
@@ -302,6 +306,47 @@ impl Estimator<'_> {
         }
         longest.times(bounded_total.saturating_add(1))
     }
+}
+
+/// The components in topological order of the condensation (Kahn's algorithm), whatever
+/// order the SCC algorithm produced them in.
+fn topological(
+    graph: &DiGraph<(), Option<u32>>,
+    components: &[Vec<NodeIndex>],
+    component_of: &[usize],
+) -> Vec<usize> {
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); components.len()];
+    let mut indegree = vec![0usize; components.len()];
+    for (index, component) in components.iter().enumerate() {
+        for &node in component {
+            for next in graph.neighbors(node) {
+                let target = component_of.get(next.index()).copied().unwrap_or(index);
+                if target != index
+                    && let (Some(list), Some(degree)) =
+                        (successors.get_mut(index), indegree.get_mut(target))
+                {
+                    list.push(target);
+                    *degree += 1;
+                }
+            }
+        }
+    }
+    let mut ready: Vec<usize> = (0..components.len())
+        .filter(|&index| indegree.get(index) == Some(&0))
+        .collect();
+    let mut order = Vec::with_capacity(components.len());
+    while let Some(index) = ready.pop() {
+        order.push(index);
+        for &next in successors.get(index).map_or(&[][..], Vec::as_slice) {
+            if let Some(degree) = indegree.get_mut(next) {
+                *degree -= 1;
+                if *degree == 0 {
+                    ready.push(next);
+                }
+            }
+        }
+    }
+    order
 }
 
 /// Every step of a statement: its own, and those of everything nested in it.

@@ -188,11 +188,10 @@ impl Budget {
             write!(f, "{timed}")?;
         } else {
             let names: Vec<String> = self.untimed.iter().map(|id| format!("`{id}`")).collect();
-            write!(
-                f,
-                "unbounded: no timeout on {} (timed steps: {timed})",
-                names.join(", ")
-            )?;
+            write!(f, "unbounded: no timeout on {}", names.join(", "))?;
+            if self.total.wall_time_ms > 0 || timed != "0s" {
+                write!(f, " (timed steps: {timed})")?;
+            }
         }
         if let Some(limit) = self.limits.timeout_ms {
             write!(f, " (limit: timeout={})", duration(limit))?;

@@ -29,14 +29,18 @@ impl Builder {
             .unwrap_or(cont)
     }
 
-    /// Records where each statement of `block` (recursively) falls through to.
+    /// Records where each statement of `block` (recursively) falls through to: the entry
+    /// of the next statement that has one, else `cont`. One backward pass per block.
     fn block_falls(&mut self, workflow: &Workflow, block: &Block, cont: StepIdx) {
-        for (position, &idx) in block.nodes.iter().enumerate() {
-            let rest = Block {
-                nodes: block.nodes.get(position + 1..).unwrap_or(&[]).to_vec(),
-                span: block.span,
-            };
-            let fall = self.block_entry(&rest, cont);
+        let mut fall = cont;
+        let mut falls = Vec::with_capacity(block.nodes.len());
+        for &idx in block.nodes.iter().rev() {
+            falls.push((idx, fall));
+            if let Some(entry) = self.entry(idx) {
+                fall = entry;
+            }
+        }
+        for (idx, fall) in falls.into_iter().rev() {
             if let Some(slot) = self.falls.get_mut(idx.index()) {
                 if slot.is_some() {
                     continue; // listed twice in a malformed IR: keep the first

@@ -3,11 +3,14 @@
 //! The interpreter relies on this to terminate: it never counts anything else.
 //!
 //! Method: drop the bounded edges; every strongly connected component that still has a
-//! cycle is unbounded. It is reported at the jump that closes it (the first backward jump),
+//! cycle is unbounded (Kosaraju's algorithm: iterative, so a 100,000-step plan cannot
+//! overflow the stack as a recursive Tarjan would). It is reported at the jump that closes it (the first backward jump),
 //! with the node it jumps back to as a second label. Traps already reported by
 //! `no-path-to-end` are skipped; a `loop` without `max` is `missing-loop-max`, not this.
 
-use petgraph::algo::tarjan_scc;
+use std::collections::HashSet;
+
+use petgraph::algo::kosaraju_scc;
 use petgraph::visit::EdgeFiltered;
 
 use crate::diagnostic::{Code, Diagnostic};
@@ -18,7 +21,7 @@ use super::describe::{list, step_name};
 
 pub(super) fn check_cycles_bounded(plan: &Plan, facts: &Facts, diagnostics: &mut Vec<Diagnostic>) {
     let forward = EdgeFiltered::from_fn(plan.graph(), |edge| !edge.weight().is_bounded());
-    for component in tarjan_scc(&forward) {
+    for component in kosaraju_scc(&forward) {
         let mut steps: Vec<StepIdx> = component.iter().map(|&step| step.into()).collect();
         steps.sort();
         let edges = inner_unbounded_edges(plan, &steps);
@@ -60,15 +63,13 @@ fn unbounded(plan: &Plan, steps: &[StepIdx], edges: &[EdgeIdx]) -> Diagnostic {
     let weight = plan.edge(closing);
     let source = plan.source(closing);
     let target = plan.target(closing);
-    let mut names: Vec<String> = Vec::new();
-    for &step in steps {
-        if let Some(node) = plan.node(step) {
-            let name = format!("`{}`", node.id.value);
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
+    let mut seen = HashSet::new();
+    let names: Vec<String> = steps
+        .iter()
+        .filter_map(|&step| plan.node(step))
+        .filter(|node| seen.insert(node.id.value.as_str()))
+        .map(|node| format!("`{}`", node.id.value))
+        .collect();
     let from = step_name(plan, source);
     let to = step_name(plan, target);
     let (label, help) = match weight.kind {

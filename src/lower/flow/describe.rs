@@ -33,7 +33,10 @@ pub(super) fn list(names: &[String]) -> String {
 /// Where a jump goes, for messages: "`ship`", "the end", "the next statement".
 pub(super) fn jump_name(plan: &Plan, jump: Jump) -> String {
     match jump {
-        Jump::Node(node) => format!("`{}`", plan.workflow().node(node).id.value),
+        Jump::Node(node) => plan.workflow().nodes.get(node.index()).map_or_else(
+            || "another node".to_owned(),
+            |node| format!("`{}`", node.id.value),
+        ),
         Jump::End => "the end".to_owned(),
         Jump::Next => "the next statement".to_owned(),
     }

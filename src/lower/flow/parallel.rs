@@ -4,6 +4,8 @@
 //! the join, so a jump across the boundary has no meaning (which walk continues? which
 //! branch's writes count?). Falling off the end of a branch to its join is not a jump.
 
+use std::collections::HashSet;
+
 use crate::diagnostic::{Code, Diagnostic};
 use crate::lower::{BranchRef, EdgeKind, Plan, StepIdx, StepKind};
 use crate::source::Span;
@@ -11,7 +13,7 @@ use crate::source::Span;
 use super::describe::step_name;
 
 pub(super) fn check_jumps_stay_in_branch(plan: &Plan, diagnostics: &mut Vec<Diagnostic>) {
-    let mut reported: Vec<Span> = Vec::new();
+    let mut reported: HashSet<Span> = HashSet::new();
     for source in plan.steps() {
         for &edge in plan.out_edges(source) {
             let weight = plan.edge(edge);
@@ -27,7 +29,7 @@ pub(super) fn check_jumps_stay_in_branch(plan: &Plan, diagnostics: &mut Vec<Diag
             if from == to {
                 continue;
             }
-            reported.push(weight.span);
+            reported.insert(weight.span);
             diagnostics.push(crossing(
                 plan,
                 source,

@@ -13,7 +13,7 @@ use super::shadowing::shadowed;
 pub(super) fn check_reachable(plan: &Plan, facts: &Facts, diagnostics: &mut Vec<Diagnostic>) {
     let workflow = plan.workflow();
     let mut is_shadowed = vec![false; workflow.nodes.len()];
-    for (_, next) in shadowed(workflow) {
+    for (_, next) in shadowed(plan) {
         if let Some(slot) = is_shadowed.get_mut(next.index()) {
             *slot = true;
         }

@@ -1,14 +1,16 @@
-//! `goto-shadows-next`: a node whose `goto=` always fires, followed by more statements in
-//! its block. The lowering is unambiguous — the `goto` wins and the fall-through edge is
-//! not created — but the statement after it never runs from here, which is rarely meant.
+//! `goto-shadows-next`: a node whose `goto=` always fires, followed by a statement that
+//! nothing else leads to. The lowering is unambiguous — the `goto` wins and the fall-through
+//! edge is not created — but that statement can never run, which is rarely meant.
 //!
-//! A `goto` with `goto-max=N` does not shadow: once used up, control falls through. A
-//! `goto` naming the very next statement is redundant, not shadowing. A `recovery=#true`
-//! statement after a `goto` is not shadowed either: placing recovery nodes after the main
-//! flow (ending in `goto="end"`) is the intended way to reach them only on failure.
+//! Not reported: a `goto` with `goto-max=N` (once used up, control falls through); a `goto`
+//! naming the very next statement (redundant, not shadowing); a next statement that some
+//! other edge leads to — a jump, a route, an `on-error` — since a statement placed after a
+//! `goto` as a jump target (`goto="end"` then the recovery or retry steps) is intended.
+
+use petgraph::Direction;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{Jump, NodeIdx, Workflow};
+use crate::ir::{Jump, NodeIdx};
 use crate::lower::Plan;
 
 use super::describe::jump_name;
@@ -16,7 +18,7 @@ use super::walk::blocks;
 
 pub(super) fn check_goto_shadows_next(plan: &Plan, diagnostics: &mut Vec<Diagnostic>) {
     let workflow = plan.workflow();
-    for (idx, next_idx) in shadowed(workflow) {
+    for (idx, next_idx) in shadowed(plan) {
         let node = workflow.node(idx);
         let next = workflow.node(next_idx);
         if let Some(goto) = &node.goto {
@@ -50,18 +52,23 @@ pub(super) fn check_goto_shadows_next(plan: &Plan, diagnostics: &mut Vec<Diagnos
 }
 
 /// Pairs `(node, next)` where `node`'s unbounded `goto` shadows the statement `next`.
-pub(super) fn shadowed(workflow: &Workflow) -> Vec<(NodeIdx, NodeIdx)> {
+pub(super) fn shadowed(plan: &Plan) -> Vec<(NodeIdx, NodeIdx)> {
+    let workflow = plan.workflow();
+    let reached = |node: NodeIdx| {
+        plan.step_of(node).is_some_and(|step| {
+            plan.graph()
+                .neighbors_directed(step.into(), Direction::Incoming)
+                .next()
+                .is_some()
+        })
+    };
     let mut pairs = Vec::new();
     for block in blocks(workflow) {
         for pair in block.nodes.windows(2) {
             let [idx, next] = *pair else {
                 continue;
             };
-            if workflow
-                .nodes
-                .get(next.index())
-                .is_none_or(|node| node.recovery)
-            {
+            if workflow.nodes.get(next.index()).is_none() || reached(next) {
                 continue;
             }
             let Some(goto) = workflow
@@ -105,6 +112,16 @@ mod tests {
         );
         assert_eq!(diagnostic.labels.len(), 1);
         assert!(diagnostic.help.as_deref().unwrap().contains("wins"));
+    }
+
+    #[test]
+    fn a_next_statement_reached_by_a_jump_is_not_shadowed() {
+        let flow = workflow(|b| {
+            b.decision("d", &[("x", "retry", Some(2))], Some(("next", None)));
+            b.agent("a").goto("end", None);
+            b.agent("retry");
+        });
+        assert!(codes(flow).is_empty());
     }
 
     #[test]

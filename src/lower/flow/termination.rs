@@ -7,7 +7,9 @@
 //! unbounded jumps (bounded edges always have a fall-back), so `unbounded-cycle` skips the
 //! cycles reported here.
 
-use petgraph::algo::tarjan_scc;
+use std::collections::HashSet;
+
+use petgraph::algo::kosaraju_scc;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::lower::{Plan, StepIdx};
@@ -20,7 +22,7 @@ pub(super) fn check_path_to_end(plan: &Plan, facts: &Facts, diagnostics: &mut Ve
     if plan.steps().all(|step| !facts.is_trapped(step)) {
         return;
     }
-    let components = tarjan_scc(graph);
+    let components = kosaraju_scc(graph);
     let mut component_of = vec![usize::MAX; graph.node_count()];
     for (index, component) in components.iter().enumerate() {
         for step in component {
@@ -50,15 +52,13 @@ pub(super) fn check_path_to_end(plan: &Plan, facts: &Facts, diagnostics: &mut Ve
 }
 
 fn trap(plan: &Plan, first: StepIdx, steps: &[StepIdx]) -> Diagnostic {
-    let mut names: Vec<String> = Vec::new();
-    for &step in steps {
-        if let Some(node) = plan.node(step) {
-            let name = format!("`{}`", node.id.value);
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
+    let mut seen = HashSet::new();
+    let names: Vec<String> = steps
+        .iter()
+        .filter_map(|&step| plan.node(step))
+        .filter(|node| seen.insert(node.id.value.as_str()))
+        .map(|node| format!("`{}`", node.id.value))
+        .collect();
     let span = plan
         .node(first)
         .map_or(plan.step(first).span, |node| node.id.span);

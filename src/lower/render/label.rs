@@ -73,7 +73,12 @@ pub(super) fn step_lines(plan: &Plan, step: StepIdx) -> Vec<String> {
                 Strategy::Race => "race",
                 Strategy::Any => "any",
             };
-            let mut detail = format!("parallel · {strategy}");
+            let what = if ir.for_each.is_some() {
+                "for-each"
+            } else {
+                "parallel"
+            };
+            let mut detail = format!("{what} · {strategy}");
             if let Some(max) = &ir.max_concurrency {
                 detail.push_str(&format!(" · ≤{} at once", max.value));
             }

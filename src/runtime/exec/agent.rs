@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::mapping::{Raw, map_outputs};
 use crate::ir::{Agent, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, Template};
-use crate::providers::{AgentEvent, AgentRequest, ToolGrant};
+use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
 use crate::runtime::frame::{Frame, Write};
 use crate::runtime::shared::Shared;
 use crate::runtime::{NodeError, RunEvent};
@@ -84,12 +84,16 @@ pub(super) async fn execute(
                 format!("`{id}` names no provider and the workflow has no default"),
             )
         })?;
-    let provider = shared.ctx.providers.get(provider_name).ok_or_else(|| {
-        NodeError::new(
-            ErrorClass::Provider,
-            format!("provider `{provider_name}` is not available to this run"),
-        )
-    })?;
+    let provider = if shared.ctx.dry_run {
+        None
+    } else {
+        Some(shared.ctx.providers.get(provider_name).ok_or_else(|| {
+            NodeError::new(
+                ErrorClass::Provider,
+                format!("provider `{provider_name}` is not available to this run"),
+            )
+        })?)
+    };
     let declared = workflow.provider(provider_name);
 
     let scope = shared.scope(frame, Some(node), seq);
@@ -172,7 +176,13 @@ pub(super) async fn execute(
             });
         }
     };
-    let reply = provider.run(&request, &sink).await?;
+    let reply = match provider {
+        Some(provider) => provider.run(&request, &sink).await?,
+        None => AgentReply {
+            text: super::canned::text(workflow, settings.outputs()),
+            ..AgentReply::default()
+        },
+    };
 
     {
         let mut tally = shared.tally();

@@ -2,6 +2,7 @@
 //! walker applies them through the reducers, so executing never touches the frame.
 
 mod agent;
+mod canned;
 mod mapping;
 mod parallel;
 mod set;
@@ -17,6 +18,7 @@ use super::shared::Shared;
 use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
 
+pub(crate) use canned::answer as canned_answer;
 pub(crate) use set::eval_sets;
 pub(crate) use wait::{Question, answer_writes, pending_wait};
 

@@ -84,6 +84,10 @@ pub(super) async fn execute(
         .map(|t| shared.templates.render(t, &scope))
         .transpose()?;
     drop(scope);
+    if shared.ctx.dry_run {
+        let out = super::canned::text(shared.workflow(), &tool.outputs);
+        return writes(shared, id, tool, &out, "", Some(0));
+    }
 
     let mut command = if tool.shell {
         let mut command = Command::new("sh");
@@ -171,11 +175,23 @@ pub(super) async fn execute(
         };
         return Err(NodeError::new(ErrorClass::ToolExit, message));
     }
+    writes(shared, id, tool, &out, &err, code)
+}
+
+/// Maps a finished command's results into state writes and the node's output.
+fn writes(
+    shared: &Shared,
+    id: Arc<str>,
+    tool: &Tool,
+    out: &str,
+    err: &str,
+    code: Option<i32>,
+) -> Result<Vec<Write>, NodeError> {
     let exit_code = json!(code);
     let mut writes = map_outputs(shared, &tool.outputs, |from| {
         Ok(match from {
-            OutputSource::Result => Raw::Text(&out),
-            OutputSource::Stderr => Raw::Text(&err),
+            OutputSource::Result => Raw::Text(out),
+            OutputSource::Stderr => Raw::Text(err),
             OutputSource::ExitCode => Raw::Typed(exit_code.clone()),
         })
     })?;
