@@ -104,6 +104,8 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     ctx.providers = launch.providers.clone();
     ctx.sink = Some(reporter.sink());
     ctx.stream = modes;
+    // A run kept only in memory cannot be inspected after the process ends: keep no log.
+    ctx.log_events = launch.durable;
     ctx.env = launch.env.clone();
     ctx.files = Arc::new(crate::cli::disk::Disk);
     ctx.base_dir = launch.loaded.dir();
