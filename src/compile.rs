@@ -16,6 +16,7 @@ use std::path::Path;
 use crate::check;
 use crate::diagnostic::Diagnostic;
 use crate::ir;
+use crate::lower::{self, Plan};
 use crate::source::{Files, SourceId, Sources};
 use crate::syntax;
 
@@ -24,7 +25,9 @@ use crate::syntax;
 pub struct Compiled {
     /// The file compiled.
     pub file: SourceId,
-    /// The resolved workflow (possibly partial when there are errors); editors use it.
+    /// The executable plan, only when there were no errors.
+    pub plan: Option<Plan>,
+    /// The resolved workflow (possibly partial) when no plan was built; editors use it.
     pub workflow: Option<ir::Workflow>,
     /// Every diagnostic, sorted by file and position.
     pub diagnostics: Vec<Diagnostic>,
@@ -35,6 +38,15 @@ impl Compiled {
     #[must_use]
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// The workflow, from the plan if one was built.
+    #[must_use]
+    pub fn workflow(&self) -> Option<&ir::Workflow> {
+        self.plan
+            .as_ref()
+            .map(Plan::workflow)
+            .or(self.workflow.as_ref())
     }
 }
 
@@ -53,15 +65,38 @@ pub fn compile(
 
     let resolved = check::resolve(sources, file, &parsed.document);
     diagnostics.extend(resolved.diagnostics);
-    let workflow = resolved.value;
-    let _ = (files, &path);
+    let mut workflow = resolved.value;
+    if let Some(resolved) = &workflow {
+        let mut cx = check::AnalyzeContext::new(sources, file, &path, files);
+        let mut analyzed = check::analyze(resolved, &mut cx);
+        // Unused-declaration lints on a workflow the resolver rejected mostly echo its
+        // errors (a misspelled provider leaves the real one unused): keep them for later.
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            analyzed.retain(|diagnostic| diagnostic.code.group() != "lint");
+        }
+        diagnostics.extend(analyzed);
+    }
+
+    let mut plan = None;
+    if !diagnostics.iter().any(Diagnostic::is_error)
+        && let Some(resolved) = workflow.take()
+    {
+        let lowered = lower::lower(resolved);
+        diagnostics.extend(lowered.diagnostics);
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            workflow = lowered.value.map(Plan::into_workflow);
+        } else {
+            plan = lowered.value;
+        }
+    }
 
     let mut diagnostics = suppress::apply(diagnostics, sources, file, &parsed.comments);
     config.apply(&mut diagnostics);
-    diagnostics.sort_by(|a, b| (a.span, a.code).cmp(&(b.span, b.code)));
+    diagnostics.sort_by_key(|d| (d.span, d.code));
     diagnostics.dedup();
     Compiled {
         file,
+        plan,
         workflow,
         diagnostics,
     }

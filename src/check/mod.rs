@@ -6,13 +6,25 @@
 //!   (unknown, missing, duplicate and mistyped items) and yields a validated view of it.
 //! - `resolve`: builds the IR from that view and resolves names (node ids, providers,
 //!   state fields, adapters).
+//! - `analyze`: the data, safety and lint rules over the resolved IR (templates, definite
+//!   assignment, parallel writes, schema files, subgraph calls, taint, unused declarations).
 //!
-//! It does not check templates, schemas, subgraph files or flow: those are `analyze` (data
-//! and safety rules) and `lower` (the graph). The module is pure: no IO.
+//! It does not check flow: that is `lower` (the graph). The module is pure: files other
+//! than the workflow are read only through [`Files`](crate::source::Files).
 
+mod analyze;
 pub mod grammar;
 mod resolve;
 mod structure;
+#[cfg(test)]
+mod testing;
 mod value;
 
+pub use analyze::{
+    AnalyzeContext, LoadWorkflow, Read, TemplateError, analyze, expression_reads, load_workflow,
+    template_reads,
+};
 pub use resolve::resolve;
+/// For the language server: where a string literal's text starts (templates), and what
+/// counts as a node id or a name (rename).
+pub(crate) use value::{is_name, is_node_id, template as template_at};

@@ -21,6 +21,18 @@ pub struct Cli {
 pub enum Command {
     /// Parse and check workflows; report every problem.
     Check(CheckArgs),
+    /// Print the lowered graph that will execute, as Graphviz DOT or Mermaid.
+    Graph(GraphArgs),
+    /// Run the language server on stdin/stdout (for editors); logs go to stderr.
+    Lsp,
+    /// Check a workflow, then run it.
+    Run(RunArgs),
+    /// Continue a paused, crashed or cancelled run from its last committed step.
+    Resume(ResumeArgs),
+    /// List runs, or show one run's steps and events.
+    Runs(RunsArgs),
+    /// Print atomic's JSON Schemas (events, cassettes).
+    Schema(SchemaArgs),
 }
 
 /// `atomic check`.
@@ -48,4 +60,138 @@ pub enum Format {
     Json,
     /// SARIF 2.1.0, for code-scanning UIs.
     Sarif,
+}
+
+/// `atomic graph`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("format").args(["dot", "mermaid"])))]
+pub struct GraphArgs {
+    /// The workflow file (or a discovered workflow name).
+    pub file: PathBuf,
+    /// Graphviz DOT (the default).
+    #[arg(long)]
+    pub dot: bool,
+    /// Mermaid flowchart.
+    #[arg(long)]
+    pub mermaid: bool,
+}
+
+/// How a run reports itself: shared by `run` and `resume`.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Print events as JSON lines on stdout: `values`, `updates`, `events`, `debug`
+    /// (repeat the flag or separate with commas).
+    #[arg(long, value_name = "MODES")]
+    pub stream: Vec<String>,
+    /// Print only the final summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Where checkpoints go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StoreKind {
+    /// The project's `.atomic/atomic.db` (durable, resumable).
+    Sqlite,
+    /// Nothing persisted (tests, benchmarks); the run cannot be resumed.
+    Memory,
+}
+
+/// What a committed step survives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DurabilityArg {
+    /// A crash of the process (kill -9) at any instant.
+    Normal,
+    /// Also power loss: fsync per step.
+    Full,
+}
+
+/// `atomic run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workflow file (or a discovered workflow name).
+    pub flow: PathBuf,
+    /// An input, `name=value` (repeatable); the value is converted to the input's type.
+    #[arg(long = "input", short = 'i', value_name = "NAME=VALUE")]
+    pub inputs: Vec<String>,
+    /// A JSON object of inputs; `--input` overrides its entries.
+    #[arg(long, value_name = "FILE")]
+    pub input_file: Option<PathBuf>,
+    /// Walk the graph with canned agent and tool results (nothing is called or started,
+    /// nothing is stored) and print the route taken.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where checkpoints go.
+    #[arg(long, value_enum, default_value_t = StoreKind::Sqlite)]
+    pub store: StoreKind,
+    /// What a committed step survives.
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
+    pub durability: DurabilityArg,
+    /// Record every agent call into this cassette (secrets redacted), for the `replay`
+    /// adapter.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Progress and event output.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `atomic resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run id (or a unique prefix of it).
+    pub run: String,
+    /// The answer to the `wait` the run is paused at (asked interactively on a terminal).
+    #[arg(long)]
+    pub answer: Option<String>,
+    /// Resume even if the workflow file changed since the run started.
+    #[arg(long)]
+    pub force: bool,
+    /// What a committed step survives.
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
+    pub durability: DurabilityArg,
+    /// Progress and event output.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `atomic runs`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunsArgs {
+    /// `show RUN`; none: list runs.
+    #[command(subcommand)]
+    pub action: Option<RunsAction>,
+    /// Only runs of this workflow.
+    #[arg(long)]
+    pub workflow: Option<String>,
+    /// Only runs with this status (`running`, `paused`, `completed`, `failed`, `cancelled`).
+    #[arg(long)]
+    pub status: Option<String>,
+    /// At most this many runs (newest first).
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `atomic runs …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RunsAction {
+    /// A run's steps (with their state changes), events, errors and final state.
+    Show {
+        /// The run id (or a unique prefix of it).
+        run: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `atomic schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The schema to print (`events`, `cassette`); none: list them.
+    pub name: Option<String>,
 }

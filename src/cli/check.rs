@@ -8,6 +8,7 @@ use super::render::{self, pretty::Style};
 use super::{Exit, disk::Disk, project};
 use crate::compile::{self, Compiled};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::lower;
 use crate::source::Sources;
 
 /// Runs `atomic check`.
@@ -80,7 +81,14 @@ fn pretty_report(
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let width = args.width.unwrap_or(100);
     let mut out = render::pretty::render(sources, diagnostics, Style { color, width });
-    let _ = compiled;
+    if args.budget {
+        for result in compiled {
+            if let Some(plan) = &result.plan {
+                let path = sources.get(result.file).path.display();
+                out.push_str(&format!("budget of {path}:\n{}\n", lower::budget(plan)));
+            }
+        }
+    }
     if diagnostics.is_empty() {
         out.push_str(&format!(
             "ok: {} checked, no problems\n",

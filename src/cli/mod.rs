@@ -1,12 +1,24 @@
 //! The command line: argument parsing, one file per subcommand, renderers, exit codes.
 //! The only module that prints or reads the process environment.
 
+// The command line is the one module that talks to the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod args;
 mod check;
 pub mod disk;
+mod execute;
 mod exit;
+mod graph;
+mod lsp;
+mod output;
+mod progress;
 pub mod project;
 pub mod render;
+mod resume;
+mod run;
+mod runs;
+mod schema;
 
 pub use args::{Cli, Command};
 pub use exit::Exit;
@@ -33,6 +45,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     init_tracing(cli.verbose);
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Graph(args) => graph::run(&args),
+        Command::Lsp => lsp::run(),
+        Command::Run(args) => run::run(&args),
+        Command::Resume(args) => resume::run(&args),
+        Command::Runs(args) => runs::run(&args),
+        Command::Schema(args) => schema::run(&args),
     };
     exit.into()
 }

@@ -218,6 +218,7 @@ impl From<&ProviderError> for RecordedError {
                 recorded.code = *code;
                 recorded.message.clone_from(stderr);
             }
+            ProviderError::MaxTurns { .. } => recorded.message = error.to_string(),
         }
         recorded
     }

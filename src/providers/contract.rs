@@ -283,6 +283,16 @@ pub enum ProviderError {
         /// What it said.
         message: String,
     },
+    /// The tool-use loop used its `max-turns` and the model still asked for tools.
+    #[error(
+        "`{adapter}` used all {max_turns} turns and the model still wants to call tools; raise `max-turns`"
+    )]
+    MaxTurns {
+        /// The adapter.
+        adapter: &'static str,
+        /// The limit reached.
+        max_turns: u32,
+    },
     /// The provider is misconfigured (missing key variable, missing CLI, bad cassette).
     #[error("`{adapter}` is misconfigured: {message}")]
     Config {
@@ -306,7 +316,9 @@ impl ProviderError {
             Self::Timeout { .. } => ErrorClass::Timeout,
             Self::ProcessExit { .. } => ErrorClass::ProcessExit,
             Self::BadOutput { .. } => ErrorClass::BadOutput,
-            Self::Rejected { .. } | Self::Config { .. } => ErrorClass::Provider,
+            Self::Rejected { .. } | Self::MaxTurns { .. } | Self::Config { .. } => {
+                ErrorClass::Provider
+            }
         }
     }
 

@@ -224,6 +224,62 @@ pub(crate) fn api_key(
     }
 }
 
+/// `error` with every occurrence of `secret` in its messages replaced by `<redacted>`: a CLI's
+/// stderr or a server's answer may echo the key it was given.
+#[must_use]
+pub(crate) fn redact(error: ProviderError, secret: Option<&str>) -> ProviderError {
+    let Some(secret) = secret.filter(|secret| !secret.is_empty()) else {
+        return error;
+    };
+    let clean = |text: String| text.replace(secret, "<redacted>");
+    match error {
+        ProviderError::Server {
+            adapter,
+            status,
+            message,
+        } => ProviderError::Server {
+            adapter,
+            status,
+            message: clean(message),
+        },
+        ProviderError::Network { adapter, message } => ProviderError::Network {
+            adapter,
+            message: clean(message),
+        },
+        ProviderError::StreamCut { adapter, message } => ProviderError::StreamCut {
+            adapter,
+            message: clean(message),
+        },
+        ProviderError::ProcessExit {
+            adapter,
+            code,
+            stderr,
+        } => ProviderError::ProcessExit {
+            adapter,
+            code,
+            stderr: clean(stderr),
+        },
+        ProviderError::BadOutput { adapter, message } => ProviderError::BadOutput {
+            adapter,
+            message: clean(message),
+        },
+        ProviderError::Rejected {
+            adapter,
+            status,
+            message,
+        } => ProviderError::Rejected {
+            adapter,
+            status,
+            message: clean(message),
+        },
+        ProviderError::Config { adapter, message } => ProviderError::Config {
+            adapter,
+            message: clean(message),
+        },
+        other => other,
+    }
+}
+
 fn config(adapter: &'static str, message: &str) -> ProviderError {
     ProviderError::Config {
         adapter,
@@ -286,6 +342,20 @@ mod tests {
         assert_eq!(api_key("x", &env(), None).expect("unnamed"), None);
         let error = api_key("x", &env(), Some("NOPE")).expect_err("unset");
         assert!(error.to_string().contains("`NOPE`"), "{error}");
+    }
+
+    #[test]
+    fn redact_scrubs_the_secret_from_messages() {
+        let error = ProviderError::ProcessExit {
+            adapter: "x",
+            code: Some(1),
+            stderr: "bad key sk-123 rejected".to_owned(),
+        };
+        let text = redact(error, Some("sk-123")).to_string();
+        assert!(
+            !text.contains("sk-123") && text.contains("<redacted>"),
+            "{text}"
+        );
     }
 
     #[test]

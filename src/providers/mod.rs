@@ -11,12 +11,30 @@
 //! Adapters that need no network or key: `replay` (recorded cassettes, format in
 //! `cassette.rs`), `command` (any executable), `in-process` (a scripted model for tests and
 //! benchmarks). `record.rs` wraps any provider to write cassettes (`atomic run --record`).
+//!
+//! Model APIs over HTTP: `anthropic` (Messages API) and `openai` (any OpenAI-compatible
+//! Chat Completions server), sharing `http/` (client, SSE, error classification, keys) and
+//! `chat/` (the tool-use loop over custom tool commands, options, pricing).
+//!
+//! Agent CLIs: `claude-code` and `copilot` (one child process per call, NDJSON/JSONL on
+//! stdout) and `opencode` (an `opencode serve` server over HTTP + SSE), sharing `binary.rs`
+//! (finding the CLI), `env.rs` (the child's environment), `process.rs` (process groups) and
+//! `ndjson.rs` (line framing).
 
+pub mod anthropic;
+mod binary;
 mod cassette;
+mod chat;
+mod claude_code;
 mod command;
 mod contract;
+mod copilot;
 mod env;
+pub mod http;
 mod in_process;
+mod ndjson;
+pub mod openai;
+mod opencode;
 mod options;
 mod process;
 mod record;
@@ -28,13 +46,16 @@ pub use cassette::{
     CASSETTE_VERSION, CallOutcome, Cassette, CassetteCall, CassetteHeader, RecordedError,
     RecordedReply, RecordedUsage,
 };
+pub use claude_code::ClaudeCode;
 pub use command::CommandProvider;
 pub use contract::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
     ToolGrant, Usage,
 };
+pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment};
 pub use in_process::InProcess;
+pub use opencode::OpenCode;
 pub use record::{CassetteRecorder, Recording};
 pub use redact::{REDACTED, Redactor};
 pub use registry::{ProviderContext, build};

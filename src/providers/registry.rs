@@ -1,16 +1,20 @@
-//! Building providers from their declarations: one match arm per adapter. The adapters that
-//! talk to real backends live in their own files and are wired in here as they land.
+//! Building providers from their declarations: one match arm per adapter.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use super::anthropic::AnthropicProvider;
+use super::claude_code::ClaudeCode;
 use super::command::CommandProvider;
+use super::copilot::Copilot;
 use super::env::Environment;
 use super::in_process::InProcess;
+use super::openai::OpenAiProvider;
+use super::opencode::OpenCode;
 use super::record::{CassetteRecorder, Recording};
 use super::replay::Replay;
 use super::{Provider, ProviderError};
-use crate::ir::{ADAPTERS, ProviderDecl, adapter_info};
+use crate::ir::{ADAPTERS, ProviderDecl};
 
 /// What building a provider may need from outside the workflow.
 #[derive(Clone, Debug)]
@@ -37,10 +41,15 @@ pub fn build(
         "replay" => Arc::new(Replay::from_decl(decl, cx.workflow_dir)?),
         "command" => Arc::new(CommandProvider::from_decl(decl, cx.env)?),
         "in-process" => Arc::new(InProcess::from_decl(decl)?),
-        // HTTP adapters (`http` branch): src/providers/{anthropic,openai}.
-        "anthropic" | "openai" => return Err(not_built(name)),
-        // Agent CLI adapters (`agents` branch): src/providers/{claude_code,opencode,copilot}.rs.
-        "claude-code" | "opencode" | "copilot" => return Err(not_built(name)),
+        "anthropic" => Arc::new(AnthropicProvider::from_decl(decl, &|var| {
+            cx.env.get(var).map(str::to_owned)
+        })?),
+        "openai" => Arc::new(OpenAiProvider::from_decl(decl, &|var| {
+            cx.env.get(var).map(str::to_owned)
+        })?),
+        "claude-code" => Arc::new(ClaudeCode::new(decl, cx.env)?),
+        "opencode" => Arc::new(OpenCode::new(decl, cx.env)?),
+        "copilot" => Arc::new(Copilot::new(decl, cx.env)?),
         _ => {
             return Err(ProviderError::Config {
                 adapter: "provider",
@@ -60,14 +69,6 @@ pub fn build(
         Some(recorder) => Arc::new(Recording::new(provider, Arc::clone(recorder))),
         None => provider,
     })
-}
-
-fn not_built(name: &str) -> ProviderError {
-    let adapter = adapter_info(name).map_or("provider", |info| info.name);
-    ProviderError::Config {
-        adapter,
-        message: format!("the `{name}` adapter is not built into this atomic yet"),
-    }
 }
 
 /// A declaration with only a name and an adapter, for tests.
@@ -126,6 +127,38 @@ mod tests {
     }
 
     #[test]
+    fn builds_the_http_adapters_with_keys_from_the_environment() {
+        let env = Environment::default().with("ANTHROPIC_API_KEY", "sk-ant-0123456789abcdef");
+        let with_key = cx(Path::new("."), &env);
+        let provider = build(&test_decl("claude", "anthropic"), &with_key).unwrap();
+        assert_eq!(provider.adapter(), "anthropic");
+        assert!(!format!("{provider:?}").contains("0123456789abcdef"));
+        let provider = build(&test_decl("local", "openai"), &with_key).unwrap();
+        assert_eq!(provider.adapter(), "openai");
+
+        let empty = Environment::default();
+        let error = build(
+            &test_decl("claude", "anthropic"),
+            &cx(Path::new("."), &empty),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("`ANTHROPIC_API_KEY` is not set"),
+            "{error}"
+        );
+        let mut keyed = test_decl("local", "openai");
+        keyed.api_key_env = Some(crate::source::Spanned::new(
+            "LOCAL_KEY".into(),
+            crate::source::Span::default(),
+        ));
+        let error = build(&keyed, &cx(Path::new("."), &empty)).unwrap_err();
+        assert!(
+            error.to_string().contains("`LOCAL_KEY` is not set"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn unknown_and_unbuilt_adapters_are_config_errors() {
         let env = Environment::default();
         let cx = cx(Path::new("."), &env);
@@ -137,9 +170,20 @@ mod tests {
             "{error}"
         );
         assert!(error.to_string().contains("`replay`"), "{error}");
-        for adapter in ["anthropic", "openai", "claude-code", "opencode", "copilot"] {
-            let error = build(&test_decl("x", adapter), &cx).unwrap_err();
+        // Agent CLIs not on PATH: a config error naming the npm package.
+        let no_path = Environment::default().with("PATH", "/nonexistent-atomic-bin");
+        let cli_cx = ProviderContext {
+            env: &no_path,
+            ..cx.clone()
+        };
+        for (adapter, package) in [
+            ("claude-code", "@anthropic-ai/claude-code"),
+            ("opencode", "opencode-ai"),
+            ("copilot", "@github/copilot"),
+        ] {
+            let error = build(&test_decl("x", adapter), &cli_cx).unwrap_err();
             assert!(matches!(error, ProviderError::Config { .. }), "{error}");
+            assert!(error.to_string().contains(package), "{error}");
         }
         let error = build(&test_decl("x", "replay"), &cx).unwrap_err();
         assert!(error.to_string().contains("needs `cassette="), "{error}");

@@ -36,5 +36,11 @@ fn expand(mut grammar: Grammar) -> Grammar {
             node.include.push(key);
         }
     }
+    grammar.index = grammar
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(position, node)| (node.id.clone(), position))
+        .collect();
     grammar
 }

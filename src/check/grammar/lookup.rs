@@ -6,7 +6,9 @@ impl Grammar {
     /// The node kind with this id (`agent`, `tool/output`, …).
     #[must_use]
     pub fn node(&self, id: &str) -> Option<&NodeSpec> {
-        self.nodes.iter().find(|node| node.id == id)
+        self.index
+            .get(id)
+            .and_then(|&position| self.nodes.get(position))
     }
 
     /// The `workflow` node, the only one allowed at the top level.

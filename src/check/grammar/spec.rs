@@ -15,6 +15,9 @@ pub struct Grammar {
     pub shared: BTreeMap<String, SharedSpec>,
     /// Every node kind, in documentation order.
     pub nodes: Vec<NodeSpec>,
+    /// Position in `nodes` by id, built on load.
+    #[serde(skip)]
+    pub(super) index: std::collections::HashMap<String, usize>,
 }
 
 /// A set of arguments, properties and children several node kinds share.

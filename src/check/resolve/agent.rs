@@ -142,3 +142,68 @@ pub(super) fn options(
     }
     options
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, resolve_text};
+    use crate::diagnostic::Code;
+    use crate::ir::NodeKind;
+
+    fn flow(agent: &str) -> String {
+        format!(
+            "workflow \"w\" provider=\"p\" {{\nprovider \"p\" adapter=\"claude-code\"\n{agent}\n}}"
+        )
+    }
+
+    #[test]
+    fn prompts() {
+        assert_eq!(codes(&flow("agent \"a\"")), [Code::MissingProperty]);
+        assert_eq!(codes(&flow("agent \"a\" prompt=\"x\"")), []);
+        assert_eq!(
+            codes(&flow("agent \"a\" prompt=\"x\" { prompt \"y\"; }")),
+            [Code::DuplicateProperty]
+        );
+        // An invalid prompt is reported once, not again as missing.
+        assert_eq!(codes(&flow("agent \"a\" prompt=1")), [Code::WrongType]);
+    }
+
+    #[test]
+    fn prompt_templates_point_into_the_literal() {
+        let text = flow("agent \"a\" { prompt \"Hi {{ input.x }}\"; }");
+        let (outcome, sources) = resolve_text(&text);
+        let workflow = outcome.value.unwrap();
+        let NodeKind::Agent(agent) = &workflow.nodes[0].kind else {
+            panic!()
+        };
+        let prompt = agent.prompt.as_ref().unwrap();
+        assert!(prompt.exact);
+        assert_eq!(sources.text(prompt.span_of(3..16)), "{{ input.x }}");
+    }
+
+    #[test]
+    fn settings() {
+        let (outcome, _) = resolve_text(&flow(
+            "agent \"a\" permission=\"accept-edits\" max-turns=4 { prompt \"x\"; context warn=0.5; option \"t\" 0.2; }",
+        ));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let workflow = outcome.value.unwrap();
+        let NodeKind::Agent(agent) = &workflow.nodes[0].kind else {
+            panic!()
+        };
+        assert_eq!(
+            agent.permission.as_ref().unwrap().value,
+            crate::ir::PermissionMode::AcceptEdits
+        );
+        let context = agent.context.as_ref().unwrap();
+        assert_eq!(
+            (context.warn, context.act, context.action.as_str()),
+            (0.5, 0.6, "compact")
+        );
+        assert_eq!(
+            codes(&flow(
+                "agent \"a\" { prompt \"x\"; context warn=0.9 act=0.5; }"
+            )),
+            [Code::InvalidValue]
+        );
+    }
+}

@@ -130,3 +130,62 @@ pub(super) fn goto(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<Route>
         span,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, only, resolve_text};
+    use crate::diagnostic::Code;
+    use crate::ir::{Duration, ErrorClass, Jump, OnError};
+
+    fn flow(body: &str) -> String {
+        format!(
+            "workflow \"w\" {{\nstate {{ field \"n\"; }}\ntool \"t\" {{ run \"x\"; {body} }}\nset \"n\" \"1\" recovery=#true id=\"fix\"\n}}"
+        )
+    }
+
+    #[test]
+    fn retry_defaults_and_classes() {
+        let (outcome, _) = resolve_text(&flow("retry \"timeout\" \"tool-exit\""));
+        let workflow = outcome.value.unwrap();
+        let retry = workflow.nodes[0].retry.clone().unwrap();
+        assert_eq!(
+            (retry.attempts, retry.backoff, retry.factor, retry.jitter),
+            (3, Duration(1_000), 2.0, true)
+        );
+        assert_eq!(retry.on, [ErrorClass::Timeout, ErrorClass::ToolExit]);
+    }
+
+    #[test]
+    fn on_error_actions() {
+        let (outcome, _) = resolve_text(&flow("on-error \"goto\" \"fix\""));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let workflow = outcome.value.unwrap();
+        let Some(OnError::Goto { jump, .. }) = &workflow.nodes[0].on_error else {
+            panic!()
+        };
+        assert_eq!(*jump, Jump::Node(workflow.find_node("fix").unwrap()));
+        assert_eq!(codes(&flow("on-error \"goto\"")), [Code::MissingProperty]);
+        assert_eq!(
+            codes(&flow("on-error \"retry\" \"fix\"")),
+            [Code::UnexpectedArgument]
+        );
+        assert_eq!(
+            codes(&flow("on-error \"abort\" { set \"n\" \"1\"; }")),
+            [Code::UnknownChild]
+        );
+        assert_eq!(
+            codes(&flow("on-error \"goto\" \"end\"")),
+            [Code::NotARecoveryNode]
+        );
+        assert_eq!(
+            codes(&flow("on-error \"goto\" \"fx\"")),
+            [Code::UndefinedNode]
+        );
+        let (diagnostic, at) = only(
+            &flow("on-error \"skip\" { set \"m\" \"1\"; }"),
+            Code::UndefinedStateField,
+        );
+        assert_eq!(at, "\"m\"");
+        assert!(diagnostic.help.is_some());
+    }
+}

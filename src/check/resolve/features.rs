@@ -1,17 +1,27 @@
 //! Each agent has a provider (its own, its `use` source's, or the workflow default), and
 //! asks it only for what its adapter supports ([`crate::ir::AdapterInfo`]).
 
+use std::collections::HashMap;
+
 use crate::diagnostic::{Code, Diagnostic, expected_one_of};
 use crate::ir::{Agent, NodeKind, ProviderDecl, Workflow, adapter_info};
 use crate::source::{Span, Spanned};
 
 /// Reports `missing-provider` and `unsupported-feature`.
 pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
+    let agents: HashMap<&str, &Agent> = workflow
+        .nodes
+        .iter()
+        .filter_map(|node| match &node.kind {
+            NodeKind::Agent(agent) => Some((node.id.value.as_str(), agent)),
+            _ => None,
+        })
+        .collect();
     for node in &workflow.nodes {
         let NodeKind::Agent(agent) = &node.kind else {
             continue;
         };
-        let Some(name) = effective_provider(workflow, agent) else {
+        let Some(name) = effective_provider(workflow, &agents, agent) else {
             out.push(missing_provider(workflow, &node.id));
             continue;
         };
@@ -23,16 +33,19 @@ pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
 }
 
 /// The provider name: the agent's, its `use` source's, then the workflow default.
-fn effective_provider<'w>(workflow: &'w Workflow, agent: &'w Agent) -> Option<&'w Spanned<String>> {
+fn effective_provider<'w>(
+    workflow: &'w Workflow,
+    agents: &HashMap<&str, &'w Agent>,
+    agent: &'w Agent,
+) -> Option<&'w Spanned<String>> {
     agent
         .provider
         .as_ref()
         .or_else(|| {
-            let used = workflow.find_node(&agent.use_.as_ref()?.value)?;
-            match &workflow.node(used).kind {
-                NodeKind::Agent(source) => source.provider.as_ref(),
-                _ => None,
-            }
+            agents
+                .get(agent.use_.as_ref()?.value.as_str())?
+                .provider
+                .as_ref()
         })
         .or(workflow.default_provider.as_ref())
 }
@@ -65,8 +78,8 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
         return;
     };
     let mut asks: Vec<(Span, &str, bool)> = Vec::new();
-    if let Some(first) = agent.tools.first() {
-        asks.push((first.span, "tools", info.tools));
+    if let (Some(first), Some(last)) = (agent.tools.first(), agent.tools.last()) {
+        asks.push((first.span.to(last.span), "tools", info.tools));
     }
     if let Some(permission) = &agent.permission {
         asks.push((permission.span, "permission modes", info.permission_modes));
@@ -98,6 +111,43 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
             .help(format!(
                 "remove it, or use a provider whose adapter supports {feature}"
             )),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::codes;
+    use crate::diagnostic::Code;
+
+    fn flow(adapter: &str, agent: &str) -> String {
+        format!(
+            "workflow \"w\" {{\nprovider \"p\" adapter=\"{adapter}\" {{ command \"m\"; }}\n{agent}\n}}"
+        )
+    }
+
+    #[test]
+    fn adapter_capabilities() {
+        let agent = "agent \"a\" provider=\"p\" permission=\"plan\" max-turns=3 { prompt \"x\"; system \"s\"; tools \"Read\"; }";
+        assert_eq!(codes(&flow("claude-code", agent)), []);
+        assert_eq!(
+            codes(&flow("command", agent)),
+            [Code::UnsupportedFeature; 4]
+        );
+        assert_eq!(codes(&flow("anthropic", agent)), [Code::UnsupportedFeature]);
+        assert_eq!(codes(&flow("opencode", agent)), [Code::UnsupportedFeature]);
+    }
+
+    #[test]
+    fn providers_are_inherited_through_use() {
+        let base = "agent \"base\" provider=\"p\" { prompt \"x\"; }\n";
+        assert_eq!(
+            codes(&flow("openai", &format!("{base}agent \"a\" use=\"base\""))),
+            []
+        );
+        assert_eq!(
+            codes(&flow("openai", "agent \"a\" use=\"agent:reviewer\"")),
+            [Code::MissingProvider]
         );
     }
 }

@@ -60,14 +60,15 @@ fn collect_into(checked: &Checked<'_>, taken: &mut HashSet<String>) {
     }
 }
 
-/// Reports an id that is not `[A-Za-z_][A-Za-z0-9_-]*` or is the reserved `end`.
+/// Reports an id that is not `[A-Za-z_][A-Za-z0-9_-]*` or is the reserved `end`; `what`
+/// names the thing identified ("node", "provider").
 pub(super) fn check_id(r: &mut Resolver<'_>, id: &Spanned<String>, what: &str) {
     if id.value == "end" {
         r.report(
             Diagnostic::new(
                 Code::InvalidId,
                 id.span,
-                format!("`end` is reserved and cannot name {what}"),
+                format!("`end` is reserved and cannot be a {what} id"),
             )
             .label("reserved")
             .help("`goto=\"end\"` always means the end of the workflow; choose another name"),
@@ -77,7 +78,7 @@ pub(super) fn check_id(r: &mut Resolver<'_>, id: &Spanned<String>, what: &str) {
             Diagnostic::new(
                 Code::InvalidId,
                 id.span,
-                format!("`{}` is not a valid id for {what}", id.value),
+                format!("`{}` is not a valid {what} id", id.value),
             )
             .label("not an identifier")
             .help("use letters, digits, `_` and `-`, starting with a letter or `_`"),

@@ -50,3 +50,42 @@ pub(super) fn resolve_inputs(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec
     }
     inputs
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, resolve_text};
+    use crate::diagnostic::Code;
+
+    fn flow(inputs: &str) -> String {
+        format!("workflow \"w\" {{\n{inputs}\nstate {{ field \"x\"; }}\nset \"x\" \"1\"\n}}")
+    }
+
+    #[test]
+    fn required_and_defaults() {
+        let (outcome, _) = resolve_text(&flow(
+            "input \"a\" type=\"integer\" default=3\ninput \"b\" required=#false\ninput \"c\"",
+        ));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let inputs = outcome.value.unwrap().inputs;
+        assert_eq!(inputs[0].default, Some(serde_json::json!(3)));
+        assert_eq!(inputs[1].default, Some(serde_json::Value::Null));
+        assert_eq!(inputs[2].default, None);
+        assert_eq!(
+            codes(&flow("input \"a\" required=#true default=1")),
+            [Code::InvalidDefault]
+        );
+        assert_eq!(
+            codes(&flow("input \"a\" type=\"boolean\" default=1")),
+            [Code::InvalidDefault]
+        );
+        assert_eq!(
+            codes(&flow("input \"a\"\ninput \"a\"")),
+            [Code::DuplicateId]
+        );
+        assert_eq!(codes(&flow("input \"a b\"")), [Code::InvalidId]);
+        assert_eq!(
+            codes(&flow("env \"A\"\nenv \"A\"\nenv \"B-C\"")),
+            [Code::DuplicateId, Code::InvalidId]
+        );
+    }
+}

@@ -63,3 +63,27 @@ pub(super) fn empty_block(checked: &Checked<'_>, what: &str) -> Diagnostic {
     .label(format!("empty `{what}`"))
     .help("add statements to its block, or remove it")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::codes;
+    use crate::diagnostic::Code;
+
+    #[test]
+    fn conditions_and_bounds() {
+        let flow = |head: &str| {
+            format!(
+                "workflow \"w\" {{ state {{ field \"n\"; }}; loop \"l\" {head} {{ set \"n\" \"1\"; }} }}"
+            )
+        };
+        assert_eq!(codes(&flow("while=\"true\" max=2")), []);
+        assert_eq!(
+            codes(&flow("until=\"a\" while=\"b\" max=2")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(codes(&flow("until=\"a\"")), [Code::MissingLoopMax]);
+        // A written but invalid `max` is reported once, as what it is.
+        assert_eq!(codes(&flow("max=0")), [Code::InvalidValue]);
+        assert_eq!(codes(&flow("max=99999999999")), [Code::InvalidValue]);
+    }
+}

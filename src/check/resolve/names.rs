@@ -350,3 +350,78 @@ fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, only};
+    use crate::diagnostic::Code;
+
+    fn flow(body: &str) -> String {
+        format!(
+            "workflow \"w\" provider=\"p\" {{\nprovider \"p\" adapter=\"claude-code\"\nagent \"base\" {{ prompt \"x\"; }}\n{body}\n}}"
+        )
+    }
+
+    #[test]
+    fn use_targets() {
+        assert_eq!(codes(&flow("agent \"a\" use=\"base\"")), []);
+        assert_eq!(codes(&flow("agent \"a\" use=\"skill:review\"")), []);
+        assert_eq!(
+            codes(&flow("agent \"a\" use=\"bse\"")),
+            [Code::UndefinedNode]
+        );
+        assert_eq!(codes(&flow("agent \"a\" use=\"a\"")), [Code::InvalidUse]);
+        let (diagnostic, _) = only(
+            &flow("agent \"a\" use=\"base\"\nagent \"b\" use=\"a\""),
+            Code::InvalidUse,
+        );
+        assert_eq!(diagnostic.message, "`a` itself uses another agent");
+        assert_eq!(diagnostic.labels.len(), 1);
+    }
+
+    #[test]
+    fn session_targets() {
+        assert_eq!(
+            codes(&flow("agent \"a\" session=\"base\" { prompt \"y\"; }")),
+            []
+        );
+        assert_eq!(
+            codes(&flow("agent \"a\" session=\"a\" { prompt \"y\"; }")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow(
+                "tool \"t\" { run \"x\"; }\nagent \"a\" session=\"t\" { prompt \"y\"; }"
+            )),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow("agent \"a\" session=\"nope\" { prompt \"y\"; }")),
+            [Code::UndefinedNode]
+        );
+    }
+
+    #[test]
+    fn providers_and_defaults() {
+        let (_, at) = only(
+            "workflow \"w\" provider=\"q\" {\nprovider \"p\" adapter=\"replay\" cassette=\"c\"\nagent \"a\" provider=\"p\" { prompt \"x\"; }\n}",
+            Code::UndefinedProvider,
+        );
+        assert_eq!(at, "\"q\"");
+    }
+
+    #[test]
+    fn every_jump_target_is_checked() {
+        let text = flow(
+            "decision \"d\" { when \"true\" goto=\"bas\"; otherwise goto=\"nowhere\"; }\nagent \"z\" goto=\"d2\" { prompt \"x\"; }",
+        );
+        assert_eq!(
+            codes(&text),
+            [
+                Code::UndefinedNode,
+                Code::UndefinedNode,
+                Code::UndefinedNode
+            ]
+        );
+    }
+}

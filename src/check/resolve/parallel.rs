@@ -149,3 +149,83 @@ fn branches(
     }
     branches
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, resolve_text};
+    use crate::diagnostic::Code;
+    use crate::ir::NodeKind;
+
+    fn flow(body: &str) -> String {
+        format!("workflow \"w\" {{\nstate {{ field \"n\"; }}\n{body}\n}}")
+    }
+
+    #[test]
+    fn branches_are_statements_or_named_blocks() {
+        let (outcome, _) = resolve_text(&flow(
+            "parallel \"p\" { set \"n\" \"1\"; branch \"b\" { set \"n\" \"2\"; set \"n\" \"3\"; } }",
+        ));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let workflow = outcome.value.unwrap();
+        let NodeKind::Parallel(parallel) = &workflow.nodes[0].kind else {
+            panic!()
+        };
+        let names: Vec<&str> = parallel
+            .branches
+            .iter()
+            .map(|b| b.name.value.as_str())
+            .collect();
+        assert_eq!(names, ["set-n", "b"]);
+        assert_eq!(parallel.branches[1].body.nodes.len(), 2);
+        assert!(
+            workflow.nodes[1..]
+                .iter()
+                .all(|node| node.parent == Some(crate::ir::NodeIdx(0)))
+        );
+    }
+
+    #[test]
+    fn for_each_has_one_branch() {
+        let (outcome, _) = resolve_text(&flow(
+            "parallel \"p\" for-each=\"[1, 2]\" as=\"x\" { set \"n\" \"{{ x }}\"; set \"n\" \"2\"; }",
+        ));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let workflow = outcome.value.unwrap();
+        let NodeKind::Parallel(parallel) = &workflow.nodes[0].kind else {
+            panic!()
+        };
+        assert_eq!(parallel.branches.len(), 1);
+        assert_eq!(parallel.branches[0].name.value, "p");
+        assert_eq!(parallel.for_each.as_ref().unwrap().as_.value, "x");
+    }
+
+    #[test]
+    fn misuse() {
+        assert_eq!(
+            codes(&flow("parallel \"p\" as=\"x\" { set \"n\" \"1\"; }")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow(
+                "parallel \"p\" for-each=\"[1]\" as=\"my-x\" { set \"n\" \"1\"; }"
+            )),
+            [Code::InvalidId]
+        );
+        assert_eq!(
+            codes(&flow(
+                "parallel \"p\" for-each=\"[1]\" { branch \"b\" { set \"n\" \"1\"; } }"
+            )),
+            [Code::UnknownChild, Code::EmptyBlock]
+        );
+        assert_eq!(
+            codes(&flow(
+                "parallel \"p\" { branch \"b\" { set \"n\" \"1\"; }; branch \"b\" { set \"n\" \"2\"; } }"
+            )),
+            [Code::DuplicateId]
+        );
+        assert_eq!(
+            codes(&flow("parallel \"p\" { branch \"b\"; }")),
+            [Code::EmptyBlock]
+        );
+    }
+}

@@ -15,7 +15,7 @@ pub(super) fn resolve_providers(r: &mut Resolver<'_>, checked: &Checked<'_>) -> 
         let Some(name) = r.string(provider.arg(0)) else {
             continue;
         };
-        check_id(r, &name, "a provider");
+        check_id(r, &name, "provider");
         if let Some(first) = providers
             .iter()
             .find(|first| first.name.value == name.value)
@@ -85,10 +85,6 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
         return;
     }
     let needs = match adapter.value.as_str() {
-        "replay" if !provider.wrote("cassette") => Some((
-            "`cassette=\"<file>\"`",
-            "the recorded cassette to play back",
-        )),
         "command" if provider.child("command").is_none() => Some((
             "a `command \"program\" \"arg\"…` child",
             "the program that reads the prompt and writes the reply",
@@ -105,6 +101,70 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
             .label(format!("`{}` provider without it", adapter.value))
             .with_label(adapter.span, "adapter chosen here")
             .help(format!("add {what}: {why}")),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, only, resolve_text};
+    use crate::diagnostic::Code;
+
+    fn flow(provider: &str) -> String {
+        format!("workflow \"w\" {{\n{provider}\nset \"x\" \"1\"\nstate {{ field \"x\"; }}\n}}")
+    }
+
+    #[test]
+    fn adapter_requirements() {
+        // The replay adapter finds its cassette by convention when none is named.
+        assert_eq!(codes(&flow("provider \"p\" adapter=\"replay\"")), []);
+        assert_eq!(
+            codes(&flow("provider \"p\" adapter=\"command\"")),
+            [Code::MissingProperty]
+        );
+        assert_eq!(
+            codes(&flow(
+                "provider \"p\" adapter=\"command\" { command \"m\"; }"
+            )),
+            []
+        );
+        let (diagnostic, at) = only(
+            &flow("provider \"p\" adapter=\"antropic\""),
+            Code::UnknownAdapter,
+        );
+        assert_eq!(at, "\"antropic\"");
+        assert!(
+            diagnostic
+                .help
+                .unwrap()
+                .starts_with("did you mean `anthropic`?")
+        );
+    }
+
+    #[test]
+    fn options_and_names() {
+        let (outcome, _) = resolve_text(&flow(
+            "provider \"p\" adapter=\"in-process\" latency=\"5ms\" { option \"seed\" 7; option \"mode\" \"fast\"; }",
+        ));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let provider = &outcome.value.unwrap().providers[0];
+        assert_eq!(provider.options["seed"], 7);
+        assert_eq!(provider.options["latency"], "5ms");
+        assert_eq!(
+            codes(&flow(
+                "provider \"p\" adapter=\"openai\" { option \"a\" 1; option \"a\" 2; }"
+            )),
+            [Code::DuplicateProperty]
+        );
+        assert_eq!(
+            codes(&flow(
+                "provider \"p\" adapter=\"openai\"\nprovider \"p\" adapter=\"openai\""
+            )),
+            [Code::DuplicateId]
+        );
+        assert_eq!(
+            codes(&flow("provider \"end\" adapter=\"openai\"")),
+            [Code::InvalidId]
         );
     }
 }

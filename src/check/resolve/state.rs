@@ -211,3 +211,82 @@ fn mismatch(reducer: &Reducer, ty: &ValueType) -> Option<&'static str> {
         _ => "`type=\"boolean\"`",
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, resolve_text};
+    use crate::diagnostic::Code;
+    use crate::ir::{Reducer, ValueType};
+
+    fn flow(fields: &str) -> String {
+        format!("workflow \"w\" {{\nstate {{ {fields} }}\nset \"x\" \"1\" id=\"s\"\n}}")
+    }
+
+    #[test]
+    fn reducers() {
+        let (outcome, _) = resolve_text(&flow(
+            "field \"x\"; field \"t\" type=\"array\" merge-by=\"id\"; field \"c\" type=\"number\" reduce=\"max\"",
+        ));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let state = outcome.value.unwrap().state;
+        assert_eq!(state[1].reducer, Reducer::MergeBy("id".to_owned()));
+        assert_eq!(state[2].reducer, Reducer::Max);
+        assert_eq!(state[0].ty, ValueType::Any);
+        assert_eq!(
+            codes(&flow("field \"x\"; field \"t\" reduce=\"merge-by\"")),
+            [Code::MissingProperty]
+        );
+        assert_eq!(
+            codes(&flow(
+                "field \"x\"; field \"t\" reduce=\"append\" merge-by=\"id\""
+            )),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow("field \"x\"; field \"t\" max-items=3")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow(
+                "field \"x\"; field \"t\" type=\"object\" reduce=\"append\""
+            )),
+            [Code::ReducerTypeMismatch]
+        );
+        assert_eq!(
+            codes(&flow(
+                "field \"x\"; field \"t\" type=\"integer\" reduce=\"or\""
+            )),
+            [Code::ReducerTypeMismatch]
+        );
+        assert_eq!(
+            codes(&flow(
+                "field \"x\"; field \"t\" schema=\"s.json\" reduce=\"sum\""
+            )),
+            []
+        );
+    }
+
+    #[test]
+    fn names_types_and_defaults() {
+        assert_eq!(
+            codes(&flow("field \"x\"; field \"x\"")),
+            [Code::DuplicateId]
+        );
+        assert_eq!(
+            codes(&flow("field \"x\"; field \"my-field\"")),
+            [Code::InvalidId]
+        );
+        assert_eq!(
+            codes(&flow("field \"x\" type=\"array\" schema=\"s.json\"")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow("field \"x\" type=\"integer\" default=\"0\"")),
+            [Code::InvalidDefault]
+        );
+        assert_eq!(
+            codes(&flow("field \"x\" type=\"object\" default=\"[]\"")),
+            [Code::InvalidDefault]
+        );
+    }
+}

@@ -78,7 +78,7 @@ fn statement_id(
         checked.arg(0)
     };
     if let Some(id) = r.string(written) {
-        check_id(r, &id, &format!("a `{}` node", checked.spec.name));
+        check_id(r, &id, "node");
         return id;
     }
     if checked.spec.id == "set"
@@ -89,4 +89,53 @@ fn statement_id(
     }
     // Missing or invalid: already reported; an empty id is skipped by the uniqueness check.
     Spanned::new(String::new(), checked.name_span())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, only, resolve_text};
+    use crate::diagnostic::Code;
+
+    #[test]
+    fn set_ids_are_generated_around_written_ones() {
+        let text = r#"workflow "w" {
+            state { field "n" type="integer" default=0; }
+            set "n" "{{ 1 }}"
+            set "n" "{{ 2 }}"
+            set "n" expr="3" id="mine"
+            loop "set-n-3" max=1 { set "n" "{{ 4 }}"; }
+        }"#;
+        let (outcome, _) = resolve_text(text);
+        assert_eq!(outcome.diagnostics, vec![]);
+        let ids: Vec<String> = outcome
+            .value
+            .unwrap()
+            .nodes
+            .iter()
+            .map(|node| node.id.value.clone())
+            .collect();
+        assert_eq!(ids, ["set-n", "set-n-2", "mine", "set-n-3", "set-n-4"]);
+    }
+
+    #[test]
+    fn invalid_ids() {
+        let (_, at) = only(
+            r#"workflow "w" { state { field "n"; }; set "n" "1" id="9lives"; }"#,
+            Code::InvalidId,
+        );
+        assert_eq!(at, "\"9lives\"");
+    }
+
+    #[test]
+    fn goto_max_needs_goto() {
+        let (_, at) = only(
+            r#"workflow "w" { state { field "n"; }; set "n" "1" goto-max=2; }"#,
+            Code::InvalidValue,
+        );
+        assert_eq!(at, "2");
+        assert_eq!(
+            codes(r#"workflow "w" { state { field "n"; }; set "n" "1" goto="end" goto-max=2; }"#),
+            []
+        );
+    }
 }

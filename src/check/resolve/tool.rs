@@ -110,3 +110,54 @@ fn ok_codes(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<i32> {
         .filter_map(|arg| r.integer::<i32>(Some(arg)).map(|code| code.value))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, resolve_text};
+    use crate::diagnostic::Code;
+    use crate::ir::{NodeKind, OutputSource};
+
+    fn flow(tool: &str) -> String {
+        format!("workflow \"w\" {{\nstate {{ field \"x\"; }}\n{tool}\n}}")
+    }
+
+    #[test]
+    fn commands() {
+        assert_eq!(codes(&flow("tool \"t\"")), [Code::MissingProperty]);
+        assert_eq!(codes(&flow("tool \"t\" use=\"fmt\"")), []);
+        assert_eq!(
+            codes(&flow("tool \"t\" use=\"fmt\" { run \"x\"; }")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow("tool \"t\" shell=#true { run \"ls\" \"-l\"; }")),
+            [Code::UnexpectedArgument]
+        );
+        assert_eq!(
+            codes(&flow(
+                "tool \"t\" { run \"x\"; env \"A\" \"1\"; env \"A\" \"2\"; }"
+            )),
+            [Code::DuplicateProperty]
+        );
+    }
+
+    #[test]
+    fn outputs_and_codes() {
+        let (outcome, _) = resolve_text(&flow(
+            "tool \"t\" { run \"x\"; ok-codes 0 2; output \"x\" from=\"exit-code\"; }",
+        ));
+        assert_eq!(outcome.diagnostics, vec![]);
+        let workflow = outcome.value.unwrap();
+        let NodeKind::Tool(tool) = &workflow.nodes[0].kind else {
+            panic!()
+        };
+        assert_eq!(tool.ok_codes, [0, 2]);
+        assert_eq!(tool.outputs[0].from, OutputSource::ExitCode);
+        assert_eq!(
+            codes(&flow(
+                "tool \"t\" { run \"x\"; output \"x\" from=\"text\"; }"
+            )),
+            [Code::InvalidValue]
+        );
+    }
+}

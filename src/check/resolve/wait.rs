@@ -98,3 +98,58 @@ fn choices(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<WaitChoice> {
     }
     choices
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, resolve_text};
+    use crate::diagnostic::Code;
+    use crate::ir::{AnswerType, NodeKind};
+
+    fn answer(head: &str, body: &str) -> (AnswerType, Vec<Code>) {
+        let text = format!("workflow \"w\" {{ wait \"q\" {head} {{ {body} }} }}");
+        let (outcome, _) = resolve_text(&text);
+        let codes = outcome.diagnostics.iter().map(|d| d.code).collect();
+        let workflow = outcome.value.unwrap();
+        let NodeKind::Wait(wait) = &workflow.nodes[0].kind else {
+            panic!()
+        };
+        (wait.answer.clone(), codes)
+    }
+
+    #[test]
+    fn answer_types() {
+        assert_eq!(answer("prompt=\"?\"", ""), (AnswerType::String, vec![]));
+        assert_eq!(
+            answer("prompt=\"?\"", "choice \"a\"; choice \"b\";").0,
+            AnswerType::Choice
+        );
+        assert_eq!(
+            answer("prompt=\"?\" answer=\"yes-no\"", "").0,
+            AnswerType::YesNo
+        );
+        assert!(matches!(
+            answer("prompt=\"?\" schema=\"s.json\"", "").0,
+            AnswerType::Json(Some(_))
+        ));
+        assert_eq!(
+            answer("prompt=\"?\" answer=\"integer\" schema=\"s.json\"", "").1,
+            [Code::InvalidValue]
+        );
+        assert_eq!(answer("", "prompt \"?\"").1, []);
+        assert_eq!(answer("", "").1, [Code::MissingProperty]);
+        assert_eq!(
+            answer("prompt=\"?\"", "prompt \"?\"").1,
+            [Code::DuplicateProperty]
+        );
+        assert_eq!(
+            answer("prompt=\"?\"", "choice \"a\"; choice \"a\";").1,
+            [Code::DuplicateId]
+        );
+    }
+
+    #[test]
+    fn auto_approve_needs_both_settings() {
+        let text = "workflow \"w\" { wait \"q\" prompt=\"?\" { auto-approve after=\"1h\"; } }";
+        assert_eq!(codes(text), [Code::MissingProperty]);
+    }
+}

@@ -158,3 +158,94 @@ fn hooks(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<Hook> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::resolve_text;
+    use crate::ir::{Jump, NodeKind};
+
+    const EXAMPLE: &str = r#"
+workflow "review-and-fix" version="1.0.0" {
+    description "Review a change, fix what the review finds, repeat until clean"
+    input "target" type="string" description="Path to review"
+
+    state {
+        field "findings" type="array" default="[]"
+        field "test_logs" type="array" reduce="append" default="[]"
+        field "rounds" type="integer" default=0
+        field "approved" type="boolean" default=#false
+    }
+
+    provider "claude" adapter="anthropic" model="claude-sonnet-4-5"
+
+    agent "review" provider="claude" {
+        prompt "Review {{ input.target }}. Reply with a JSON array of findings."
+        output "findings" parse="json" schema="schemas/findings.json"
+        retry attempts=3 backoff="2s" factor=2
+    }
+    loop "fix-until-clean" until="state.findings | length == 0" max=5 {
+        agent "fix" provider="claude" { prompt "Fix: {{ state.findings | tojson }}"; }
+        tool "test" timeout="10m" {
+            run "cargo" "test"
+            output "test_logs"
+        }
+        agent "re-review" use="review"
+        set "rounds" "{{ state.rounds + 1 }}"
+    }
+    wait "approve" prompt="Ship it?" { output "approved" parse="yes-no"; }
+    decision "gate" {
+        when "state.approved" goto="ship"
+        otherwise goto="end"
+    }
+    tool "ship" { run "gh" "pr" "create" "--fill"; }
+}
+"#;
+
+    #[test]
+    fn the_spec_example_resolves_cleanly() {
+        let (outcome, _) = resolve_text(EXAMPLE);
+        assert_eq!(outcome.diagnostics, vec![]);
+        let workflow = outcome.value.expect("a workflow");
+        assert_eq!(workflow.name.value, "review-and-fix");
+        assert_eq!(workflow.body.nodes.len(), 5);
+        let ids: Vec<&str> = workflow
+            .nodes
+            .iter()
+            .map(|node| node.id.value.as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "review",
+                "fix-until-clean",
+                "fix",
+                "test",
+                "re-review",
+                "set-rounds",
+                "approve",
+                "gate",
+                "ship"
+            ]
+        );
+        let gate = workflow.node(workflow.find_node("gate").unwrap());
+        let NodeKind::Decision(decision) = &gate.kind else {
+            panic!("decision")
+        };
+        assert_eq!(
+            decision.routes[0].jump,
+            Jump::Node(workflow.find_node("ship").unwrap())
+        );
+        assert_eq!(decision.otherwise.as_ref().unwrap().jump, Jump::End);
+        let fix = workflow.node(workflow.find_node("fix").unwrap());
+        assert_eq!(fix.parent, workflow.find_node("fix-until-clean"));
+        assert_eq!(workflow.state[0].default, Some(serde_json::json!([])));
+    }
+
+    #[test]
+    fn a_file_without_workflow_has_no_value() {
+        let (outcome, _) = resolve_text("agent \"x\"\n");
+        assert!(outcome.value.is_none());
+        let codes: Vec<_> = outcome.diagnostics.iter().map(|d| d.code.name()).collect();
+        assert_eq!(codes, ["missing-workflow"]);
+    }
+}

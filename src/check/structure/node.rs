@@ -359,3 +359,102 @@ fn lower_first(doc: &str) -> String {
         _ => doc.to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::check::testing::{codes, only};
+    use crate::diagnostic::Code;
+
+    const HEAD: &str = "provider \"p\" adapter=\"replay\" cassette=\"c\"\n";
+
+    fn flow(body: &str) -> String {
+        format!("workflow \"w\" provider=\"p\" {{\n{HEAD}{body}\n}}\n")
+    }
+
+    #[test]
+    fn a_child_written_as_a_property_is_pointed_out() {
+        let (diagnostic, at) = only(
+            &flow("agent \"a\" tools=\"Read\" { prompt \"x\"; }"),
+            Code::UnknownProperty,
+        );
+        assert_eq!(at, "tools");
+        assert!(diagnostic.help.unwrap().contains("is a child node here"));
+    }
+
+    #[test]
+    fn a_property_written_as_a_child_is_pointed_out() {
+        let (diagnostic, at) = only(
+            &flow("agent \"a\" { prompt \"x\"; model \"m\"; }"),
+            Code::UnknownChild,
+        );
+        assert_eq!(at, "model");
+        assert!(
+            diagnostic
+                .help
+                .unwrap()
+                .contains("`model` is a property here")
+        );
+    }
+
+    #[test]
+    fn a_child_in_the_wrong_parent_says_where_it_belongs() {
+        let (diagnostic, _) = only(
+            &flow("tool \"t\" { run \"x\"; choice \"a\"; }"),
+            Code::UnknownChild,
+        );
+        assert!(
+            diagnostic
+                .help
+                .unwrap()
+                .starts_with("`choice` belongs in `wait`")
+        );
+    }
+
+    #[test]
+    fn missing_arguments_and_required_children() {
+        let (diagnostic, at) = only(&flow("agent { prompt \"x\"; }"), Code::MissingProperty);
+        assert_eq!(at, "agent");
+        assert_eq!(diagnostic.message, "`agent` needs its `id` argument");
+        let (_, at) = only(
+            &flow("on \"run.end\"\nagent \"a\" prompt=\"x\""),
+            Code::MissingProperty,
+        );
+        assert_eq!(at, "on");
+    }
+
+    #[test]
+    fn leaf_nodes_take_no_children() {
+        let (_, at) = only(
+            &flow("description \"d\" { extra; }\nagent \"a\" prompt=\"x\""),
+            Code::UnknownChild,
+        );
+        assert_eq!(at, "extra");
+    }
+
+    #[test]
+    fn variadic_arguments_are_each_typed() {
+        let (_, at) = only(
+            &flow("tool \"t\" { run \"x\"; ok-codes 0 \"1\"; }"),
+            Code::WrongType,
+        );
+        assert_eq!(at, "\"1\"");
+    }
+
+    #[test]
+    fn every_bad_item_is_reported_once() {
+        let text = flow(
+            "agent \"a\" modle=\"m\" timeout=\"5 min\" { promt \"x\"; prompt \"y\"; retry attempts=0; }\n\
+             tool \"t\" shell=\"yes\" { run \"x\"; }",
+        );
+        assert_eq!(
+            codes(&text),
+            [
+                Code::UnknownProperty,
+                Code::InvalidDuration,
+                Code::UnknownChild,
+                Code::InvalidValue,
+                Code::WrongType
+            ]
+        );
+    }
+}

@@ -76,7 +76,7 @@ fn string(expect: &Expect<'_>, text: &str, span: crate::source::Span) -> Option<
                 .label(reason)
                 .help("write a semantic version, e.g. `\"1.2.0\"` or `\"2.0.0-rc.1\"`")
         }),
-        ValueKind::Regex => regex::Regex::new(text).err().map(|error| {
+        ValueKind::Regex => regex_syntax::Parser::new().parse(text).err().map(|error| {
             let reason = error.to_string();
             let reason = reason
                 .lines()

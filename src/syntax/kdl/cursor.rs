@@ -1,5 +1,6 @@
-//! The parser's position in the text, its diagnostics and comments, and the trivia every
-//! rule skips: whitespace, newlines, comments and line continuations.
+//! The parser's position in the text, its diagnostics and comments, the trivia every rule
+//! skips (whitespace, newlines, comments and line continuations), and the scratch stacks
+//! lists are built on.
 //!
 //! Trivia follows the grammar's names: `ws` is a space or block comment, `node-space` is
 //! whitespace inside a node (newlines only through a `\` continuation), `line-space` is
@@ -9,7 +10,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceId, Span};
 
 use super::chars;
-use super::tree::{Comment, CommentKind};
+use super::tree::{Comment, CommentKind, Entry, Node};
 
 /// A cursor over one KDL text.
 pub(super) struct Cursor<'a> {
@@ -19,6 +20,11 @@ pub(super) struct Cursor<'a> {
     pub(super) source: SourceId,
     pub(super) diagnostics: Vec<Diagnostic>,
     pub(super) comments: Vec<Comment>,
+    /// Nodes of the blocks being parsed, innermost last. A block's nodes are moved out into
+    /// an exactly sized `Vec` when it ends, so no list grows by reallocation.
+    pub(super) node_stack: Vec<Node>,
+    /// Entries of the nodes being parsed, likewise.
+    pub(super) entry_stack: Vec<Entry>,
 }
 
 impl<'a> Cursor<'a> {
@@ -30,6 +36,8 @@ impl<'a> Cursor<'a> {
             source,
             diagnostics: Vec::new(),
             comments: Vec::new(),
+            node_stack: Vec::new(),
+            entry_stack: Vec::new(),
         }
     }
 

@@ -1,0 +1,39 @@
+//! Peak memory of `check` on a 100,000-node workflow: compiles once and prints the
+//! process's peak resident set (VmHWM) before and after. Target: ≤ 100 MB.
+//! Run with `cargo bench --bench check_memory`.
+
+#[path = "support/gen.rs"]
+mod generator;
+
+use atomic::compile::{self, Config};
+use atomic::source::{MemoryFiles, Sources};
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[allow(clippy::print_stdout)] // a benchmark report
+fn main() {
+    // `cargo bench` passes `--bench`; nothing to parse.
+    for nodes in [1_000usize, 10_000, 100_000] {
+        let text = generator::generate_workflow(nodes);
+        let before = peak_rss_kib().unwrap_or(0);
+        let started = std::time::Instant::now();
+        let mut sources = Sources::new();
+        let file = sources.add("bench.kdl", text.as_str());
+        let compiled = compile::compile(&mut sources, file, &MemoryFiles::new(), &Config::new());
+        let elapsed = started.elapsed();
+        let after = peak_rss_kib().unwrap_or(0);
+        assert!(!compiled.has_errors());
+        println!(
+            "check {nodes:>7} nodes ({:>5.1} MB source): {:>8.2} ms, peak RSS {:.1} MB (was {:.1} MB before)",
+            text.len() as f64 / 1e6,
+            elapsed.as_secs_f64() * 1e3,
+            after as f64 / 1024.0,
+            before as f64 / 1024.0,
+        );
+        drop(compiled);
+    }
+}

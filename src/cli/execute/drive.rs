@@ -1,0 +1,208 @@
+//! Driving one run (or one resumed stretch of it) to where it stops: a tokio runtime, the
+//! reporter on its own thread, Ctrl-C handling, then the summary and the exit code.
+//!
+//! Ctrl-C: the first cancels the run cleanly (the step in flight is dropped, which kills
+//! its process group; the cancellation is committed; exit 130, resumable); a second one
+//! exits at once.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::redacted::RedactingStore;
+use super::subgraphs::DiskLoader;
+use super::workflow::Loaded;
+use crate::cli::Exit;
+use crate::cli::progress::{Display, Paint, Reporter, Summary};
+use crate::providers::Redactor;
+use crate::runtime::{self, Providers, RunContext, RunEnd, RunError, RunOutcome, StreamModes};
+use crate::store::{RunId, Store};
+
+/// Everything a run needs from the command line.
+pub(crate) struct Launch<'a> {
+    /// The compiled workflow.
+    pub(crate) loaded: &'a Loaded,
+    /// Where steps are committed.
+    pub(crate) store: Arc<dyn Store>,
+    /// Whether the store outlives the process (resume hints make sense).
+    pub(crate) durable: bool,
+    /// The providers, by declaration name.
+    pub(crate) providers: Providers,
+    /// Subgraph plans.
+    pub(crate) loader: Arc<DiskLoader>,
+    /// Variables templates may read.
+    pub(crate) env: HashMap<String, String>,
+    /// Where tools and agents work.
+    pub(crate) working_dir: PathBuf,
+    /// Progress on stderr.
+    pub(crate) display: Display,
+    /// JSONL on stdout.
+    pub(crate) stream: Option<StreamModes>,
+    /// Canned results, nothing executed.
+    pub(crate) dry_run: bool,
+    /// Only the summary.
+    pub(crate) quiet: bool,
+    /// Colours on stderr.
+    pub(crate) paint: Paint,
+    /// Secrets to keep out of the store and the terminal.
+    pub(crate) redactor: Redactor,
+}
+
+/// What to drive.
+pub(crate) enum Start {
+    /// A new run with these inputs.
+    New(RunId, Map<String, Value>),
+    /// Continue a run, answering its wait if it is paused at one.
+    Resume(RunId, Option<String>),
+}
+
+/// How driving ended.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    /// The run stopped; exit with this.
+    Exit(Exit),
+    /// The answer did not fit the wait (the run is still paused); ask again or exit 4.
+    BadAnswer(String),
+}
+
+/// The async runtime a command drives runs (and store queries) on.
+///
+/// # Errors
+/// The runtime cannot be created (no threads left).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            eprintln!("error: cannot start the async runtime: {error}");
+            Exit::Fatal
+        })
+}
+
+/// Runs `start` on `runtime` to where it stops and prints the summary.
+pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, start: Start) -> Ended {
+    let workflow = launch.loaded.workflow();
+    let reporter = Reporter::start(
+        launch.display,
+        launch.stream,
+        workflow,
+        launch.dry_run,
+        launch.paint,
+        launch.redactor.clone(),
+    );
+    // The views need node events; JSONL prints only what `--stream` selected.
+    let mut modes = launch.stream.unwrap_or_default();
+    if launch.display != Display::Quiet || launch.dry_run {
+        modes.events = true;
+    }
+    let store = RedactingStore::new(Arc::clone(&launch.store), launch.redactor.clone());
+    let mut ctx = RunContext::new(Arc::new(store));
+    ctx.providers = launch.providers.clone();
+    ctx.sink = Some(reporter.sink());
+    ctx.stream = modes;
+    ctx.env = launch.env.clone();
+    ctx.files = Arc::new(crate::cli::disk::Disk);
+    ctx.base_dir = launch.loaded.dir();
+    ctx.working_dir = launch.working_dir.clone();
+    ctx.workflow_path = launch.loaded.path.display().to_string();
+    ctx.workflow_hash = launch.loaded.hash.clone();
+    ctx.subgraphs = Some(launch.loader.clone());
+    ctx.dry_run = launch.dry_run;
+    let cancel = ctx.cancel.clone();
+
+    let note = reporter.notes();
+    runtime.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        note("cancelling: stopping the running step and saving the run (Ctrl-C again to quit now)");
+        cancel.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nquit without waiting; the last committed step is kept");
+            // The one forced exit: the person asked twice.
+            std::process::exit(130);
+        }
+    });
+
+    let started = Instant::now();
+    let plan = Arc::clone(&launch.loaded.plan);
+    let result = runtime.block_on(async move {
+        match start {
+            Start::New(id, inputs) => runtime::run_with_id(plan, id, inputs, ctx).await,
+            Start::Resume(id, answer) => runtime::resume(plan, &id, answer.as_deref(), ctx).await,
+        }
+    });
+    let elapsed = started.elapsed();
+    let seen = reporter.finish();
+
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(error) => return setup_failed(&error, &launch.redactor),
+    };
+    if launch.dry_run {
+        print_route(launch.loaded, &seen.route, &outcome, &launch.redactor);
+    }
+    let failed_at = match &outcome.end {
+        RunEnd::Failed { node, .. } => launch.loaded.locate_node(node),
+        _ => None,
+    };
+    let summary = Summary {
+        workflow: &workflow.name.value,
+        outcome: &outcome,
+        elapsed,
+        resumable: launch.durable,
+        failed_at,
+        show_state: !launch.quiet,
+        paint: launch.paint,
+    };
+    eprint!("{}", launch.redactor.redact(&summary.render()));
+    Ended::Exit(exit_of(&outcome))
+}
+
+fn exit_of(outcome: &RunOutcome) -> Exit {
+    match outcome.end {
+        RunEnd::Completed => Exit::Ok,
+        RunEnd::Paused { .. } => Exit::Paused,
+        RunEnd::Failed { .. } | RunEnd::LimitReached { .. } => Exit::Problems,
+        RunEnd::Cancelled => Exit::Cancelled,
+    }
+}
+
+fn setup_failed(error: &RunError, redactor: &Redactor) -> Ended {
+    let message = redactor.redact(&error.to_string()).into_owned();
+    match error {
+        RunError::BadAnswer { .. } => Ended::BadAnswer(message),
+        RunError::Store(_) => {
+            eprintln!("error: {message}");
+            Ended::Exit(Exit::Fatal)
+        }
+        _ => {
+            eprintln!("error: {message}");
+            Ended::Exit(Exit::Problems)
+        }
+    }
+}
+
+fn print_route(loaded: &Loaded, route: &[String], outcome: &RunOutcome, redactor: &Redactor) {
+    let mut out = format!(
+        "dry run of `{}` (canned agent and tool results; nothing was called, started or stored):\n",
+        loaded.workflow().name.value
+    );
+    for line in route {
+        out.push_str(line);
+        out.push('\n');
+    }
+    let end = match &outcome.end {
+        RunEnd::Completed => "end".to_owned(),
+        RunEnd::Paused { node, .. } => format!("paused at `{node}`"),
+        RunEnd::Failed { node, message, .. } => format!("failed at `{node}`: {message}"),
+        RunEnd::LimitReached { message } => format!("stopped: {message}"),
+        RunEnd::Cancelled => "cancelled".to_owned(),
+    };
+    out.push_str(&format!("  → {end}\n"));
+    print!("{}", redactor.redact(&out));
+}

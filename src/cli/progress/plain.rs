@@ -1,0 +1,163 @@
+//! Plain progress: one line per thing that happened, on stderr, for logs and CI. Streamed
+//! agent text and tool output are left to `--stream events`.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Instant;
+
+use super::reporter::{Depths, View};
+use super::text::{self, Paint};
+use crate::providers::Redactor;
+use crate::runtime::RunEvent;
+
+/// Writes progress lines.
+pub(super) struct Plain {
+    depths: Depths,
+    paint: Paint,
+    redactor: Redactor,
+    /// Running steps by (node, branch): kind and start.
+    running: HashMap<(String, Option<u32>), (&'static str, Instant)>,
+}
+
+impl Plain {
+    pub(super) fn new(depths: Depths, paint: Paint, redactor: Redactor) -> Self {
+        Self {
+            depths,
+            paint,
+            redactor,
+            running: HashMap::new(),
+        }
+    }
+
+    fn indent(&self, node: &str) -> String {
+        "  ".repeat(self.depths.get(node).copied().unwrap_or(0))
+    }
+
+    fn line(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{}", self.redactor.redact(text));
+    }
+}
+
+impl View for Plain {
+    fn event(&mut self, event: &RunEvent) {
+        let paint = self.paint;
+        match event {
+            RunEvent::RunStarted {
+                run_id,
+                workflow,
+                resumed,
+                from_step,
+            } => {
+                let how = if *resumed {
+                    format!("resumed after step {from_step}")
+                } else {
+                    "started".to_owned()
+                };
+                self.line(&format!("run {run_id} of `{workflow}` {how}"));
+            }
+            RunEvent::StepStarted {
+                step,
+                node,
+                kind,
+                attempt,
+                branch,
+            } => {
+                self.running
+                    .insert((node.to_string(), *branch), (kind, Instant::now()));
+                if *kind != "set" {
+                    let again = if *attempt > 1 {
+                        format!(" (attempt {attempt})")
+                    } else {
+                        String::new()
+                    };
+                    self.line(&format!(
+                        "{}{} [{step}] {kind} `{node}`{again}",
+                        self.indent(node),
+                        paint.dim("▸")
+                    ));
+                }
+            }
+            RunEvent::StepFinished {
+                step,
+                node,
+                status,
+                branch,
+                ..
+            } => {
+                let (kind, since) = self
+                    .running
+                    .remove(&(node.to_string(), *branch))
+                    .unwrap_or(("wait", Instant::now()));
+                let mark = match *status {
+                    "completed" => paint.ok("✓"),
+                    _ => paint.warn("↷"),
+                };
+                let how = if *status == "completed" {
+                    String::new()
+                } else {
+                    format!(" {status}")
+                };
+                self.line(&format!(
+                    "{}{mark} [{step}] {kind} `{node}`{how} {}",
+                    self.indent(node),
+                    paint.dim(&text::duration(since.elapsed()))
+                ));
+            }
+            RunEvent::Route { node, to } => {
+                self.line(&format!(
+                    "{}{} `{node}` → `{to}`",
+                    self.indent(node),
+                    paint.dim("◆")
+                ));
+            }
+            RunEvent::Retrying {
+                node,
+                attempt,
+                delay_ms,
+                class,
+                message,
+            } => {
+                self.line(&format!(
+                    "{}{} `{node}` failed ({class}: {}); attempt {attempt} in {}",
+                    self.indent(node),
+                    paint.warn("↻"),
+                    text::clip(message, 100),
+                    text::duration(std::time::Duration::from_millis(*delay_ms))
+                ));
+            }
+            RunEvent::NodeFailed {
+                node,
+                class,
+                message,
+                action,
+            } => {
+                self.line(&format!(
+                    "{}{} `{node}` failed ({class}): {}; {action}",
+                    self.indent(node),
+                    paint.bad("✗"),
+                    text::clip(message, 200)
+                ));
+            }
+            RunEvent::WaitAutoApprove {
+                node,
+                after_ms,
+                answer,
+            } => {
+                self.line(&format!(
+                    "{}{} `{node}` answers `{answer}` by itself in {}",
+                    self.indent(node),
+                    paint.dim("⏸"),
+                    text::duration(std::time::Duration::from_millis(*after_ms))
+                ));
+            }
+            _ => {}
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        self.line(text);
+    }
+
+    fn close(&mut self) {}
+}

@@ -1,0 +1,240 @@
+//! The lines a run ends with: how it ended, steps, time, tokens, cost and run id; for a
+//! pause, the question and the exact `atomic resume` command; for a failure, the node, its
+//! place in the file and the cause.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::text::{self, Paint};
+use crate::runtime::{Choice, RunEnd, RunOutcome};
+
+/// Everything the final lines say.
+#[derive(Debug)]
+pub(crate) struct Summary<'a> {
+    /// `workflow "<name>"`.
+    pub(crate) workflow: &'a str,
+    /// How the run (or this stretch of it) ended.
+    pub(crate) outcome: &'a RunOutcome,
+    /// Wall time of this process's part of the run.
+    pub(crate) elapsed: Duration,
+    /// Whether the run was stored durably (so `atomic resume` can continue it).
+    pub(crate) resumable: bool,
+    /// `file:line:col` of the node that failed.
+    pub(crate) failed_at: Option<String>,
+    /// Whether to list the final state's fields.
+    pub(crate) show_state: bool,
+    /// Colours.
+    pub(crate) paint: Paint,
+}
+
+impl Summary<'_> {
+    /// The final lines, each ending in a newline.
+    pub(crate) fn render(&self) -> String {
+        let outcome = self.outcome;
+        let paint = self.paint;
+        let run = &outcome.run_id;
+        let mut out = String::new();
+        let figures = self.figures();
+        match &outcome.end {
+            RunEnd::Completed => {
+                let _ = writeln!(
+                    out,
+                    "{} `{}` completed · {figures}",
+                    paint.ok("✓"),
+                    self.workflow
+                );
+                if self.show_state {
+                    out.push_str(&state_lines(&outcome.state));
+                }
+            }
+            RunEnd::Paused {
+                node,
+                prompt,
+                answer,
+                choices,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{} `{}` paused at `{node}` · {figures}",
+                    paint.warn("⏸"),
+                    self.workflow
+                );
+                out.push_str(&pause_help(run.as_str(), prompt, answer, choices, paint));
+            }
+            RunEnd::Failed {
+                node,
+                class,
+                message,
+            } => {
+                let at = self
+                    .failed_at
+                    .as_ref()
+                    .map(|at| format!(" ({at})"))
+                    .unwrap_or_default();
+                let class = class.map_or("error", crate::ir::ErrorClass::name);
+                let _ = writeln!(
+                    out,
+                    "{} `{}` failed at `{node}`{at} · {figures}",
+                    paint.bad("✗"),
+                    self.workflow
+                );
+                let _ = writeln!(out, "  {class}: {message}");
+                let _ = writeln!(out, "  details: atomic runs show {run}");
+            }
+            RunEnd::LimitReached { message } => {
+                let _ = writeln!(
+                    out,
+                    "{} `{}` stopped: {message} · {figures}",
+                    paint.bad("✗"),
+                    self.workflow
+                );
+                if self.resumable {
+                    let _ = writeln!(out, "  continue it with: atomic resume {run}");
+                }
+            }
+            RunEnd::Cancelled => {
+                let _ = writeln!(
+                    out,
+                    "{} `{}` cancelled · {figures}",
+                    paint.warn("■"),
+                    self.workflow
+                );
+                if self.resumable {
+                    let _ = writeln!(out, "  continue it with: atomic resume {run}");
+                }
+            }
+        }
+        out
+    }
+
+    /// `3 steps · 1.2s · 30 tokens · $0.0003 · run 01…`.
+    fn figures(&self) -> String {
+        let outcome = self.outcome;
+        let mut parts = vec![
+            format!(
+                "{} step{}",
+                outcome.steps,
+                if outcome.steps == 1 { "" } else { "s" }
+            ),
+            text::duration(self.elapsed),
+        ];
+        let usage = outcome.usage;
+        let tokens = usage.input_tokens
+            + usage.output_tokens
+            + usage.cache_read_tokens
+            + usage.cache_write_tokens;
+        if tokens > 0 {
+            parts.push(format!(
+                "{tokens} tokens ({} in, {} out)",
+                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+                usage.output_tokens
+            ));
+        }
+        if outcome.cost_usd > 0.0 {
+            parts.push(format!("${:.4}", outcome.cost_usd));
+        }
+        parts.push(format!("run {}", outcome.run_id));
+        parts.join(" · ")
+    }
+}
+
+/// The question of a paused wait and how to answer it.
+pub(crate) fn pause_help(
+    run: &str,
+    prompt: &str,
+    answer: &str,
+    choices: &[Choice],
+    paint: Paint,
+) -> String {
+    let mut out = String::new();
+    for line in prompt.lines() {
+        let _ = writeln!(out, "  {}", paint.bold(line));
+    }
+    let width = choices
+        .iter()
+        .map(|choice| choice.value.chars().count())
+        .max()
+        .unwrap_or(0);
+    for choice in choices {
+        let line = format!(
+            "    {:<width$}  {}",
+            choice.value,
+            choice.label.as_deref().unwrap_or("")
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let example = match answer {
+        "choice" => choices
+            .first()
+            .map_or_else(|| "<choice>".to_owned(), |choice| shell_word(&choice.value)),
+        "yes-no" => "yes".to_owned(),
+        "boolean" => "true".to_owned(),
+        "integer" | "number" => "<number>".to_owned(),
+        "json" => "'{…}'".to_owned(),
+        _ => "'<your answer>'".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "  answer ({answer}) with: atomic resume {run} --answer {example}"
+    );
+    out
+}
+
+fn shell_word(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@".contains(c))
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// The final state, one field a line, long values clipped.
+fn state_lines(state: &Value) -> String {
+    let Value::Object(fields) = state else {
+        return String::new();
+    };
+    if fields.is_empty() {
+        return String::new();
+    }
+    let width = fields.keys().map(|k| k.chars().count()).max().unwrap_or(0);
+    let mut out = String::from("  state:\n");
+    for (name, value) in fields {
+        let _ = writeln!(
+            out,
+            "    {name:<width$}  {}",
+            text::clip(&value.to_string(), 100)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pause_help_gives_the_exact_command() {
+        let choices = [
+            Choice {
+                value: "ship".to_owned(),
+                label: Some("Ship it".to_owned()),
+            },
+            Choice {
+                value: "hold off".to_owned(),
+                label: None,
+            },
+        ];
+        let text = pause_help("01abc", "Ship?", "choice", &choices, Paint { on: false });
+        assert_eq!(
+            text,
+            "  Ship?\n    ship      Ship it\n    hold off\n  answer (choice) with: atomic resume 01abc --answer ship\n"
+        );
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+    }
+}

@@ -1,0 +1,124 @@
+//! Small text helpers for progress output: durations, folding streamed text to one line,
+//! and colour that is off unless stderr is a terminal without `NO_COLOR`.
+
+use std::time::Duration;
+
+use anstyle::{AnsiColor, Style};
+
+/// `850µs`, `12ms`, `1.4s`, `2m05s`, `1h02m`.
+pub(crate) fn duration(elapsed: Duration) -> String {
+    let micros = elapsed.as_micros();
+    let secs = elapsed.as_secs();
+    if micros < 1_000 {
+        format!("{micros}µs")
+    } else if micros < 1_000_000 {
+        format!("{}ms", micros / 1_000)
+    } else if secs < 60 {
+        format!("{:.1}s", elapsed.as_secs_f64())
+    } else if secs < 3_600 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3_600, (secs % 3_600) / 60)
+    }
+}
+
+/// The last `width` characters of `text` on one line: whitespace runs become one space.
+pub(crate) fn fold(text: &str, width: usize) -> String {
+    let mut line = String::with_capacity(text.len().min(width.saturating_mul(4)));
+    let mut space = false;
+    for ch in text.chars() {
+        if ch.is_whitespace() {
+            space = !line.is_empty();
+        } else {
+            if space {
+                line.push(' ');
+                space = false;
+            }
+            line.push(ch);
+        }
+    }
+    let count = line.chars().count();
+    if count <= width {
+        line
+    } else {
+        let skip = count - width + 1;
+        format!("…{}", line.chars().skip(skip).collect::<String>())
+    }
+}
+
+/// The first `width` characters of `text` on one line.
+pub(crate) fn clip(text: &str, width: usize) -> String {
+    let line = fold(text, usize::MAX);
+    if line.chars().count() <= width {
+        line
+    } else {
+        let mut clipped: String = line.chars().take(width.saturating_sub(1)).collect();
+        clipped.push('…');
+        clipped
+    }
+}
+
+/// Colours, or none.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Paint {
+    pub(crate) on: bool,
+}
+
+impl Paint {
+    fn paint(self, style: Style, text: &str) -> String {
+        if self.on {
+            format!("{}{text}{}", style.render(), style.render_reset())
+        } else {
+            text.to_owned()
+        }
+    }
+
+    pub(crate) fn ok(self, text: &str) -> String {
+        self.paint(AnsiColor::Green.on_default(), text)
+    }
+
+    pub(crate) fn bad(self, text: &str) -> String {
+        self.paint(AnsiColor::Red.on_default().bold(), text)
+    }
+
+    pub(crate) fn warn(self, text: &str) -> String {
+        self.paint(AnsiColor::Yellow.on_default(), text)
+    }
+
+    pub(crate) fn dim(self, text: &str) -> String {
+        self.paint(Style::new().dimmed(), text)
+    }
+
+    pub(crate) fn bold(self, text: &str) -> String {
+        self.paint(Style::new().bold(), text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration(Duration::from_micros(850)), "850µs");
+        assert_eq!(duration(Duration::from_millis(12)), "12ms");
+        assert_eq!(duration(Duration::from_millis(1_400)), "1.4s");
+        assert_eq!(duration(Duration::from_secs(125)), "2m05s");
+        assert_eq!(duration(Duration::from_secs(3_720)), "1h02m");
+    }
+
+    #[test]
+    fn folding_keeps_the_end_on_one_line() {
+        assert_eq!(fold("  hello\n\n world  ", 20), "hello world");
+        assert_eq!(fold("abcdefghij", 5), "…ghij");
+        assert_eq!(clip("abcdefghij", 5), "abcd…");
+        assert_eq!(clip("a\nb", 5), "a b");
+    }
+
+    #[test]
+    fn paint_is_plain_when_off() {
+        let paint = Paint { on: false };
+        assert_eq!(paint.ok("✓"), "✓");
+        assert!(Paint { on: true }.bad("x").contains("\u{1b}["));
+    }
+}

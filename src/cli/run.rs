@@ -1,0 +1,90 @@
+//! `atomic run`: check a workflow, then run it (or, with `--dry-run`, walk it with canned
+//! results and print the route).
+
+use super::Exit;
+use super::args::{RunArgs, StoreKind};
+use super::execute::{self, Launch, Start, inputs, store, workflow};
+use super::output::Output;
+use super::project::Project;
+use crate::store::RunId;
+
+/// Runs `atomic run`.
+pub(super) fn run(args: &RunArgs) -> Exit {
+    let output = match Output::from_args(&args.output) {
+        Ok(output) => output,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Usage;
+        }
+    };
+    let project = Project::discover();
+    let path = match workflow::resolve(&project, &args.flow) {
+        Ok(path) => path,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Fatal;
+        }
+    };
+    let loaded = match workflow::load(&project, &path, !args.output.quiet) {
+        Ok(loaded) => loaded,
+        Err(exit) => return exit,
+    };
+    let given = match inputs::gather(loaded.workflow(), &args.inputs, args.input_file.as_deref()) {
+        Ok(given) => given,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Usage;
+        }
+    };
+
+    let setup = match execute::setup(&project, &loaded, !args.dry_run, args.record.as_deref()) {
+        Ok(setup) => setup,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Problems;
+        }
+    };
+    let kind = if args.dry_run {
+        StoreKind::Memory
+    } else {
+        args.store
+    };
+    let store = match store::open(&project, kind, args.durability) {
+        Ok(store) => store,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Fatal;
+        }
+    };
+    let launch = Launch {
+        loaded: &loaded,
+        store,
+        durable: kind == StoreKind::Sqlite,
+        providers: setup.providers,
+        loader: setup.loader,
+        env: setup.env,
+        redactor: setup.redactor,
+        working_dir: project.root.clone(),
+        // A dry run's output is its route.
+        display: if args.dry_run {
+            super::progress::Display::Quiet
+        } else {
+            output.display
+        },
+        stream: output.stream,
+        dry_run: args.dry_run,
+        quiet: output.quiet,
+        paint: output.paint,
+    };
+    let runtime = match execute::runtime() {
+        Ok(runtime) => runtime,
+        Err(exit) => return exit,
+    };
+    match execute::drive(&runtime, &launch, Start::New(RunId::generate(), given)) {
+        execute::Ended::Exit(exit) => exit,
+        execute::Ended::BadAnswer(message) => {
+            eprintln!("error: {message}");
+            Exit::Paused
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! `atomic runs`: the table.
+
+use std::fmt::Write;
+
+use super::show;
+use super::time::utc;
+use crate::cli::Exit;
+use crate::cli::args::{DurabilityArg, RunsAction, RunsArgs};
+use crate::cli::execute::{self, store};
+use crate::cli::project::Project;
+use crate::store::{RunFilter, RunRecord, RunStatus};
+
+/// Runs `atomic runs` and `atomic runs show`.
+pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
+    let project = Project::discover();
+    let store = match store::open_existing(&project, DurabilityArg::Normal) {
+        Ok(store) => store,
+        Err(message) => {
+            if args.action.is_none() && !args.json {
+                println!("{message}");
+                return Exit::Ok;
+            }
+            eprintln!("error: {message}");
+            return Exit::Fatal;
+        }
+    };
+    let runtime = match execute::runtime() {
+        Ok(runtime) => runtime,
+        Err(exit) => return exit,
+    };
+    if let Some(RunsAction::Show { run, json }) = &args.action {
+        return show::run(&runtime, store.as_ref(), run, *json);
+    }
+    let status = match args
+        .status
+        .as_deref()
+        .map(|text| (text, RunStatus::parse(text)))
+    {
+        None => None,
+        Some((_, Some(status))) => Some(status),
+        Some((text, None)) => {
+            eprintln!(
+                "error: unknown status `{text}`: expected one of `running`, `paused`, `completed`, `failed`, `cancelled`"
+            );
+            return Exit::Usage;
+        }
+    };
+    let filter = RunFilter {
+        workflow: args.workflow.clone(),
+        status,
+        limit: Some(args.limit),
+    };
+    let runs = match runtime.block_on(store.list_runs(&filter)) {
+        Ok(runs) => runs,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Exit::Fatal;
+        }
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&runs).expect("run records serialise")
+        );
+    } else {
+        print!("{}", table(&runs));
+    }
+    Exit::Ok
+}
+
+/// The runs as an aligned table.
+fn table(runs: &[RunRecord]) -> String {
+    if runs.is_empty() {
+        return "no runs\n".to_owned();
+    }
+    let rows: Vec<[String; 6]> = runs
+        .iter()
+        .map(|run| {
+            [
+                run.id.to_string(),
+                run.workflow.clone(),
+                run.status.as_str().to_owned(),
+                run.steps.to_string(),
+                utc(run.created_at),
+                crate::cli::progress::duration_ms(run.duration_millis()),
+            ]
+        })
+        .collect();
+    let header = [
+        "ID",
+        "WORKFLOW",
+        "STATUS",
+        "STEPS",
+        "STARTED (UTC)",
+        "DURATION",
+    ];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: [&str; 6]| {
+        let mut text = String::new();
+        for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
+            if index == 3 {
+                let _ = write!(text, "{cell:>width$}  ");
+            } else {
+                let _ = write!(text, "{cell:<width$}  ");
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&mut out, header);
+    for row in &rows {
+        line(&mut out, row.each_ref().map(String::as_str));
+    }
+    out
+}

@@ -1,0 +1,9 @@
+//! `atomic runs` (a table of runs, newest first) and `atomic runs show RUN` (a run's
+//! steps with their state changes, its events, errors and final state), from the
+//! project's store. `--json` prints the same data for machines.
+
+mod list;
+mod show;
+mod time;
+
+pub(super) use list::run;

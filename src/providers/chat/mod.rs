@@ -1,0 +1,14 @@
+//! What the model-API adapters (`anthropic`, `openai`) share above HTTP: the tool-use
+//! loop, custom tool commands, option reading and pricing.
+
+mod options;
+mod pricing;
+mod tool_loop;
+mod tools;
+
+pub(crate) use options::Options;
+pub(crate) use pricing::Pricing;
+pub(crate) use tool_loop::{
+    Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, Turn, run_loop,
+};
+pub(crate) use tools::{ToolCall, ToolOutcome, ToolSet};

@@ -1,0 +1,177 @@
+//! The tool-use loop of the HTTP chat adapters: send the conversation, stream one assistant
+//! turn, run the tools it calls, append their results, and repeat until the model answers
+//! without calling tools. `max-turns` bounds the number of model turns.
+//!
+//! Events, in order: `SessionStart` (when the first response starts, with the model the
+//! server reports), per turn the backend's `TextDelta`/`ThinkingDelta`s, `MessageComplete`,
+//! cumulative `Usage`, then a `ToolStart`/`ToolComplete` pair per tool; `SessionEnd` after
+//! the last turn. A failed call ends with its error and no `SessionEnd`.
+
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+use super::pricing::Pricing;
+use super::tools::{ToolCall, ToolOutcome, ToolSet};
+use crate::providers::{AgentEvent, AgentReply, EventSink, ProviderError, Usage};
+
+/// Model turns allowed when the agent sets no `max-turns`.
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 25;
+
+/// What to do after a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// The answer is complete.
+    Done,
+    /// Run the turn's tool calls and send their results.
+    Tools,
+    /// Ask again without new input (Anthropic's `pause_turn`).
+    Continue,
+}
+
+/// One assistant turn, already appended to the conversation by the backend.
+#[derive(Clone, Debug)]
+pub(crate) struct Turn {
+    /// Its text.
+    pub(crate) text: String,
+    /// The tools it called, in order.
+    pub(crate) tool_calls: Vec<ToolCall>,
+    /// Tokens of this turn only.
+    pub(crate) usage: Usage,
+    /// What comes next.
+    pub(crate) next: Next,
+}
+
+/// The event sink of a call, remembering whether the session start was announced.
+pub(crate) struct Session<'a> {
+    events: &'a dyn EventSink,
+    started: bool,
+}
+
+impl Session<'_> {
+    /// Announces the session once, with the model the server says it used.
+    pub(crate) fn start(&mut self, model: Option<&str>) {
+        if !self.started {
+            self.started = true;
+            self.emit(AgentEvent::SessionStart {
+                session_id: None,
+                model: model.map(str::to_owned),
+            });
+        }
+    }
+
+    /// Passes an event on.
+    pub(crate) fn emit(&self, event: AgentEvent) {
+        self.events.emit(event);
+    }
+}
+
+/// A backend's side of the loop: it owns the wire format of the history.
+pub(crate) trait Conversation: Send {
+    /// Sends the history, streams one assistant turn (emitting its deltas), and appends
+    /// the assistant message to the history.
+    fn turn(
+        &mut self,
+        session: &mut Session<'_>,
+    ) -> impl Future<Output = Result<Turn, ProviderError>> + Send;
+
+    /// Appends the results of the last turn's tool calls.
+    fn push_tool_results(&mut self, results: &[(ToolCall, ToolOutcome)]);
+}
+
+/// What bounds and prices the loop.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopSettings<'a> {
+    /// The adapter, for errors.
+    pub(crate) adapter: &'static str,
+    /// The tools the model may call.
+    pub(crate) tools: &'a ToolSet,
+    /// Most model turns.
+    pub(crate) max_turns: u32,
+    /// Longest a tool may run.
+    pub(crate) tool_timeout: Duration,
+    /// Where tools run.
+    pub(crate) working_dir: &'a Path,
+    /// The environment variable holding the provider's key, kept from tools.
+    pub(crate) hide_env: Option<&'a str>,
+    /// Prices for the cost estimate.
+    pub(crate) pricing: Pricing,
+}
+
+/// Runs the loop to the final answer.
+pub(crate) async fn run_loop<C: Conversation>(
+    conversation: &mut C,
+    settings: LoopSettings<'_>,
+    events: &dyn EventSink,
+) -> Result<AgentReply, ProviderError> {
+    let mut session = Session {
+        events,
+        started: false,
+    };
+    let mut usage = Usage::default();
+    let mut turns = 0;
+    // Text of paused turns (`Next::Continue`): the continuation extends the same answer.
+    let mut carried = String::new();
+    loop {
+        let turn = conversation.turn(&mut session).await?;
+        turns += 1;
+        usage.add(turn.usage);
+        let cost_usd = settings.pricing.cost(usage);
+        session.emit(AgentEvent::MessageComplete {
+            text: turn.text.clone(),
+        });
+        session.emit(AgentEvent::Usage { usage, cost_usd });
+        let wants_more = match turn.next {
+            Next::Done => false,
+            Next::Continue => true,
+            Next::Tools => !turn.tool_calls.is_empty(),
+        };
+        if !wants_more {
+            session.emit(AgentEvent::SessionEnd { session_id: None });
+            carried.push_str(&turn.text);
+            return Ok(AgentReply {
+                text: carried,
+                session_id: None,
+                usage,
+                cost_usd,
+                turns,
+            });
+        }
+        if turns >= settings.max_turns {
+            return Err(ProviderError::MaxTurns {
+                adapter: settings.adapter,
+                max_turns: settings.max_turns,
+            });
+        }
+        if turn.next == Next::Continue {
+            carried.push_str(&turn.text);
+        } else {
+            carried.clear();
+            let mut results = Vec::with_capacity(turn.tool_calls.len());
+            for call in turn.tool_calls {
+                session.emit(AgentEvent::ToolStart {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    input: call.input.clone(),
+                });
+                let outcome = settings
+                    .tools
+                    .run(
+                        &call,
+                        settings.working_dir,
+                        settings.tool_timeout,
+                        settings.hide_env,
+                    )
+                    .await;
+                session.emit(AgentEvent::ToolComplete {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    summary: outcome.summary(),
+                    is_error: outcome.is_error,
+                });
+                results.push((call, outcome));
+            }
+            conversation.push_tool_results(&results);
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Custom tools granted to an agent: each is a command that gets the tool input as JSON
+//! on stdin and answers on stdout. A non-zero exit is a tool error the model is shown, not
+//! a failure of the call, so the model can react to it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::providers::process::ProcessGroup;
+use crate::providers::{ProviderError, ToolGrant};
+
+/// Most characters of tool output sent back to the model.
+const MAX_OUTPUT: usize = 100_000;
+/// Most characters of a tool result in a `ToolComplete` summary.
+const MAX_SUMMARY: usize = 120;
+
+/// The tools of one call.
+#[derive(Clone, Debug)]
+pub(crate) struct ToolSet {
+    adapter: &'static str,
+    tools: Vec<CustomTool>,
+}
+
+/// One tool the model may call.
+#[derive(Clone, Debug)]
+pub(crate) struct CustomTool {
+    /// The name the model sees.
+    pub(crate) name: String,
+    /// What it does.
+    pub(crate) description: String,
+    /// JSON Schema of its input (an object schema).
+    pub(crate) input_schema: Value,
+    command: Vec<String>,
+}
+
+/// A tool call the model made.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ToolCall {
+    /// The backend's call id.
+    pub(crate) id: String,
+    /// The tool's name.
+    pub(crate) name: String,
+    /// Its input.
+    pub(crate) input: Value,
+}
+
+/// What a tool answered.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ToolOutcome {
+    /// The text the model sees.
+    pub(crate) content: String,
+    /// Whether the tool failed.
+    pub(crate) is_error: bool,
+}
+
+impl ToolOutcome {
+    fn error(content: String) -> Self {
+        Self {
+            content,
+            is_error: true,
+        }
+    }
+
+    /// The first non-empty line, shortened: the `ToolComplete` summary.
+    pub(crate) fn summary(&self) -> String {
+        let line = self
+            .content
+            .lines()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or_default();
+        truncate(line.trim(), MAX_SUMMARY)
+    }
+}
+
+impl ToolSet {
+    /// The granted tools. HTTP model APIs have no built-in tools, so a grant without a
+    /// command is refused.
+    pub(crate) fn from_grants(
+        adapter: &'static str,
+        grants: &[ToolGrant],
+    ) -> Result<Self, ProviderError> {
+        let mut tools: Vec<CustomTool> = Vec::with_capacity(grants.len());
+        for grant in grants {
+            if grant.command.is_empty() {
+                return Err(ProviderError::Config {
+                    adapter,
+                    message: format!(
+                        "`{adapter}` has no built-in tool `{}`; give the tool a command to run",
+                        grant.name
+                    ),
+                });
+            }
+            if tools.iter().any(|tool| tool.name == grant.name) {
+                return Err(ProviderError::Config {
+                    adapter,
+                    message: format!("tool `{}` is granted twice", grant.name),
+                });
+            }
+            tools.push(CustomTool {
+                name: grant.name.clone(),
+                description: grant
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| format!("Runs `{}`.", grant.command.join(" "))),
+                input_schema: grant
+                    .input_schema
+                    .clone()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+                command: grant.command.clone(),
+            });
+        }
+        Ok(Self { adapter, tools })
+    }
+
+    /// The tools, in grant order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &CustomTool> {
+        self.tools.iter()
+    }
+
+    /// Whether no tool is granted.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Runs `call` in `working_dir`. The variable named by `hide_env` (the provider's API
+    /// key) is removed from the tool's environment. Dropping the future kills the tool.
+    pub(crate) async fn run(
+        &self,
+        call: &ToolCall,
+        working_dir: &Path,
+        timeout: Duration,
+        hide_env: Option<&str>,
+    ) -> ToolOutcome {
+        let Some(tool) = self.tools.iter().find(|tool| tool.name == call.name) else {
+            let names: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_str()).collect();
+            return ToolOutcome::error(format!(
+                "unknown tool `{}`; the tools are: {}",
+                call.name,
+                names.join(", ")
+            ));
+        };
+        let run = tool.execute(self.adapter, &call.input, working_dir, hide_env, timeout);
+        match tokio::time::timeout(timeout, run).await {
+            Ok(outcome) => outcome,
+            Err(_elapsed) => {
+                ToolOutcome::error(format!("tool `{}` timed out after {timeout:?}", tool.name))
+            }
+        }
+    }
+}
+
+impl CustomTool {
+    async fn execute(
+        &self,
+        adapter: &'static str,
+        input: &Value,
+        working_dir: &Path,
+        hide_env: Option<&str>,
+        timeout: Duration,
+    ) -> ToolOutcome {
+        let (program, args) = self.command.split_first().expect("grants have a command");
+        let mut command = tokio::process::Command::new(program);
+        command.args(args).current_dir(working_dir);
+        if let Some(name) = hide_env {
+            command.env_remove(name);
+        }
+        // Its own process group: dropping `group` (a cancelled call, a timeout) kills the
+        // tool and everything it started.
+        let mut group = match ProcessGroup::spawn(adapter, command) {
+            Ok(group) => group,
+            Err(error) => {
+                return ToolOutcome::error(format!("cannot run `{program}`: {error}"));
+            }
+        };
+        let stdin = group.take_stdin();
+        let stdout = group.take_stdout();
+        let input = input.to_string();
+        let write = async move {
+            if let Some(mut stdin) = stdin {
+                // A tool that exits without reading its input is not an error.
+                let _ = stdin.write_all(input.as_bytes()).await;
+                let _ = stdin.shutdown().await;
+            }
+        };
+        let read = async move {
+            let mut bytes = Vec::new();
+            if let Some(mut stdout) = stdout {
+                let _ = stdout.read_to_end(&mut bytes).await;
+            }
+            bytes
+        };
+        let ((), stdout) = tokio::join!(write, read);
+        let status = match group.wait(timeout).await {
+            Ok(status) => status,
+            Err(error) => return ToolOutcome::error(format!("`{}` failed: {error}", self.name)),
+        };
+        let stdout = String::from_utf8_lossy(&stdout);
+        if status.success() {
+            return ToolOutcome {
+                content: truncate(&stdout, MAX_OUTPUT),
+                is_error: false,
+            };
+        }
+        let stderr = group.stderr_tail();
+        let status = status
+            .code()
+            .map_or_else(|| "a signal".to_owned(), |code| format!("code {code}"));
+        let mut content = format!("`{}` exited with {status}", self.name);
+        for (label, text) in [("stdout", stdout.trim()), ("stderr", stderr.trim())] {
+            if !text.is_empty() {
+                content.push_str(&format!("\n{label}:\n{text}"));
+            }
+        }
+        ToolOutcome::error(truncate(&content, MAX_OUTPUT))
+    }
+}
+
+/// At most `max` characters, marked when cut.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(name: &str, command: &[&str]) -> ToolGrant {
+        ToolGrant {
+            name: name.to_owned(),
+            description: None,
+            input_schema: None,
+            command: command.iter().map(|part| (*part).to_owned()).collect(),
+        }
+    }
+
+    fn call(name: &str, input: Value) -> ToolCall {
+        ToolCall {
+            id: "t1".to_owned(),
+            name: name.to_owned(),
+            input,
+        }
+    }
+
+    #[test]
+    fn built_in_names_are_refused() {
+        let error =
+            ToolSet::from_grants("anthropic", &[grant("Read", &[])]).expect_err("no command");
+        assert!(
+            error.to_string().contains("no built-in tool `Read`"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn input_on_stdin_output_on_stdout() {
+        let tools = ToolSet::from_grants("anthropic", &[grant("echo", &["cat"])]).expect("valid");
+        let dir = std::env::temp_dir();
+        let outcome = tools
+            .run(
+                &call("echo", json!({"a": 1})),
+                &dir,
+                Duration::from_secs(10),
+                None,
+            )
+            .await;
+        assert_eq!(
+            outcome,
+            ToolOutcome {
+                content: r#"{"a":1}"#.to_owned(),
+                is_error: false
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn failures_are_tool_errors() {
+        let tools = ToolSet::from_grants(
+            "anthropic",
+            &[
+                grant("fail", &["sh", "-c", "echo out; echo bad >&2; exit 3"]),
+                grant("slow", &["sleep", "5"]),
+                grant("missing", &["/nonexistent/tool"]),
+            ],
+        )
+        .expect("valid");
+        let dir = std::env::temp_dir();
+        let limit = Duration::from_secs(10);
+        let failed = tools.run(&call("fail", json!({})), &dir, limit, None).await;
+        assert!(failed.is_error);
+        assert_eq!(
+            failed.content,
+            "`fail` exited with code 3\nstdout:\nout\nstderr:\nbad"
+        );
+        assert_eq!(failed.summary(), "`fail` exited with code 3");
+        let slow = tools
+            .run(
+                &call("slow", json!({})),
+                &dir,
+                Duration::from_millis(50),
+                None,
+            )
+            .await;
+        assert!(
+            slow.is_error && slow.content.contains("timed out"),
+            "{slow:?}"
+        );
+        let missing = tools
+            .run(&call("missing", json!({})), &dir, limit, None)
+            .await;
+        assert!(
+            missing.is_error && missing.content.contains("cannot run"),
+            "{missing:?}"
+        );
+        let unknown = tools.run(&call("nope", json!({})), &dir, limit, None).await;
+        assert!(unknown.is_error && unknown.content.contains("unknown tool `nope`"));
+    }
+
+    #[tokio::test]
+    async fn the_key_variable_is_hidden_from_tools() {
+        let tools = ToolSet::from_grants(
+            "anthropic",
+            &[grant(
+                "env",
+                &["/bin/sh", "-c", "echo ${CARGO_PKG_NAME:-unset}"],
+            )],
+        )
+        .expect("valid");
+        let dir = std::env::temp_dir();
+        let limit = Duration::from_secs(10);
+        let shown = tools.run(&call("env", json!({})), &dir, limit, None).await;
+        assert_eq!(shown.content.trim(), "atomic");
+        let hidden = tools
+            .run(&call("env", json!({})), &dir, limit, Some("CARGO_PKG_NAME"))
+            .await;
+        assert_eq!(hidden.content.trim(), "unset");
+    }
+
+    /// Whether `pid` is still running (a zombie counts as gone).
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+        })
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_timed_out_tool_takes_its_children_with_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tools = ToolSet::from_grants(
+            "anthropic",
+            &[grant(
+                "spawner",
+                &["sh", "-c", "sleep 30 & echo $! > child.pid; wait"],
+            )],
+        )
+        .expect("valid");
+        let outcome = tools
+            .run(
+                &call("spawner", json!({})),
+                dir.path(),
+                Duration::from_millis(300),
+                None,
+            )
+            .await;
+        assert!(
+            outcome.is_error && outcome.content.contains("timed out"),
+            "{outcome:?}"
+        );
+        let pid = std::fs::read_to_string(dir.path().join("child.pid")).expect("the child started");
+        let pid = pid.trim();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while alive(pid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!alive(pid), "the tool's child {pid} outlived it");
+    }
+}

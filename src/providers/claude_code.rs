@@ -1,0 +1,749 @@
+//! `adapter="claude-code"`: the Claude Code CLI as a child process, one process per call
+//! (protocols.md §2).
+//!
+//! Spawned as `claude -p --input-format stream-json --output-format stream-json --verbose
+//! [--model M] [--append-system-prompt S] [--allowedTools A,B] [--permission-mode P]
+//! [--max-turns N] [--resume=ID]` in the node's working directory; the prompt goes to stdin as
+//! one stream-json user message and stdin is closed, so the process exits after its `result`
+//! line. stdout is NDJSON, mapped onto [`AgentEvent`]s; the `result` line gives the reply text,
+//! session id, usage, cost and turn count. Dropping the call kills the process group.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use super::binary::find_binary;
+use super::env::{ChildEnv, Environment, api_key, redact};
+use super::ndjson::NdjsonReader;
+use super::process::ProcessGroup;
+use super::{
+    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
+};
+use crate::ir::{PermissionMode, ProviderDecl};
+
+const NAME: &str = "claude-code";
+
+/// How long the process may take to exit after its `result` line.
+const EXIT_GRACE: Duration = Duration::from_secs(10);
+
+/// The Claude Code CLI adapter.
+#[derive(Debug)]
+pub struct ClaudeCode {
+    bin: PathBuf,
+    model: Option<String>,
+    env: ChildEnv,
+    options: Map<String, Value>,
+    /// The key from `api-key-env=`, scrubbed from error messages.
+    secret: Option<String>,
+}
+
+impl ClaudeCode {
+    /// Configures the adapter from its `provider` block.
+    ///
+    /// `base-url=` becomes `ANTHROPIC_BASE_URL`; the variable named by `api-key-env=` is
+    /// given to the CLI as `ANTHROPIC_API_KEY` (or the variable named by
+    /// `option "api-key-var"`, e.g. `ANTHROPIC_AUTH_TOKEN` for gateways). Without a key the
+    /// CLI uses its own login. Options: `bin`, `pass-env`, `env.NAME`, `max-budget-usd`,
+    /// `fallback-model`, `settings`, `mcp-config`, `strict-mcp-config`, `disallowed-tools`,
+    /// `add-dir` (the last ones also per node).
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`]: the CLI is not installed, the key variable is unset, or an
+    /// option has the wrong type.
+    pub fn new(decl: &ProviderDecl, env: &Environment) -> Result<Self, ProviderError> {
+        let bin = find_binary(
+            NAME,
+            "claude",
+            "@anthropic-ai/claude-code",
+            &decl.options,
+            env,
+        )?;
+        let mut child = ChildEnv::new(
+            env,
+            &[
+                "CLAUDE_CONFIG_DIR",
+                "ANTHROPIC_BASE_URL",
+                "ANTHROPIC_MODEL",
+                "ANTHROPIC_SMALL_FAST_MODEL",
+                "DISABLE_TELEMETRY",
+                "DISABLE_ERROR_REPORTING",
+                "DISABLE_AUTOUPDATER",
+                "IS_SANDBOX",
+            ],
+            &["CLAUDE_CODE_", "ANTHROPIC_DEFAULT_"],
+            &["CLAUDE_CODE_OAUTH_TOKEN"],
+        );
+        child.apply_options(NAME, env, &decl.options)?;
+        if let Some(url) = &decl.base_url {
+            child.set("ANTHROPIC_BASE_URL", url.value.as_str());
+        }
+        let key_env = decl.api_key_env.as_ref().map(|name| name.value.as_str());
+        let secret = api_key(NAME, env, key_env)?;
+        if let Some(key) = &secret {
+            let var = string_option(&decl.options, "api-key-var")?
+                .unwrap_or_else(|| "ANTHROPIC_API_KEY".to_owned());
+            child.set(var, key.as_str());
+        }
+        child.set_default("DISABLE_AUTOUPDATER", "1");
+        Ok(Self {
+            bin,
+            model: decl.model.as_ref().map(|model| model.value.clone()),
+            env: child,
+            options: decl.options.clone(),
+            secret,
+        })
+    }
+
+    /// The command-line arguments for one call.
+    fn args(&self, request: &AgentRequest) -> Result<Vec<String>, ProviderError> {
+        let mut args: Vec<String> = [
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if let Some(model) = request.model.as_ref().or(self.model.as_ref()) {
+            args.extend(["--model".to_owned(), model.clone()]);
+        }
+        if let Some(system) = request.system.as_ref().filter(|s| !s.is_empty()) {
+            args.extend(["--append-system-prompt".to_owned(), system.clone()]);
+        }
+        if let Some(custom) = request.tools.iter().find(|tool| !tool.command.is_empty()) {
+            return Err(ProviderError::Config {
+                adapter: NAME,
+                message: format!(
+                    "custom tool `{}` cannot be given to the Claude Code CLI; grant its built-in \
+                     tools by name, or use the `anthropic` adapter for custom tools",
+                    custom.name
+                ),
+            });
+        }
+        if !request.tools.is_empty() {
+            let names: Vec<&str> = request
+                .tools
+                .iter()
+                .map(|tool| tool.name.as_str())
+                .collect();
+            args.extend(["--allowedTools".to_owned(), names.join(",")]);
+        }
+        if let Some(mode) = request.permission {
+            args.extend([
+                "--permission-mode".to_owned(),
+                permission_mode(mode).to_owned(),
+            ]);
+        }
+        if let Some(turns) = request.max_turns {
+            args.extend(["--max-turns".to_owned(), turns.to_string()]);
+        }
+        if let Some(session) = &request.resume_session {
+            args.push(format!("--resume={session}"));
+        }
+        for (option, flag) in [
+            ("max-budget-usd", "--max-budget-usd"),
+            ("fallback-model", "--fallback-model"),
+            ("settings", "--settings"),
+            ("mcp-config", "--mcp-config"),
+            ("disallowed-tools", "--disallowedTools"),
+            ("add-dir", "--add-dir"),
+        ] {
+            let value = request.options.get(option).or(self.options.get(option));
+            match value {
+                None => {}
+                Some(Value::String(text)) => args.extend([flag.to_owned(), text.clone()]),
+                Some(Value::Number(number)) => args.extend([flag.to_owned(), number.to_string()]),
+                Some(_) => {
+                    return Err(ProviderError::Config {
+                        adapter: NAME,
+                        message: format!("option `{option}` must be a string or number"),
+                    });
+                }
+            }
+        }
+        let strict = request
+            .options
+            .get("strict-mcp-config")
+            .or(self.options.get("strict-mcp-config"));
+        if strict == Some(&Value::Bool(true)) {
+            args.push("--strict-mcp-config".to_owned());
+        }
+        Ok(args)
+    }
+
+    async fn call(
+        &self,
+        request: &AgentRequest,
+        events: &dyn EventSink,
+    ) -> Result<AgentReply, ProviderError> {
+        let args = self.args(request)?;
+        let mut command = Command::new(&self.bin);
+        command
+            .args(&args)
+            .current_dir(&request.working_dir)
+            .env_clear()
+            .envs(self.env.iter());
+        let mut child = ProcessGroup::spawn(NAME, command)?;
+
+        let message = json!({
+            "type": "user",
+            "message": {"role": "user", "content": request.prompt},
+            "parent_tool_use_id": null,
+            "session_id": "",
+        });
+        if let Some(mut stdin) = child.take_stdin() {
+            let mut line = message.to_string();
+            line.push('\n');
+            // A failed write means the process already died; its exit is reported below.
+            let _ = stdin.write_all(line.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        }
+
+        let stdout = child
+            .take_stdout()
+            .ok_or_else(|| ProviderError::BadOutput {
+                adapter: NAME,
+                message: "the child has no stdout".to_owned(),
+            })?;
+        let mut reader = NdjsonReader::new(NAME, stdout);
+        let mut stream = Stream::default();
+        while let Some(line) = reader.next().await? {
+            stream.handle(&line, events);
+            if stream.result.is_some() {
+                break;
+            }
+        }
+
+        let Some(result) = stream.result.take() else {
+            let status = child.wait(EXIT_GRACE).await?;
+            let stderr = child.stderr_tail();
+            if stderr.contains("cannot be used with root/sudo") {
+                return Err(ProviderError::Config {
+                    adapter: NAME,
+                    message: format!(
+                        "{stderr}; use `permission=\"accept-edits\"` with granted tools, or run \
+                         atomic as a non-root user"
+                    ),
+                });
+            }
+            return Err(ProviderError::ProcessExit {
+                adapter: NAME,
+                code: status.code(),
+                stderr: if stderr.is_empty() {
+                    "the CLI exited without a result line".to_owned()
+                } else {
+                    stderr
+                },
+            });
+        };
+        // The result is authoritative; a slow exit only delays us a little.
+        let _ = child.wait(EXIT_GRACE).await;
+        stream.finish(result, events, &child.stderr_tail())
+    }
+}
+
+impl Provider for ClaudeCode {
+    fn adapter(&self) -> &'static str {
+        NAME
+    }
+
+    fn run<'a>(
+        &'a self,
+        request: &'a AgentRequest,
+        events: &'a dyn EventSink,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async move {
+            self.call(request, events)
+                .await
+                .map_err(|error| redact(error, self.secret.as_deref()))
+        })
+    }
+}
+
+/// The CLI's spelling of a permission mode.
+fn permission_mode(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Default => "default",
+        PermissionMode::AcceptEdits => "acceptEdits",
+        PermissionMode::Bypass => "bypassPermissions",
+        PermissionMode::Plan => "plan",
+    }
+}
+
+fn string_option(
+    options: &Map<String, Value>,
+    name: &str,
+) -> Result<Option<String>, ProviderError> {
+    match options.get(name) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(ProviderError::Config {
+            adapter: NAME,
+            message: format!("option `{name}` must be a string"),
+        }),
+    }
+}
+
+/// What the stdout stream has said so far.
+#[derive(Debug, Default)]
+struct Stream {
+    session_id: Option<String>,
+    /// Tool-use id → tool name, for tool results.
+    tools: HashMap<String, String>,
+    /// Tool-use ids of sub-agent (Task/Agent) calls → their names.
+    subagents: HashMap<String, String>,
+    /// The assistant message being received: its id and text so far.
+    message: Option<(String, String)>,
+    /// The text of the last complete top-level assistant message.
+    last_text: String,
+    /// The `error` of the last assistant line, if any.
+    assistant_error: Option<String>,
+    /// Prompt tokens of the last model call (for the context-window fraction).
+    last_prompt_tokens: u64,
+    result: Option<Value>,
+}
+
+impl Stream {
+    fn handle(&mut self, line: &Value, events: &dyn EventSink) {
+        match line.get("type").and_then(Value::as_str) {
+            Some("system") if line.get("subtype").and_then(Value::as_str) == Some("init") => {
+                self.session_id = str_field(line, "session_id");
+                events.emit(AgentEvent::SessionStart {
+                    session_id: self.session_id.clone(),
+                    model: str_field(line, "model"),
+                });
+            }
+            Some("assistant") => self.assistant(line, events),
+            Some("user") => self.tool_results(line, events),
+            Some("result") => {
+                self.flush(events);
+                self.result = Some(line.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn assistant(&mut self, line: &Value, events: &dyn EventSink) {
+        let top_level = line.get("parent_tool_use_id").is_none_or(Value::is_null);
+        let message = line.get("message").unwrap_or(&Value::Null);
+        if let Some(error) = str_field(line, "error") {
+            self.assistant_error = Some(error);
+        }
+        if top_level {
+            let id = str_field(message, "id").unwrap_or_default();
+            if self
+                .message
+                .as_ref()
+                .is_some_and(|(current, _)| *current != id)
+            {
+                self.flush(events);
+            }
+            if self.message.is_none() {
+                self.message = Some((id, String::new()));
+            }
+            if let Some(usage) = message.get("usage") {
+                self.last_prompt_tokens = [
+                    "input_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                ]
+                .iter()
+                .map(|field| u64_field(usage, field))
+                .sum();
+            }
+        }
+        let blocks = message.get("content").and_then(Value::as_array);
+        for block in blocks.into_iter().flatten() {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") if top_level => {
+                    let text = str_field(block, "text").unwrap_or_default();
+                    if let Some((_, so_far)) = self.message.as_mut() {
+                        so_far.push_str(&text);
+                    }
+                    events.emit(AgentEvent::TextDelta { text });
+                }
+                Some("thinking") if top_level => {
+                    let text = str_field(block, "thinking").unwrap_or_default();
+                    events.emit(AgentEvent::ThinkingDelta { text });
+                }
+                Some("tool_use") => {
+                    let id = str_field(block, "id").unwrap_or_default();
+                    let name = str_field(block, "name").unwrap_or_default();
+                    let input = block.get("input").cloned().unwrap_or(Value::Null);
+                    if name == "Task" || name == "Agent" {
+                        let agent = ["subagent_type", "description"]
+                            .iter()
+                            .find_map(|field| str_field(&input, field))
+                            .unwrap_or_else(|| name.clone());
+                        events.emit(AgentEvent::SubagentStart {
+                            name: agent.clone(),
+                        });
+                        self.subagents.insert(id.clone(), agent);
+                    }
+                    self.tools.insert(id.clone(), name.clone());
+                    events.emit(AgentEvent::ToolStart { id, name, input });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn tool_results(&mut self, line: &Value, events: &dyn EventSink) {
+        let content = line.pointer("/message/content").and_then(Value::as_array);
+        for block in content.into_iter().flatten() {
+            if block.get("type").and_then(Value::as_str) != Some("tool_result") {
+                continue;
+            }
+            self.flush(events);
+            let id = str_field(block, "tool_use_id").unwrap_or_default();
+            let name = self.tools.get(&id).cloned().unwrap_or_default();
+            events.emit(AgentEvent::ToolComplete {
+                id: id.clone(),
+                name,
+                summary: summary(block.get("content").unwrap_or(&Value::Null)),
+                is_error: block
+                    .get("is_error")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+            });
+            if let Some(agent) = self.subagents.remove(&id) {
+                events.emit(AgentEvent::SubagentEnd { name: agent });
+            }
+        }
+    }
+
+    /// Ends the assistant message being received.
+    fn flush(&mut self, events: &dyn EventSink) {
+        if let Some((_, text)) = self.message.take()
+            && !text.is_empty()
+        {
+            self.last_text.clone_from(&text);
+            events.emit(AgentEvent::MessageComplete { text });
+        }
+    }
+
+    /// Turns the `result` line into the reply or a classified error.
+    fn finish(
+        self,
+        result: Value,
+        events: &dyn EventSink,
+        stderr: &str,
+    ) -> Result<AgentReply, ProviderError> {
+        let session_id = str_field(&result, "session_id").or(self.session_id);
+        let usage = result.get("usage").unwrap_or(&Value::Null);
+        let usage = Usage {
+            input_tokens: u64_field(usage, "input_tokens"),
+            output_tokens: u64_field(usage, "output_tokens"),
+            cache_read_tokens: u64_field(usage, "cache_read_input_tokens"),
+            cache_write_tokens: u64_field(usage, "cache_creation_input_tokens"),
+        };
+        let cost_usd = result.get("total_cost_usd").and_then(Value::as_f64);
+        events.emit(AgentEvent::Usage { usage, cost_usd });
+        let window = result
+            .get("modelUsage")
+            .and_then(Value::as_object)
+            .and_then(|models| models.values().find_map(|model| model.get("contextWindow")))
+            .and_then(Value::as_u64)
+            .filter(|window| *window > 0);
+        if let Some(window) = window
+            && self.last_prompt_tokens > 0
+        {
+            #[allow(
+                clippy::cast_precision_loss,
+                reason = "token counts are far below 2^52"
+            )]
+            let fraction = (self.last_prompt_tokens as f64 / window as f64).clamp(0.0, 1.0);
+            events.emit(AgentEvent::ContextWindow { fraction });
+        }
+        events.emit(AgentEvent::SessionEnd {
+            session_id: session_id.clone(),
+        });
+        if result.get("is_error").and_then(Value::as_bool) == Some(true)
+            || str_field(&result, "subtype").is_some_and(|subtype| subtype != "success")
+        {
+            return Err(classify(&result, self.assistant_error.as_deref(), stderr));
+        }
+        let text = str_field(&result, "result")
+            .filter(|text| !text.is_empty())
+            .unwrap_or(self.last_text);
+        Ok(AgentReply {
+            text,
+            session_id,
+            usage,
+            cost_usd,
+            turns: u32::try_from(u64_field(&result, "num_turns")).unwrap_or(u32::MAX),
+        })
+    }
+}
+
+/// Classifies an `is_error` result for `retry-on`.
+fn classify(result: &Value, assistant_error: Option<&str>, stderr: &str) -> ProviderError {
+    let subtype = str_field(result, "subtype").unwrap_or_default();
+    let errors: Vec<String> = result
+        .get("errors")
+        .and_then(Value::as_array)
+        .map(|errors| {
+            errors
+                .iter()
+                .filter_map(|e| e.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut message = str_field(result, "result").unwrap_or_default();
+    if message.is_empty() {
+        message = errors.join("; ");
+    }
+    if message.is_empty() {
+        message = format!("the CLI reported `{subtype}`");
+    }
+    match subtype.as_str() {
+        "error_max_turns" | "error_max_budget_usd" | "error_max_structured_output_retries" => {
+            return ProviderError::Rejected {
+                adapter: NAME,
+                status: 0,
+                message,
+            };
+        }
+        "error_during_execution" => {
+            return ProviderError::ProcessExit {
+                adapter: NAME,
+                code: None,
+                stderr: if stderr.is_empty() {
+                    message
+                } else {
+                    format!("{message}; stderr: {stderr}")
+                },
+            };
+        }
+        _ => {}
+    }
+    let status = result
+        .get("api_error_status")
+        .and_then(Value::as_u64)
+        .and_then(|status| u16::try_from(status).ok())
+        .or_else(|| {
+            let rest = message.strip_prefix("API Error: ")?;
+            rest.get(..3)?.parse().ok()
+        });
+    let status = status.or(match assistant_error {
+        Some("rate_limit") => Some(429),
+        Some("server_error") => Some(500),
+        Some("authentication_failed") => Some(401),
+        Some("billing_error") => Some(402),
+        Some("invalid_request") => Some(400),
+        _ => None,
+    });
+    match status {
+        Some(429) => ProviderError::RateLimited {
+            adapter: NAME,
+            retry_after: None,
+        },
+        Some(503 | 529) => ProviderError::Overloaded {
+            adapter: NAME,
+            retry_after: None,
+        },
+        Some(status @ 500..=599) => ProviderError::Server {
+            adapter: NAME,
+            status,
+            message,
+        },
+        Some(status) => ProviderError::Rejected {
+            adapter: NAME,
+            status,
+            message,
+        },
+        None if message.to_lowercase().contains("overloaded") => ProviderError::Overloaded {
+            adapter: NAME,
+            retry_after: None,
+        },
+        None => ProviderError::Rejected {
+            adapter: NAME,
+            status: 0,
+            message,
+        },
+    }
+}
+
+/// The first non-empty line of a tool result, at most 120 characters.
+fn summary(content: &Value) -> String {
+    let text = match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    let mut short: String = line.chars().take(120).collect();
+    if short.len() < line.len() {
+        short.push('…');
+    }
+    short
+}
+
+fn str_field(value: &Value, field: &str) -> Option<String> {
+    value.get(field).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn u64_field(value: &Value, field: &str) -> u64 {
+    value.get(field).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// The replay transcript of protocols.md §2.
+    const TRANSCRIPT: &str = r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"8f0c2d8e-1111-4222-8333-944455556666","tools":["Read"],"model":"claude-sonnet-4-5","permissionMode":"acceptEdits","uuid":"u1"}
+{"type":"assistant","message":{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_01","name":"Read","input":{"file_path":"/w/README.md"}}],"stop_reason":null,"usage":{"input_tokens":3,"cache_creation_input_tokens":1200,"cache_read_input_tokens":14000,"output_tokens":40}},"parent_tool_use_id":null,"session_id":"8f0c2d8e-1111-4222-8333-944455556666","uuid":"u2"}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01","type":"tool_result","content":"     1\t# Demo\n"}]},"parent_tool_use_id":null,"session_id":"8f0c2d8e-1111-4222-8333-944455556666","uuid":"u3"}
+{"type":"assistant","message":{"id":"msg_02","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"The README is a one-line title."}],"stop_reason":null,"usage":{"input_tokens":6,"cache_creation_input_tokens":0,"cache_read_input_tokens":15200,"output_tokens":45}},"parent_tool_use_id":null,"session_id":"8f0c2d8e-1111-4222-8333-944455556666","uuid":"u4"}
+{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"The README is a one-line title.","session_id":"8f0c2d8e-1111-4222-8333-944455556666","total_cost_usd":0.0123,"usage":{"input_tokens":9,"cache_creation_input_tokens":1200,"cache_read_input_tokens":29200,"output_tokens":85},"modelUsage":{"claude-sonnet-4-5":{"contextWindow":200000}},"uuid":"u5"}"#;
+
+    fn replay(transcript: &str) -> (Result<AgentReply, ProviderError>, Vec<AgentEvent>) {
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let mut stream = Stream::default();
+        let mut result = None;
+        for line in transcript.lines() {
+            let value: Value = serde_json::from_str(line).expect("valid line");
+            stream.handle(&value, &sink);
+            if let Some(value) = stream.result.take() {
+                result = Some(value);
+                break;
+            }
+        }
+        let reply = stream.finish(result.expect("a result line"), &sink, "");
+        (reply, events.into_inner().expect("not poisoned"))
+    }
+
+    #[test]
+    fn maps_the_transcript_onto_events_and_a_reply() {
+        let (reply, events) = replay(TRANSCRIPT);
+        let reply = reply.expect("success");
+        assert_eq!(reply.text, "The README is a one-line title.");
+        assert_eq!(
+            reply.session_id.as_deref(),
+            Some("8f0c2d8e-1111-4222-8333-944455556666")
+        );
+        assert_eq!(reply.turns, 2);
+        assert_eq!(reply.cost_usd, Some(0.0123));
+        assert_eq!(
+            reply.usage,
+            Usage {
+                input_tokens: 9,
+                output_tokens: 85,
+                cache_read_tokens: 29200,
+                cache_write_tokens: 1200
+            }
+        );
+        let kinds: Vec<String> = events
+            .iter()
+            .map(|event| {
+                serde_json::to_value(event).expect("serialisable")["type"]
+                    .as_str()
+                    .expect("tagged")
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "session-start",
+                "tool-start",
+                "tool-complete",
+                "text-delta",
+                "message-complete",
+                "usage",
+                "context-window",
+                "session-end"
+            ]
+        );
+        assert!(events.contains(&AgentEvent::ToolComplete {
+            id: "toolu_01".to_owned(),
+            name: "Read".to_owned(),
+            summary: "1\t# Demo".to_owned(),
+            is_error: false,
+        }));
+        assert!(events.contains(&AgentEvent::ContextWindow {
+            fraction: 15206.0 / 200_000.0
+        }));
+    }
+
+    #[test]
+    fn error_results_are_classified() {
+        let cases = [
+            (
+                r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded","api_error_status":529}"#,
+                "overloaded",
+            ),
+            (
+                r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 429 rate limited"}"#,
+                "rate-limit",
+            ),
+            (
+                r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 500 boom"}"#,
+                "server-error",
+            ),
+            (
+                r#"{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (2)"]}"#,
+                "provider",
+            ),
+            (
+                r#"{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["crashed"]}"#,
+                "process-exit",
+            ),
+        ];
+        for (line, class) in cases {
+            let (reply, _) = replay(line);
+            let error = reply.expect_err(line);
+            assert_eq!(error.class().name(), class, "{line}: {error}");
+        }
+    }
+
+    #[test]
+    fn args_follow_the_request() {
+        let adapter = ClaudeCode {
+            bin: PathBuf::from("claude"),
+            model: Some("sonnet".to_owned()),
+            env: ChildEnv::default(),
+            options: Map::new(),
+            secret: None,
+        };
+        let request = AgentRequest {
+            prompt: "hi".to_owned(),
+            system: Some("Be terse.".to_owned()),
+            tools: vec![super::super::ToolGrant {
+                name: "Edit".to_owned(),
+                description: None,
+                input_schema: None,
+                command: Vec::new(),
+            }],
+            permission: Some(PermissionMode::AcceptEdits),
+            max_turns: Some(4),
+            resume_session: Some("-abc".to_owned()),
+            ..AgentRequest::default()
+        };
+        let args = adapter.args(&request).expect("valid");
+        assert_eq!(
+            args.join(" "),
+            "-p --input-format stream-json --output-format stream-json --verbose --model sonnet \
+             --append-system-prompt Be terse. --allowedTools Edit --permission-mode acceptEdits \
+             --max-turns 4 --resume=-abc"
+        );
+    }
+}

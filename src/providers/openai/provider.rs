@@ -1,0 +1,279 @@
+//! The `openai` provider: any OpenAI-compatible Chat Completions server, streamed, with a
+//! tool-use loop over the custom tools the agent is granted.
+
+use reqwest::header::{AUTHORIZATION, HeaderMap};
+use serde_json::{Map, Value, json};
+
+use super::ADAPTER;
+use super::config::{CallSettings, OpenAiConfig};
+use super::stream::{ChunkAccumulator, Step};
+use crate::ir::ProviderDecl;
+use crate::providers::chat::{
+    Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, ToolCall, ToolOutcome, ToolSet,
+    Turn, run_loop,
+};
+use crate::providers::http::{StreamPost, build_client, endpoint};
+use crate::providers::{
+    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
+};
+
+/// Talks to an OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama, gateways).
+/// Shared by every node using the provider; holds one connection pool.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    config: OpenAiConfig,
+    client: reqwest::Client,
+    url: reqwest::Url,
+}
+
+impl OpenAiProvider {
+    /// A provider for `config`. Its options are checked now, so a misspelt option fails
+    /// before any node runs.
+    pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        let settings = CallSettings::read(&config.options, &Map::new())?;
+        let client = build_client(ADAPTER, settings.connect_timeout)?;
+        let url = endpoint(&config.base_url, "/v1/chat/completions");
+        Ok(Self {
+            config,
+            client,
+            url,
+        })
+    }
+
+    /// A provider for a `provider … adapter="openai"` declaration; `env` looks up
+    /// environment variables (the key's, when `api-key-env` names one).
+    pub fn from_decl(
+        decl: &ProviderDecl,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ProviderError> {
+        Self::new(OpenAiConfig::from_decl(decl, env)?)
+    }
+
+    async fn call(
+        &self,
+        request: &AgentRequest,
+        events: &dyn EventSink,
+    ) -> Result<AgentReply, ProviderError> {
+        if request.resume_session.is_some() {
+            return Err(ProviderError::Config {
+                adapter: ADAPTER,
+                message: "Chat Completions keeps no sessions to resume; drop `session=`".to_owned(),
+            });
+        }
+        let settings = CallSettings::read(&self.config.options, &request.options)?;
+        let model = request
+            .model
+            .clone()
+            .or_else(|| self.config.model.clone())
+            .ok_or_else(|| ProviderError::Config {
+                adapter: ADAPTER,
+                message: "no model: set `model=` on the agent, the workflow or the provider"
+                    .to_owned(),
+            })?;
+        let tools = ToolSet::from_grants(ADAPTER, &request.tools)?;
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.config.api_key {
+            headers.insert(AUTHORIZATION, key.header_value(ADAPTER, "Bearer ")?);
+        }
+        let mut conversation = OpenAiConversation {
+            provider: self,
+            headers,
+            body: request_body(&model, request, &tools, &settings),
+            model,
+            settings: settings.clone(),
+        };
+        let loop_settings = LoopSettings {
+            adapter: ADAPTER,
+            tools: &tools,
+            max_turns: request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1),
+            tool_timeout: settings.tool_timeout,
+            working_dir: &request.working_dir,
+            hide_env: self.config.api_key_env.as_deref(),
+            pricing: settings.pricing,
+        };
+        run_loop(&mut conversation, loop_settings, events).await
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn adapter(&self) -> &'static str {
+        ADAPTER
+    }
+
+    fn run<'a>(
+        &'a self,
+        request: &'a AgentRequest,
+        events: &'a dyn EventSink,
+    ) -> ProviderFuture<'a> {
+        Box::pin(self.call(request, events))
+    }
+}
+
+/// The first request's body: everything but the growing `messages`.
+fn request_body(
+    model: &str,
+    request: &AgentRequest,
+    tools: &ToolSet,
+    settings: &CallSettings,
+) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    messages.push(json!({"role": "user", "content": request.prompt}));
+    let mut body = json!({"model": model, "stream": true, "messages": messages});
+    let fields = body.as_object_mut().expect("the body is an object");
+    if settings.stream_usage {
+        fields.insert("stream_options".to_owned(), json!({"include_usage": true}));
+    }
+    if !tools.is_empty() {
+        let specs: Vec<Value> = tools
+            .iter()
+            .map(|tool| {
+                json!({"type": "function", "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                }})
+            })
+            .collect();
+        fields.insert("tools".to_owned(), Value::Array(specs));
+    }
+    let optional = [
+        ("max_tokens", settings.max_tokens.map(Value::from)),
+        (
+            "max_completion_tokens",
+            settings.max_completion_tokens.map(Value::from),
+        ),
+        ("temperature", settings.temperature.map(Value::from)),
+        ("top_p", settings.top_p.map(Value::from)),
+        ("seed", settings.seed.map(Value::from)),
+        (
+            "stop",
+            (!settings.stop.is_empty()).then(|| json!(settings.stop)),
+        ),
+        (
+            "reasoning_effort",
+            settings.reasoning_effort.clone().map(Value::from),
+        ),
+        (
+            "parallel_tool_calls",
+            settings.parallel_tool_calls.map(Value::from),
+        ),
+    ];
+    for (name, value) in optional {
+        if let Some(value) = value {
+            fields.insert(name.to_owned(), value);
+        }
+    }
+    body
+}
+
+/// One call's history, kept in the request body itself.
+struct OpenAiConversation<'p> {
+    provider: &'p OpenAiProvider,
+    headers: HeaderMap,
+    body: Value,
+    model: String,
+    settings: CallSettings,
+}
+
+impl OpenAiConversation<'_> {
+    fn push_message(&mut self, message: Value) {
+        if let Some(Value::Array(messages)) = self.body.get_mut("messages") {
+            messages.push(message);
+        }
+    }
+}
+
+impl Conversation for OpenAiConversation<'_> {
+    async fn turn(&mut self, session: &mut Session<'_>) -> Result<Turn, ProviderError> {
+        let key = self.provider.config.api_key.as_ref();
+        let mut reader = StreamPost {
+            adapter: ADAPTER,
+            url: &self.provider.url,
+            headers: self.headers.clone(),
+            body: &self.body,
+            idle: self.settings.idle_timeout,
+            key,
+        }
+        .send(&self.provider.client)
+        .await?;
+        let mut accumulator = ChunkAccumulator::default();
+        'stream: while let Some(event) = reader.next().await? {
+            for step in accumulator.apply(&event.data, key)? {
+                match step {
+                    Step::Started(model) => {
+                        session.start(Some(model.as_deref().unwrap_or(&self.model)));
+                    }
+                    Step::Text(text) => session.emit(AgentEvent::TextDelta { text }),
+                    Step::Thinking(text) => session.emit(AgentEvent::ThinkingDelta { text }),
+                    Step::Done => break 'stream,
+                }
+            }
+        }
+        let message = accumulator.finish()?;
+        // Tool calls are trusted over a `finish_reason` of "stop" (some servers send it).
+        let next = if message.tool_calls.is_empty() {
+            Next::Done
+        } else {
+            Next::Tools
+        };
+        self.push_message(message.assistant);
+        Ok(Turn {
+            text: message.text,
+            tool_calls: message.tool_calls,
+            usage: message.usage,
+            next,
+        })
+    }
+
+    fn push_tool_results(&mut self, results: &[(ToolCall, ToolOutcome)]) {
+        for (call, outcome) in results {
+            self.push_message(json!({
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": outcome.content,
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_carries_system_tools_and_options() {
+        let request = AgentRequest {
+            prompt: "Weather in Paris?".to_owned(),
+            system: Some("You are terse.".to_owned()),
+            tools: vec![crate::providers::ToolGrant {
+                name: "get_weather".to_owned(),
+                description: Some("Looks up weather".to_owned()),
+                input_schema: None,
+                command: vec!["weather".to_owned()],
+            }],
+            ..AgentRequest::default()
+        };
+        let options = json!({"max-tokens": 1024, "temperature": 0.2, "seed": 7});
+        let settings =
+            CallSettings::read(options.as_object().expect("object"), &Map::new()).expect("valid");
+        let tools = ToolSet::from_grants(ADAPTER, &request.tools).expect("valid");
+        assert_eq!(
+            request_body("qwen3", &request, &tools, &settings),
+            json!({
+                "model": "qwen3",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "messages": [{"role": "system", "content": "You are terse."},
+                             {"role": "user", "content": "Weather in Paris?"}],
+                "tools": [{"type": "function", "function": {"name": "get_weather",
+                    "description": "Looks up weather", "parameters": {"type": "object", "properties": {}}}}],
+                "max_tokens": 1024,
+                "temperature": 0.2,
+                "seed": 7,
+            })
+        );
+    }
+}

@@ -1,0 +1,376 @@
+//! [`RunEvent`]: everything a run reports, and the `--stream` modes that select them.
+//!
+//! The runtime emits events into a [`RunSink`] and never prints; the CLI renders them
+//! (a live tree, plain lines, or JSONL). `schemas/events.schema.json` describes the JSON
+//! form of every event (one object per line, tagged by `type`).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::providers::{AgentEvent, Usage};
+use crate::runtime::state::Delta;
+
+/// One thing that happened in a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum RunEvent {
+    /// The run started (or resumed).
+    RunStarted {
+        /// The run id.
+        run_id: String,
+        /// `workflow "<name>"`.
+        workflow: String,
+        /// Whether this continues an earlier run.
+        resumed: bool,
+        /// The last committed step (0 for a new run).
+        from_step: u64,
+    },
+    /// A step began an attempt.
+    StepStarted {
+        /// The step number (a parallel's branches share their parallel's number).
+        step: u64,
+        /// The node id.
+        node: Arc<str>,
+        /// The node kind (`agent`, `tool`, `set`, `parallel`, …).
+        kind: &'static str,
+        /// The attempt, from 1.
+        attempt: u32,
+        /// The parallel branch, when inside one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        branch: Option<u32>,
+    },
+    /// A step finished and its changes were applied (and, outside parallel branches,
+    /// committed).
+    StepFinished {
+        /// The step number.
+        step: u64,
+        /// The node id.
+        node: Arc<str>,
+        /// `completed`, `skipped` (on-error skip) or `recovered` (on-error goto).
+        status: &'static str,
+        /// What changed.
+        delta: Delta,
+        /// The parallel branch, when inside one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        branch: Option<u32>,
+    },
+    /// The full state after a step (`--stream values`).
+    Values {
+        /// The step number.
+        step: u64,
+        /// Every set field.
+        state: Value,
+    },
+    /// A decision took a route.
+    Route {
+        /// The decision's id.
+        node: Arc<str>,
+        /// The step control goes to (its key: a node id, `<id>#tail`, `#end`, …).
+        to: String,
+    },
+    /// An attempt failed and will be retried after `delay_ms`.
+    Retrying {
+        /// The node id.
+        node: Arc<str>,
+        /// The attempt that comes next, from 2.
+        attempt: u32,
+        /// The wait before it.
+        delay_ms: u64,
+        /// The failure's class.
+        class: &'static str,
+        /// The failure.
+        message: String,
+    },
+    /// A node failed for good; `action` says what happens next: `skip`, `recover`,
+    /// `fail-branch` or `fail-run`.
+    NodeFailed {
+        /// The node id.
+        node: Arc<str>,
+        /// The failure's class (`error` when unclassified).
+        class: &'static str,
+        /// The failure.
+        message: String,
+        /// What happens next.
+        action: &'static str,
+    },
+    /// An event from an agent's provider.
+    Agent {
+        /// The agent node.
+        node: Arc<str>,
+        /// The event.
+        event: AgentEvent,
+    },
+    /// One line a tool printed.
+    ToolOutput {
+        /// The tool node.
+        node: Arc<str>,
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+        /// The line, without its newline.
+        line: String,
+    },
+    /// A wait is answering itself after its `auto-approve` delay.
+    WaitAutoApprove {
+        /// The wait's id.
+        node: Arc<str>,
+        /// The delay.
+        after_ms: u64,
+        /// The answer it will give.
+        answer: String,
+    },
+    /// An event raised by a workflow or an embedding application.
+    Custom {
+        /// Where it came from.
+        node: Arc<str>,
+        /// Its name.
+        name: String,
+        /// Its data.
+        data: Value,
+    },
+    /// Timings and attempts of a finished step (`--stream debug`).
+    Debug {
+        /// The step number.
+        step: u64,
+        /// The node id.
+        node: Arc<str>,
+        /// Attempts made.
+        attempts: u32,
+        /// Wall time of the step, in microseconds.
+        elapsed_us: u64,
+        /// The model an agent used.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// Tokens an agent used.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+    /// The run stopped at a wait; `atomic resume RUN --answer …` continues it.
+    RunPaused {
+        /// The run id.
+        run_id: String,
+        /// The step number of the wait.
+        step: u64,
+        /// The wait's id.
+        node: Arc<str>,
+        /// The rendered prompt.
+        prompt: String,
+        /// The answer type (`yes-no`, `string`, `choice`, `json`, …).
+        answer: String,
+        /// The choices of a `choice` answer.
+        choices: Vec<Choice>,
+    },
+    /// The run reached its end.
+    RunFinished {
+        /// The run id.
+        run_id: String,
+        /// Steps committed.
+        steps: u64,
+        /// Tokens used by every agent call.
+        usage: Usage,
+        /// Cost in USD where known.
+        cost_usd: f64,
+        /// The final state.
+        state: Value,
+    },
+    /// The run failed: a node failed with no `on-error` route, or a limit was reached.
+    RunFailed {
+        /// The run id.
+        run_id: String,
+        /// The last committed step.
+        step: u64,
+        /// The node that failed (none for a run-wide limit).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        node: Option<Arc<str>>,
+        /// The class (`error` when unclassified, `limit` for run limits).
+        class: &'static str,
+        /// What happened.
+        message: String,
+    },
+    /// The run was cancelled (Ctrl-C); committed steps are kept and it can be resumed.
+    RunCancelled {
+        /// The run id.
+        run_id: String,
+        /// The last committed step.
+        step: u64,
+    },
+}
+
+/// A `choice` of a wait.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    /// The answer's value.
+    pub value: String,
+    /// What the person sees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl RunEvent {
+    /// The event's `type` tag.
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::RunStarted { .. } => "run-started",
+            Self::StepStarted { .. } => "step-started",
+            Self::StepFinished { .. } => "step-finished",
+            Self::Values { .. } => "values",
+            Self::Route { .. } => "route",
+            Self::Retrying { .. } => "retrying",
+            Self::NodeFailed { .. } => "node-failed",
+            Self::Agent { .. } => "agent",
+            Self::ToolOutput { .. } => "tool-output",
+            Self::WaitAutoApprove { .. } => "wait-auto-approve",
+            Self::Custom { .. } => "custom",
+            Self::Debug { .. } => "debug",
+            Self::RunPaused { .. } => "run-paused",
+            Self::RunFinished { .. } => "run-finished",
+            Self::RunFailed { .. } => "run-failed",
+            Self::RunCancelled { .. } => "run-cancelled",
+        }
+    }
+
+    /// Whether `modes` select this event. Run start and end events are in every mode.
+    #[must_use]
+    pub fn selected_by(&self, modes: StreamModes) -> bool {
+        match self {
+            Self::RunStarted { .. }
+            | Self::RunPaused { .. }
+            | Self::RunFinished { .. }
+            | Self::RunFailed { .. }
+            | Self::RunCancelled { .. } => true,
+            Self::Values { .. } => modes.values,
+            Self::StepFinished { .. } => modes.updates || modes.events || modes.debug,
+            Self::Debug { .. } => modes.debug,
+            _ => modes.events || modes.debug,
+        }
+    }
+
+    /// Whether the event goes into the run's log in the store: everything but the
+    /// high-volume ones (text and thinking deltas, tool output lines, full-state values),
+    /// which the log summarises (message-complete, step-finished).
+    #[must_use]
+    pub fn is_logged(&self) -> bool {
+        match self {
+            Self::Values { .. } | Self::ToolOutput { .. } | Self::Debug { .. } => false,
+            Self::Agent { event, .. } => !matches!(
+                event,
+                AgentEvent::TextDelta { .. } | AgentEvent::ThinkingDelta { .. }
+            ),
+            _ => true,
+        }
+    }
+
+    /// One JSON line (no trailing newline).
+    #[must_use]
+    pub fn to_jsonl(&self) -> String {
+        serde_json::to_string(self).expect("events serialise: all keys are strings")
+    }
+}
+
+/// Which events `--stream` prints (combinable: `--stream updates,events`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamModes {
+    /// `values`: the full state after each step.
+    pub values: bool,
+    /// `updates`: each step's delta.
+    pub updates: bool,
+    /// `events`: node start/finish, retries, errors, provider and tool events, custom.
+    pub events: bool,
+    /// `debug`: everything, plus timings, attempts, model and tokens.
+    pub debug: bool,
+}
+
+impl StreamModes {
+    /// Every mode.
+    pub const ALL: Self = Self {
+        values: true,
+        updates: true,
+        events: true,
+        debug: true,
+    };
+
+    /// Parses `values,updates,events,debug` (any subset, comma-separated).
+    ///
+    /// # Errors
+    /// The unknown mode's name.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut modes = Self::default();
+        for mode in text
+            .split(',')
+            .map(str::trim)
+            .filter(|mode| !mode.is_empty())
+        {
+            match mode {
+                "values" => modes.values = true,
+                "updates" => modes.updates = true,
+                "events" => modes.events = true,
+                "debug" => modes.debug = true,
+                other => {
+                    return Err(format!(
+                        "unknown stream mode `{other}`: expected one of `values`, `updates`, `events`, `debug`"
+                    ));
+                }
+            }
+        }
+        Ok(modes)
+    }
+}
+
+/// Receives a run's events. Must not block (it is called on the runtime's tasks).
+pub trait RunSink: Send + Sync {
+    /// Takes one event.
+    fn emit(&self, event: &RunEvent);
+}
+
+impl RunSink for tokio::sync::mpsc::UnboundedSender<RunEvent> {
+    fn emit(&self, event: &RunEvent) {
+        // A closed receiver means nobody renders any more; the run goes on regardless.
+        let _ = self.send(event.clone());
+    }
+}
+
+impl<F: Fn(&RunEvent) + Send + Sync> RunSink for F {
+    fn emit(&self, event: &RunEvent) {
+        self(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_select() {
+        let modes = StreamModes::parse("updates, values").unwrap();
+        assert!(modes.values && modes.updates && !modes.events && !modes.debug);
+        assert!(
+            StreamModes::parse("everything")
+                .unwrap_err()
+                .contains("`everything`")
+        );
+        let values = RunEvent::Values {
+            step: 1,
+            state: Value::Null,
+        };
+        let retry = RunEvent::Retrying {
+            node: Arc::from("a"),
+            attempt: 2,
+            delay_ms: 10,
+            class: "timeout",
+            message: String::new(),
+        };
+        assert!(values.selected_by(modes) && !retry.selected_by(modes));
+        assert!(retry.selected_by(StreamModes::parse("events").unwrap()));
+        let cancelled = RunEvent::RunCancelled {
+            run_id: "r".to_owned(),
+            step: 0,
+        };
+        assert!(cancelled.selected_by(StreamModes::default()));
+        assert_eq!(
+            cancelled.to_jsonl(),
+            r#"{"type":"run-cancelled","run_id":"r","step":0}"#
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! `agent`: render the prompt, call the provider (its events forwarded as [`RunEvent`]s),
+//! map the reply into state.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::mapping::{Raw, map_outputs};
+use crate::ir::{Agent, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, Template};
+use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
+use crate::runtime::frame::{Frame, Write};
+use crate::runtime::shared::Shared;
+use crate::runtime::{NodeError, RunEvent};
+
+/// An agent's settings after following `use=` to other agent nodes (nearest wins).
+struct Settings<'a> {
+    chain: Vec<&'a Agent>,
+}
+
+impl<'a> Settings<'a> {
+    fn resolve(shared: &'a Shared, agent: &'a Agent) -> Self {
+        let workflow = shared.workflow();
+        let mut chain = vec![agent];
+        let mut current = agent;
+        while let Some(name) = &current.use_ {
+            let Some(NodeKind::Agent(next)) = workflow
+                .find_node(&name.value)
+                .map(|idx| &workflow.node(idx).kind)
+            else {
+                break;
+            };
+            if chain.len() > 16 || chain.iter().any(|seen| std::ptr::eq(*seen, next)) {
+                break;
+            }
+            chain.push(next);
+            current = next;
+        }
+        Self { chain }
+    }
+
+    fn first<T: ?Sized>(&self, get: impl Fn(&'a Agent) -> Option<&'a T>) -> Option<&'a T> {
+        self.chain.iter().find_map(|agent| get(agent))
+    }
+
+    fn prompt(&self) -> Option<&'a Template> {
+        self.first(|agent| agent.prompt.as_ref())
+    }
+
+    fn system(&self) -> Option<&'a Template> {
+        self.first(|agent| agent.system.as_ref())
+    }
+
+    fn outputs(&self) -> &'a [OutputMap] {
+        self.chain
+            .iter()
+            .map(|agent| agent.outputs.as_slice())
+            .find(|outputs| !outputs.is_empty())
+            .unwrap_or(&[])
+    }
+}
+
+pub(super) async fn execute(
+    shared: &Arc<Shared>,
+    frame: &Frame,
+    node: NodeIdx,
+    seq: u64,
+) -> Result<Vec<Write>, NodeError> {
+    let workflow = shared.workflow();
+    let NodeKind::Agent(agent) = &workflow.node(node).kind else {
+        return Err(NodeError::fatal("not an agent node"));
+    };
+    let id = shared.id(node).clone();
+    let settings = Settings::resolve(shared, agent);
+    let provider_name = settings
+        .first(|agent| agent.provider.as_ref().map(|p| p.value.as_str()))
+        .or(workflow.default_provider.as_ref().map(|p| p.value.as_str()))
+        .or(match workflow.providers.as_slice() {
+            [only] => Some(only.name.value.as_str()),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            NodeError::new(
+                ErrorClass::Provider,
+                format!("`{id}` names no provider and the workflow has no default"),
+            )
+        })?;
+    let provider = if shared.ctx.dry_run {
+        None
+    } else {
+        Some(shared.ctx.providers.get(provider_name).ok_or_else(|| {
+            NodeError::new(
+                ErrorClass::Provider,
+                format!("provider `{provider_name}` is not available to this run"),
+            )
+        })?)
+    };
+    let declared = workflow.provider(provider_name);
+
+    let scope = shared.scope(frame, Some(node), seq);
+    let prompt = match settings.prompt() {
+        Some(template) => shared.templates.render(template, &scope)?,
+        None => return Err(NodeError::fatal(format!("`{id}` has no prompt"))),
+    };
+    let system = settings
+        .system()
+        .map(|t| shared.templates.render(t, &scope))
+        .transpose()?;
+    drop(scope);
+    let model = settings
+        .first(|agent| agent.model.as_ref().map(|m| m.value.as_str()))
+        .or_else(|| workflow.default_model.as_ref().map(|m| m.value.as_str()))
+        .or_else(|| {
+            declared
+                .and_then(|p| p.model.as_ref())
+                .map(|m| m.value.as_str())
+        })
+        .map(str::to_owned);
+    let tools = settings
+        .chain
+        .iter()
+        .map(|agent| &agent.tools)
+        .find(|tools| !tools.is_empty())
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|name| ToolGrant {
+                    name: name.value.clone(),
+                    description: None,
+                    input_schema: None,
+                    command: Vec::new(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut options = serde_json::Map::new();
+    for agent in settings.chain.iter().rev() {
+        options.extend(agent.options.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let (call_index, resume_session) = {
+        let mut tally = shared.tally();
+        let calls = tally.calls.entry(id.to_string()).or_insert(0);
+        let index = *calls;
+        *calls += 1;
+        let session = agent
+            .session
+            .as_ref()
+            .and_then(|from| tally.sessions.get(&from.value).cloned());
+        (index, session)
+    };
+    let request = AgentRequest {
+        node_id: id.to_string(),
+        call_index,
+        prompt,
+        system,
+        model: model.clone(),
+        tools,
+        permission: settings
+            .first(|agent| agent.permission.as_ref())
+            .map(|p| p.value),
+        max_turns: settings
+            .first(|agent| agent.max_turns.as_ref())
+            .map(|m| m.value),
+        resume_session,
+        working_dir: shared.ctx.working_dir.clone(),
+        options,
+    };
+
+    let forward = shared.wants_events();
+    let sink_shared = shared.clone();
+    let sink_id = id.clone();
+    let sink = move |event: AgentEvent| {
+        if forward {
+            sink_shared.emit(RunEvent::Agent {
+                node: sink_id.clone(),
+                event,
+            });
+        }
+    };
+    let reply = match provider {
+        Some(provider) => provider.run(&request, &sink).await?,
+        None => AgentReply {
+            text: super::canned::text(workflow, settings.outputs()),
+            ..AgentReply::default()
+        },
+    };
+
+    {
+        let mut tally = shared.tally();
+        tally.usage.add(reply.usage);
+        tally.cost_usd += reply.cost_usd.unwrap_or(0.0);
+        if let Some(session) = &reply.session_id {
+            tally.sessions.insert(id.to_string(), session.clone());
+        }
+    }
+    if let (Some(budget), Some(cost)) = (
+        settings.first(|agent| agent.budget_usd.as_ref()),
+        reply.cost_usd,
+    ) && cost > budget.value
+    {
+        return Err(NodeError::fatal(format!(
+            "`{id}` cost ${cost:.4}, over its budget of ${:.4}",
+            budget.value
+        )));
+    }
+
+    let mut writes = map_outputs(shared, settings.outputs(), |from| match from {
+        OutputSource::Result => Ok(Raw::Text(&reply.text)),
+        other => Err(NodeError::fatal(format!(
+            "an agent's output has no `{}` (use `from=\"result\"`)",
+            match other {
+                OutputSource::Stderr => "stderr",
+                _ => "exit-code",
+            }
+        ))),
+    })?;
+    writes.push(Write::Output(
+        id,
+        json!({
+            "text": reply.text,
+            "session_id": reply.session_id,
+            "model": model,
+            "turns": reply.turns,
+            "usage": reply.usage,
+            "cost_usd": reply.cost_usd,
+        }),
+    ));
+    Ok(writes)
+}

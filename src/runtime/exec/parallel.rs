@@ -1,0 +1,200 @@
+//! `parallel`: branches (or one branch per `for-each` item) run concurrently on a
+//! `JoinSet`, at most `max-concurrency` at a time (a semaphore). Each branch walks its own
+//! copy-on-write frame and records its writes; the join replays them through the reducers
+//! in branch order — never completion order — so results are deterministic. `race` and
+//! `any` abort the losers and wait for them to be dropped (their tools killed, their
+//! provider calls cancelled) before the step ends.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::ir::{NodeIdx, Parallel, Strategy};
+use crate::lower::StepIdx;
+use crate::runtime::NodeError;
+use crate::runtime::frame::{Frame, Write};
+use crate::runtime::interpreter::{Stop, walk_detached};
+use crate::runtime::shared::Shared;
+
+struct BranchRun {
+    index: u32,
+    name: String,
+    entry: StepIdx,
+    frame: Frame,
+}
+
+pub(super) async fn execute(
+    shared: &Arc<Shared>,
+    frame: &Frame,
+    at: StepIdx,
+    node: NodeIdx,
+    parallel: &Parallel,
+    seq: u64,
+) -> Result<Vec<Write>, NodeError> {
+    let plan = &shared.plan;
+    let id = shared.id(node).clone();
+    let join = plan
+        .join_of(at)
+        .ok_or_else(|| NodeError::fatal(format!("`{id}` has no join")))?;
+    let branches = plan.branches(at);
+    let branch_frame = |counters, locals, index| Frame {
+        state: frame.state.clone(),
+        outputs: frame.outputs.clone(),
+        counters,
+        locals,
+        error: frame.error.clone(),
+        branch: Some(index),
+        log: Some(Vec::new()),
+    };
+    let mut runs = Vec::new();
+    if let Some(for_each) = &parallel.for_each {
+        let scope = shared.scope(frame, Some(node), seq);
+        let items = match shared.templates.eval_json(&for_each.items, &scope)? {
+            Value::Array(items) => items,
+            Value::Null => Vec::new(),
+            Value::Object(entries) => entries
+                .into_iter()
+                .map(|(key, value)| json!({"key": key, "value": value}))
+                .collect(),
+            other => {
+                return Err(NodeError::fatal(format!(
+                    "`{id}`: `for-each` needs a list, found {}",
+                    crate::runtime::state::coerce(&crate::ir::ValueType::Array, other)
+                        .err()
+                        .unwrap_or_default()
+                )));
+            }
+        };
+        drop(scope);
+        let Some(body) = branches.first() else {
+            return Err(NodeError::fatal(format!("`{id}` has no body")));
+        };
+        let name: Arc<str> = Arc::from(for_each.as_.value.as_str());
+        let index_name: Arc<str> = Arc::from("index");
+        for (position, item) in items.into_iter().enumerate() {
+            let index = u32::try_from(position).map_err(|_| NodeError::fatal("too many items"))?;
+            let mut counters = frame.counters.clone();
+            let entry = plan.take(body.edge, &mut counters);
+            let mut locals = frame
+                .locals
+                .as_ref()
+                .map(|locals| locals.as_ref().clone())
+                .unwrap_or_default();
+            locals.retain(|(local, _)| *local != name && *local != index_name);
+            locals.push((
+                name.clone(),
+                minijinja::Value::from(minijinja::value::Serde(item)),
+            ));
+            locals.push((index_name.clone(), minijinja::Value::from(position)));
+            runs.push(BranchRun {
+                index,
+                name: format!("item {position}"),
+                entry,
+                frame: branch_frame(counters, Some(Arc::new(locals)), index),
+            });
+        }
+    } else {
+        for branch in &branches {
+            let mut counters = frame.counters.clone();
+            let entry = plan.take(branch.edge, &mut counters);
+            let name = parallel.branches.get(branch.index as usize).map_or_else(
+                || format!("branch {}", branch.index),
+                |b| b.name.value.clone(),
+            );
+            runs.push(BranchRun {
+                index: branch.index,
+                name,
+                entry,
+                frame: branch_frame(counters, frame.locals.clone(), branch.index),
+            });
+        }
+    }
+    let count = runs.len();
+    if count == 0 {
+        return Ok(vec![Write::Output(id, json!({"branches": 0}))]);
+    }
+
+    let limit = parallel
+        .max_concurrency
+        .as_ref()
+        .map_or(count, |max| (max.value as usize).max(1));
+    let semaphore = Arc::new(Semaphore::new(limit));
+    let names: Vec<String> = runs.iter().map(|run| run.name.clone()).collect();
+    let mut set = JoinSet::new();
+    for run in runs {
+        let walk = walk_detached(shared.clone(), run.frame, run.entry, Some(join), seq);
+        let semaphore = semaphore.clone();
+        let index = run.index;
+        set.spawn(async move {
+            // The semaphore is never closed; holding the permit bounds concurrency.
+            let _permit = semaphore.acquire_owned().await;
+            (index, walk.await)
+        });
+    }
+
+    let mut logs: Vec<Option<Vec<Write>>> = vec![None; count];
+    let mut last_error = None;
+    let mut winner = None;
+    while let Some(joined) = set.join_next().await {
+        let (index, result) = joined
+            .map_err(|error| NodeError::fatal(format!("`{id}`: a branch panicked: {error}")))?;
+        let slot = index as usize;
+        match result {
+            Ok(done) => {
+                logs[slot] = Some(done.log.unwrap_or_default());
+                if matches!(parallel.strategy, Strategy::Race | Strategy::Any) {
+                    winner = Some(index);
+                    break;
+                }
+            }
+            Err(stop) => {
+                let error = branch_error(&id, &names[slot], stop);
+                match parallel.strategy {
+                    Strategy::All | Strategy::Race => {
+                        cancel(&mut set).await;
+                        return Err(error);
+                    }
+                    Strategy::Any => last_error = Some(error),
+                }
+            }
+        }
+    }
+    cancel(&mut set).await;
+    if parallel.strategy == Strategy::Any && winner.is_none() {
+        let error =
+            last_error.unwrap_or_else(|| NodeError::fatal(format!("`{id}`: no branch succeeded")));
+        return Err(NodeError {
+            message: format!("every branch failed; the last: {}", error.message),
+            ..error
+        });
+    }
+    let mut writes: Vec<Write> = logs.into_iter().flatten().flatten().collect();
+    writes.push(Write::Output(
+        id,
+        match winner {
+            Some(winner) => json!({"branches": count, "winner": winner}),
+            None => json!({"branches": count}),
+        },
+    ));
+    Ok(writes)
+}
+
+/// Aborts the branches still running and waits until they are dropped.
+async fn cancel(set: &mut JoinSet<(u32, Result<Frame, Stop>)>) {
+    set.abort_all();
+    while set.join_next().await.is_some() {}
+}
+
+fn branch_error(id: &str, branch: &str, stop: Stop) -> NodeError {
+    match stop {
+        Stop::Failed { node, error } => NodeError {
+            message: format!("`{id}` {branch} failed at `{node}`: {}", error.message),
+            ..error
+        },
+        Stop::Limit(message) => NodeError::fatal(message),
+        Stop::Cancelled => NodeError::fatal(format!("`{id}` {branch} was cancelled")),
+        Stop::Store(error) => NodeError::fatal(error.to_string()),
+    }
+}

@@ -1,0 +1,242 @@
+//! `tool`: run a command (argv; `sh -c` only with `shell=#true`) in its own process group,
+//! stream its output lines as events, capture stdout, stderr and the exit code.
+//!
+//! Cancellation is by drop: when the step times out, loses a race or the run is
+//! cancelled, the future is dropped and [`GroupGuard`] kills the whole process group, so
+//! grandchildren (pipelines, test runners) die with the child.
+
+use std::process::Stdio;
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+
+use super::mapping::{Raw, map_outputs};
+use crate::ir::{ErrorClass, NodeIdx, OutputSource, Tool};
+use crate::runtime::frame::{Frame, Write};
+use crate::runtime::shared::Shared;
+use crate::runtime::{NodeError, RunEvent};
+
+/// Most bytes of stdout or stderr kept (the rest is dropped, with a marker).
+const MAX_CAPTURE: usize = 16 * 1024 * 1024;
+
+/// Kills a process group when dropped, unless disarmed after the child was reaped.
+struct GroupGuard {
+    pgid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        let Some(pgid) = self.pgid else { return };
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{Signal, killpg};
+            use nix::unistd::Pid;
+            if let Ok(pgid) = i32::try_from(pgid) {
+                // ESRCH (already gone) is fine: there is nothing left to kill.
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = pgid;
+    }
+}
+
+pub(super) async fn execute(
+    shared: &Arc<Shared>,
+    frame: &Frame,
+    node: NodeIdx,
+    tool: &Tool,
+    seq: u64,
+) -> Result<Vec<Write>, NodeError> {
+    let id = shared.id(node).clone();
+    if tool.use_.is_some() && tool.run.is_empty() {
+        return Err(NodeError::fatal(format!(
+            "`{id}` uses a custom tool, which this run was not given"
+        )));
+    }
+    let scope = shared.scope(frame, Some(node), seq);
+    let argv: Vec<String> = tool
+        .run
+        .iter()
+        .map(|t| shared.templates.render(t, &scope))
+        .collect::<Result<_, _>>()?;
+    let cwd = tool
+        .cwd
+        .as_ref()
+        .map(|t| shared.templates.render(t, &scope))
+        .transpose()?;
+    let env: Vec<(String, String)> = tool
+        .env
+        .iter()
+        .map(|(name, t)| Ok((name.value.clone(), shared.templates.render(t, &scope)?)))
+        .collect::<Result<_, NodeError>>()?;
+    let stdin = tool
+        .stdin
+        .as_ref()
+        .map(|t| shared.templates.render(t, &scope))
+        .transpose()?;
+    drop(scope);
+    if shared.ctx.dry_run {
+        let out = super::canned::text(shared.workflow(), &tool.outputs);
+        return writes(shared, id, tool, &out, "", Some(0));
+    }
+
+    let mut command = if tool.shell {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(argv.join(" "));
+        command
+    } else {
+        let Some((program, args)) = argv.split_first() else {
+            return Err(NodeError::fatal(format!("`{id}` has no command to run")));
+        };
+        let mut command = Command::new(program);
+        command.args(args);
+        command
+    };
+    let dir = match cwd {
+        Some(dir) => shared.ctx.working_dir.join(dir),
+        None => shared.ctx.working_dir.clone(),
+    };
+    command
+        .current_dir(&dir)
+        .envs(env)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+
+    let program = argv.first().cloned().unwrap_or_default();
+    let mut child = command.spawn().map_err(|error| {
+        NodeError::new(
+            ErrorClass::ToolExit,
+            format!("`{id}` could not start `{program}`: {error}"),
+        )
+    })?;
+    let mut guard = GroupGuard { pgid: child.id() };
+
+    let feed = async {
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            // A child that exits without reading its input is not an error of ours.
+            let _ = pipe.write_all(text.as_bytes()).await;
+        }
+    };
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let ((), out, err) = tokio::join!(
+        feed,
+        capture(shared, &id, "stdout", stdout),
+        capture(shared, &id, "stderr", stderr),
+    );
+    let status = child.wait().await.map_err(|error| {
+        NodeError::new(
+            ErrorClass::ToolExit,
+            format!("`{id}` could not be waited for: {error}"),
+        )
+    })?;
+    guard.disarm();
+    let code = status.code();
+    let ok_codes: &[i32] = if tool.ok_codes.is_empty() {
+        &[0]
+    } else {
+        &tool.ok_codes
+    };
+    if !code.is_some_and(|code| ok_codes.contains(&code)) {
+        let how = code.map_or_else(
+            || "was killed by a signal".to_owned(),
+            |c| format!("exited with code {c}"),
+        );
+        let tail: String = err
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        let message = if tail.is_empty() {
+            format!("`{id}` ({program}) {how}")
+        } else {
+            format!("`{id}` ({program}) {how}: {tail}")
+        };
+        return Err(NodeError::new(ErrorClass::ToolExit, message));
+    }
+    writes(shared, id, tool, &out, &err, code)
+}
+
+/// Maps a finished command's results into state writes and the node's output.
+fn writes(
+    shared: &Shared,
+    id: Arc<str>,
+    tool: &Tool,
+    out: &str,
+    err: &str,
+    code: Option<i32>,
+) -> Result<Vec<Write>, NodeError> {
+    let exit_code = json!(code);
+    let mut writes = map_outputs(shared, &tool.outputs, |from| {
+        Ok(match from {
+            OutputSource::Result => Raw::Text(out),
+            OutputSource::Stderr => Raw::Text(err),
+            OutputSource::ExitCode => Raw::Typed(exit_code.clone()),
+        })
+    })?;
+    writes.push(Write::Output(
+        id,
+        json!({"stdout": out, "stderr": err, "exit_code": code}),
+    ));
+    Ok(writes)
+}
+
+/// Reads a pipe to its end, line by line, emitting each line and keeping the text.
+async fn capture(
+    shared: &Shared,
+    id: &Arc<str>,
+    stream: &'static str,
+    pipe: Option<impl AsyncRead + Unpin>,
+) -> String {
+    let Some(pipe) = pipe else {
+        return String::new();
+    };
+    let forward =
+        shared.ctx.sink.is_some() && (shared.ctx.stream.events || shared.ctx.stream.debug);
+    let mut reader = BufReader::new(pipe);
+    let mut text = String::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let chunk = String::from_utf8_lossy(&line);
+                if forward {
+                    shared.emit(RunEvent::ToolOutput {
+                        node: id.clone(),
+                        stream,
+                        line: chunk.trim_end_matches(['\n', '\r']).to_owned(),
+                    });
+                }
+                if text.len() + chunk.len() <= MAX_CAPTURE {
+                    text.push_str(&chunk);
+                } else if !text.ends_with("[output truncated]\n") {
+                    text.push_str("\n[output truncated]\n");
+                }
+            }
+        }
+    }
+    text
+}

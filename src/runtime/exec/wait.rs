@@ -1,0 +1,134 @@
+//! `wait`: what the run asks when it pauses, and checking the answer it gets on resume.
+
+use serde_json::{Value, json};
+
+use super::mapping::{Raw, map_outputs};
+use crate::ir::{AnswerType, NodeIdx, NodeKind, OutputSource, Wait};
+use crate::runtime::frame::{Frame, Write};
+use crate::runtime::shared::Shared;
+use crate::runtime::state::coerce;
+use crate::runtime::{Choice, NodeError};
+
+/// The question of a paused wait.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Question {
+    pub(crate) prompt: String,
+    pub(crate) answer: String,
+    pub(crate) choices: Vec<Choice>,
+    pub(crate) schema: Option<String>,
+}
+
+fn wait_of(shared: &Shared, node: NodeIdx) -> Result<&Wait, NodeError> {
+    match &shared.workflow().node(node).kind {
+        NodeKind::Wait(wait) => Ok(wait),
+        _ => Err(NodeError::fatal("not a wait node")),
+    }
+}
+
+/// The KDL spelling of an answer type.
+pub(crate) fn answer_name(answer: &AnswerType) -> &'static str {
+    match answer {
+        AnswerType::String => "string",
+        AnswerType::Integer => "integer",
+        AnswerType::Number => "number",
+        AnswerType::Boolean => "boolean",
+        AnswerType::YesNo => "yes-no",
+        AnswerType::Choice => "choice",
+        AnswerType::Json(_) => "json",
+    }
+}
+
+/// Renders the wait's question.
+pub(crate) fn pending_wait(
+    shared: &Shared,
+    frame: &Frame,
+    node: NodeIdx,
+    seq: u64,
+) -> Result<Question, NodeError> {
+    let wait = wait_of(shared, node)?;
+    let scope = shared.scope(frame, Some(node), seq);
+    let prompt = shared.templates.render(&wait.prompt, &scope)?;
+    Ok(Question {
+        prompt,
+        answer: answer_name(&wait.answer).to_owned(),
+        choices: wait
+            .choices
+            .iter()
+            .map(|choice| Choice {
+                value: choice.value.value.clone(),
+                label: choice.label.clone(),
+            })
+            .collect(),
+        schema: match &wait.answer {
+            AnswerType::Json(Some(schema)) => Some(schema.value.clone()),
+            _ => None,
+        },
+    })
+}
+
+/// Checks `answer` against the wait's type and maps it into writes.
+///
+/// # Errors
+/// A message saying what answer was expected (the run stays paused).
+pub(crate) fn answer_writes(
+    shared: &Shared,
+    node: NodeIdx,
+    answer: &str,
+) -> Result<Vec<Write>, String> {
+    let wait = wait_of(shared, node).map_err(|error| error.message)?;
+    let typed = typed_answer(shared, wait, answer)?;
+    let mut writes = map_outputs(shared, &wait.outputs, |from| match from {
+        OutputSource::Result => Ok(Raw::Typed(typed.clone())),
+        _ => Err(NodeError::fatal(
+            "a wait's output has only its answer (`from=\"result\"`)",
+        )),
+    })
+    .map_err(|error| error.message)?;
+    writes.push(Write::Output(
+        shared.id(node).clone(),
+        json!({ "answer": typed }),
+    ));
+    Ok(writes)
+}
+
+fn typed_answer(shared: &Shared, wait: &Wait, answer: &str) -> Result<Value, String> {
+    let text = answer.trim();
+    match &wait.answer {
+        AnswerType::String => Ok(Value::String(answer.to_owned())),
+        AnswerType::Integer => coerce(&crate::ir::ValueType::Integer, json!(text)),
+        AnswerType::Number => coerce(&crate::ir::ValueType::Number, json!(text)),
+        AnswerType::Boolean => coerce(&crate::ir::ValueType::Boolean, json!(text)),
+        AnswerType::YesNo => crate::runtime::parse_output(crate::ir::ParseMode::YesNo, text)
+            .map_err(|error| error.message),
+        AnswerType::Choice => wait
+            .choices
+            .iter()
+            .find(|choice| {
+                choice.value.value == text
+                    || choice
+                        .label
+                        .as_deref()
+                        .is_some_and(|label| label.eq_ignore_ascii_case(text))
+            })
+            .map(|choice| Value::String(choice.value.value.clone()))
+            .ok_or_else(|| {
+                let values: Vec<String> = wait
+                    .choices
+                    .iter()
+                    .map(|c| format!("`{}`", c.value.value))
+                    .collect();
+                format!("expected one of {}, found `{text}`", values.join(", "))
+            }),
+        AnswerType::Json(schema) => {
+            let value: Value =
+                serde_json::from_str(text).map_err(|error| format!("expected JSON: {error}"))?;
+            if let Some(schema) = schema {
+                shared
+                    .schemas
+                    .validate(&schema.value, &value)
+                    .map_err(|error| error.message)?;
+            }
+            Ok(value)
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! [`Shared`]: what every walk of one run reads — the plan, its compiled templates and
+//! schemas, the context — plus the run-wide tallies (usage, calls, steps) and the event
+//! log buffer. Built once per run by [`Shared::new`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use minijinja::Value as TemplateValue;
+use serde_json::{Map, Value};
+
+use super::cursor::Cursor;
+use super::frame::Frame;
+use super::pattern::Patterns;
+use super::state::{State, StateSchema, coerce};
+use super::template::{Role, RunInfo, Scope, Templates};
+use super::{RunContext, RunError, RunEvent, Schemas};
+use crate::ir::{AnswerType, NodeIdx, NodeKind, OnError, Workflow};
+use crate::lower::{CounterIdx, Plan, StepIdx, StepKind};
+use crate::providers::Usage;
+use crate::store::RunId;
+
+/// Run-wide tallies, persisted in the cursor.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) usage: Usage,
+    pub(crate) cost_usd: f64,
+    pub(crate) calls: BTreeMap<String, u32>,
+    pub(crate) sessions: BTreeMap<String, String>,
+}
+
+/// The compiled, shared side of one run.
+pub(crate) struct Shared {
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) templates: Templates,
+    pub(crate) schemas: Schemas,
+    /// `output match=` patterns, compiled once.
+    pub(crate) patterns: Patterns,
+    pub(crate) schema: Arc<StateSchema>,
+    pub(crate) ctx: RunContext,
+    pub(crate) run_id: RunId,
+    pub(crate) run_id_str: Arc<str>,
+    pub(crate) input: TemplateValue,
+    pub(crate) input_json: Value,
+    pub(crate) env: TemplateValue,
+    /// Node ids by `NodeIdx`.
+    pub(crate) ids: Vec<Arc<str>>,
+    /// The iteration counter of each node's innermost enclosing loop.
+    pub(crate) loop_of: Vec<Option<CounterIdx>>,
+    pub(crate) tally: Mutex<Tally>,
+    pub(crate) steps_taken: AtomicU64,
+    pub(crate) deadline: Option<tokio::time::Instant>,
+    /// Events waiting to be committed with the next step.
+    pub(crate) log: Mutex<Vec<Value>>,
+    /// A subgraph's run: nothing is committed.
+    pub(crate) nested: bool,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("run_id", &self.run_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Prefix of the pseudo state fields that persist node outputs in the store.
+pub(crate) const OUTPUT_PREFIX: &str = "#output:";
+
+impl Shared {
+    /// Compiles everything the run needs: templates, schemas, inputs, env.
+    pub(crate) fn new(
+        plan: Arc<Plan>,
+        ctx: RunContext,
+        run_id: RunId,
+        inputs: &Map<String, Value>,
+        nested: bool,
+    ) -> Result<Self, RunError> {
+        let workflow = plan.workflow();
+        let schema = Arc::new(StateSchema::new(&workflow.state));
+        let templates = compile_templates(workflow)?;
+        let schemas = Schemas::load(schema_paths(workflow), &ctx.base_dir, ctx.files.as_ref())
+            .map_err(RunError::Setup)?;
+        let patterns = Patterns::compile(workflow).map_err(RunError::Setup)?;
+        let input_json = Value::Object(bind_inputs(workflow, inputs)?);
+        let env: Map<String, Value> = workflow
+            .env
+            .iter()
+            .filter_map(|name| {
+                let value = ctx.env.get(&name.value)?;
+                Some((name.value.clone(), Value::String(value.clone())))
+            })
+            .collect();
+        let ids = workflow
+            .nodes
+            .iter()
+            .map(|node| Arc::from(node.id.value.as_str()))
+            .collect();
+        let loop_of = enclosing_loops(&plan);
+        let deadline = workflow
+            .limits
+            .timeout
+            .as_ref()
+            .map(|timeout| tokio::time::Instant::now() + timeout.value.to_std());
+        Ok(Self {
+            input: TemplateValue::from(minijinja::value::Serde(&input_json)),
+            input_json,
+            env: TemplateValue::from(minijinja::value::Serde(Value::Object(env))),
+            run_id_str: Arc::from(run_id.as_str()),
+            run_id,
+            plan,
+            templates,
+            schemas,
+            patterns,
+            schema,
+            ctx,
+            ids,
+            loop_of,
+            tally: Mutex::new(Tally::default()),
+            steps_taken: AtomicU64::new(0),
+            deadline,
+            log: Mutex::new(Vec::new()),
+            nested,
+        })
+    }
+
+    /// The workflow.
+    pub(crate) fn workflow(&self) -> &Workflow {
+        self.plan.workflow()
+    }
+
+    /// A node's id.
+    pub(crate) fn id(&self, node: NodeIdx) -> &Arc<str> {
+        &self.ids[node.index()]
+    }
+
+    /// The tallies (a poisoned lock only means a panic elsewhere; the data is plain).
+    pub(crate) fn tally(&self) -> MutexGuard<'_, Tally> {
+        self.tally
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The template context for a step of `frame`.
+    pub(crate) fn scope(&self, frame: &Frame, node: Option<NodeIdx>, step: u64) -> TemplateValue {
+        let iteration = node
+            .and_then(|node| self.loop_of[node.index()])
+            .map_or(0, |counter| frame.counters.get(counter));
+        Scope {
+            input: self.input.clone(),
+            env: self.env.clone(),
+            state: frame.state.clone(),
+            outputs: frame.outputs.clone(),
+            run: RunInfo {
+                id: self.run_id_str.clone(),
+                step,
+                iteration,
+            },
+            locals: frame.locals(),
+        }
+        .into_value()
+    }
+
+    /// Sends an event to the sink (if it wants it) and to the run log (if logged).
+    pub(crate) fn emit(&self, event: RunEvent) {
+        if let Some(sink) = &self.ctx.sink
+            && event.selected_by(self.ctx.stream)
+        {
+            sink.emit(&event);
+        }
+        if self.ctx.log_events && !self.nested && event.is_logged() {
+            let value = serde_json::to_value(&event).expect("events serialise");
+            self.log
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(value);
+        }
+    }
+
+    /// Whether anyone would see an event selected by `events`/`debug` (to skip building it).
+    pub(crate) fn wants_events(&self) -> bool {
+        (self.ctx.sink.is_some() && (self.ctx.stream.events || self.ctx.stream.debug))
+            || (self.ctx.log_events && !self.nested)
+    }
+
+    /// Takes the buffered log events.
+    pub(crate) fn take_log(&self) -> Vec<Value> {
+        std::mem::take(
+            &mut *self
+                .log
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// The cursor for continuing at `next` with `frame`'s counters.
+    pub(crate) fn cursor(&self, frame: &Frame, next: Option<StepIdx>, waiting: bool) -> Cursor {
+        let tally = self.tally();
+        Cursor {
+            next,
+            next_key: next.map(|step| self.plan.step(step).key.clone()),
+            waiting,
+            counters: frame.counters.clone(),
+            calls: tally.calls.clone(),
+            sessions: tally.sessions.clone(),
+            usage: tally.usage,
+            cost_usd: tally.cost_usd,
+            steps_taken: self.steps_taken.load(Ordering::Relaxed),
+            error: frame.error.clone(),
+        }
+    }
+
+    /// Restores the tallies from a cursor (on resume).
+    pub(crate) fn restore(&self, cursor: &Cursor) {
+        let mut tally = self.tally();
+        tally.usage = cursor.usage;
+        tally.cost_usd = cursor.cost_usd;
+        tally.calls = cursor.calls.clone();
+        tally.sessions = cursor.sessions.clone();
+        self.steps_taken
+            .store(cursor.steps_taken, Ordering::Relaxed);
+    }
+
+    /// A new run's initial state (defaults).
+    pub(crate) fn initial_state(&self) -> State {
+        State::new(self.schema.clone())
+    }
+}
+
+/// Compiles every template and expression of the workflow.
+fn compile_templates(workflow: &Workflow) -> Result<Templates, RunError> {
+    let mut templates = Templates::new();
+    for node in &workflow.nodes {
+        match &node.kind {
+            NodeKind::Agent(agent) => {
+                for template in agent.system.iter().chain(&agent.prompt) {
+                    templates.add(template, Role::Text)?;
+                }
+            }
+            NodeKind::Tool(tool) => {
+                for template in tool.run.iter().chain(&tool.cwd).chain(&tool.stdin) {
+                    templates.add(template, Role::Text)?;
+                }
+                for (_, template) in tool.env.iter().chain(&tool.args) {
+                    templates.add(template, Role::Text)?;
+                }
+            }
+            NodeKind::Decision(decision) => {
+                for route in decision.routes.iter().chain(&decision.otherwise) {
+                    if let Some(when) = &route.when {
+                        templates.add(when, Role::Expr)?;
+                    }
+                }
+            }
+            NodeKind::Wait(wait) => templates.add(&wait.prompt, Role::Text)?,
+            NodeKind::Subgraph(subgraph) => {
+                for (_, template) in &subgraph.inputs {
+                    templates.add(template, Role::Value)?;
+                }
+            }
+            NodeKind::Parallel(parallel) => {
+                if let Some(for_each) = &parallel.for_each {
+                    templates.add(&for_each.items, Role::Expr)?;
+                }
+            }
+            NodeKind::Loop(ir) => {
+                for expr in ir.until.iter().chain(&ir.while_) {
+                    templates.add(expr, Role::Expr)?;
+                }
+            }
+            NodeKind::Set(set) => {
+                templates.add(
+                    &set.value,
+                    if set.is_expr { Role::Expr } else { Role::Value },
+                )?;
+            }
+        }
+        if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
+            for set in fallback {
+                templates.add(
+                    &set.value,
+                    if set.is_expr { Role::Expr } else { Role::Value },
+                )?;
+            }
+        }
+    }
+    Ok(templates)
+}
+
+/// Every schema file the run may validate against.
+fn schema_paths(workflow: &Workflow) -> Vec<&str> {
+    let mut paths = Vec::new();
+    for node in &workflow.nodes {
+        for output in node.kind.outputs() {
+            if let Some(schema) = &output.schema {
+                paths.push(schema.value.as_str());
+            }
+        }
+        if let NodeKind::Wait(wait) = &node.kind
+            && let AnswerType::Json(Some(schema)) = &wait.answer
+        {
+            paths.push(schema.value.as_str());
+        }
+    }
+    paths
+}
+
+/// The inputs with defaults applied and values coerced to their declared types.
+fn bind_inputs(
+    workflow: &Workflow,
+    given: &Map<String, Value>,
+) -> Result<Map<String, Value>, RunError> {
+    let mut bound = Map::new();
+    for (name, _) in given {
+        if workflow.input(name).is_none() {
+            let known: Vec<&str> = workflow
+                .inputs
+                .iter()
+                .map(|input| input.name.value.as_str())
+                .collect();
+            return Err(RunError::Setup(format!(
+                "the workflow has no input `{name}`{}",
+                if known.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ": expected one of {}",
+                        known
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            )));
+        }
+    }
+    for input in &workflow.inputs {
+        let name = &input.name.value;
+        let value = match (given.get(name), &input.default) {
+            (Some(value), _) => value.clone(),
+            (None, Some(default)) => default.clone(),
+            (None, None) => {
+                return Err(RunError::Setup(format!(
+                    "input `{name}` is required: pass `--input {name}=…`"
+                )));
+            }
+        };
+        let value = coerce(&input.ty, value)
+            .map_err(|message| RunError::Setup(format!("input `{name}`: {message}")))?;
+        bound.insert(name.clone(), value);
+    }
+    Ok(bound)
+}
+
+/// For each node, the iteration counter of its innermost enclosing loop.
+fn enclosing_loops(plan: &Plan) -> Vec<Option<CounterIdx>> {
+    let workflow = plan.workflow();
+    let counter_of = |idx: NodeIdx| match plan.step_of(idx).map(|step| plan.step(step).kind) {
+        Some(StepKind::LoopHead { counter, .. }) => Some(counter),
+        _ => None,
+    };
+    let mut cache: HashMap<NodeIdx, Option<CounterIdx>> = HashMap::new();
+    (0..workflow.nodes.len())
+        .map(|index| {
+            let mut parent = workflow.nodes[index].parent;
+            while let Some(p) = parent {
+                if let Some(found) = cache.get(&p) {
+                    return *found;
+                }
+                if matches!(workflow.node(p).kind, NodeKind::Loop(_)) {
+                    let counter = counter_of(p);
+                    cache.insert(p, counter);
+                    return counter;
+                }
+                parent = workflow.node(p).parent;
+            }
+            None
+        })
+        .collect()
+}

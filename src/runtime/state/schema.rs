@@ -1,0 +1,109 @@
+//! The declared fields of a workflow's state, indexed for O(1) access by position.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::ir::{Reducer, StateField, ValueType};
+
+/// Position of a field in a [`StateSchema`] (declaration order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FieldIdx(pub u32);
+
+impl FieldIdx {
+    /// The position.
+    #[must_use]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One declared field, as the runtime needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldSpec {
+    /// The name templates read as `state.<name>`.
+    pub name: Arc<str>,
+    /// The declared type.
+    pub ty: ValueType,
+    /// The initial value (already coerced to `ty`); `None`: unset until written.
+    pub default: Option<serde_json::Value>,
+    /// How writes combine.
+    pub reducer: Reducer,
+    /// `max-items` of an `append` field.
+    pub max_items: Option<u32>,
+}
+
+/// Every declared field, by position and by name.
+#[derive(Debug, Default)]
+pub struct StateSchema {
+    fields: Vec<FieldSpec>,
+    by_name: HashMap<Arc<str>, FieldIdx>,
+}
+
+impl StateSchema {
+    /// Builds the schema from the IR's declarations. A default that does not fit its
+    /// declared type (for example `default="[x"` on an array) is kept as written; the
+    /// checker reports it.
+    #[must_use]
+    pub fn new(fields: &[StateField]) -> Self {
+        let mut schema = Self::default();
+        for field in fields {
+            let default = field
+                .default
+                .clone()
+                .map(|value| super::coerce(&field.ty, value.clone()).unwrap_or(value));
+            schema.push(FieldSpec {
+                name: Arc::from(field.name.value.as_str()),
+                ty: field.ty.clone(),
+                default,
+                reducer: field.reducer.clone(),
+                max_items: field.max_items,
+            });
+        }
+        schema
+    }
+
+    /// Adds a field (later declarations of the same name shadow earlier ones).
+    pub fn push(&mut self, spec: FieldSpec) -> FieldIdx {
+        let idx = FieldIdx(u32::try_from(self.fields.len()).expect("fewer than 2^32 fields"));
+        self.by_name.insert(spec.name.clone(), idx);
+        self.fields.push(spec);
+        idx
+    }
+
+    /// The field named `name`.
+    #[must_use]
+    pub fn find(&self, name: &str) -> Option<FieldIdx> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The field at `idx`.
+    ///
+    /// # Panics
+    /// If `idx` did not come from this schema (an internal bug).
+    #[must_use]
+    pub fn spec(&self, idx: FieldIdx) -> &FieldSpec {
+        self.fields
+            .get(idx.index())
+            .expect("field indices come from this schema")
+    }
+
+    /// Every field in declaration order.
+    pub fn fields(&self) -> impl Iterator<Item = (FieldIdx, &FieldSpec)> {
+        self.fields
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| (FieldIdx(index as u32), spec))
+    }
+
+    /// How many fields there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// Whether no field is declared.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+}

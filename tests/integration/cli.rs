@@ -1,0 +1,279 @@
+//! The command line: exit codes, output formats, discovery.
+
+use assert_cmd::Command;
+
+use crate::support;
+
+fn atomic() -> Command {
+    let mut command = Command::cargo_bin("atomic").expect("the atomic binary is built");
+    command
+        .current_dir(support::root())
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG");
+    command
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+const BROKEN: &str = r#"// two problems
+workflow "broken" {
+    provider "p" adapter="replay" cassette="x.json"
+    agent "a" provider="p" { prompt "hi" }
+    decision "d" {
+        when "true" goto="shiip"
+    }
+    tool "ship" { run "true" }
+}
+"#;
+
+#[test]
+fn clean_file_exits_zero() {
+    let output = atomic()
+        .args(["check", "examples/hello.kdl"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("no problems"));
+}
+
+#[test]
+fn problems_exit_one_and_are_all_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "broken.kdl", BROKEN);
+    let output = atomic().arg("check").arg(&path).output().expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("atomic::undefined-node"), "{stdout}");
+    assert!(stdout.contains("did you mean `ship`?"), "{stdout}");
+    assert!(stdout.contains("atomic::missing-otherwise"), "{stdout}");
+}
+
+#[test]
+fn bad_command_line_exits_two() {
+    let output = atomic()
+        .args(["check", "--format", "xml", "examples/hello.kdl"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let output = atomic().args(["frobnicate"]).output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn unreadable_file_exits_three() {
+    let output = atomic()
+        .args(["check", "does/not/exist.kdl"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("does/not/exist.kdl"));
+}
+
+#[test]
+fn json_has_one_object_per_diagnostic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "broken.kdl", BROKEN);
+    let output = atomic()
+        .arg("check")
+        .arg(&path)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
+    let items = value.as_array().expect("an array");
+    assert!(items.len() >= 2);
+    for item in items {
+        for key in [
+            "code", "severity", "message", "file", "start", "end", "line", "column", "labels",
+            "help",
+        ] {
+            assert!(item.get(key).is_some(), "missing `{key}` in {item}");
+        }
+        assert!(
+            item["code"]
+                .as_str()
+                .expect("string")
+                .starts_with("atomic::")
+        );
+    }
+    let undefined = items
+        .iter()
+        .find(|item| item["code"] == "atomic::undefined-node")
+        .expect("reported");
+    assert_eq!(undefined["line"], 6);
+    assert_eq!(undefined["help"], "did you mean `ship`?");
+}
+
+#[test]
+fn sarif_is_a_valid_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "broken.kdl", BROKEN);
+    let output = atomic()
+        .arg("check")
+        .arg(&path)
+        .args(["--format", "sarif"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let log: serde_json::Value = serde_json::from_slice(&output.stdout).expect("valid JSON");
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+    assert!(rules.len() >= 40);
+    let results = run["results"].as_array().expect("results");
+    assert!(!results.is_empty());
+    for result in results {
+        let index = result["ruleIndex"].as_u64().expect("rule index") as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"]);
+        let region = &result["locations"][0]["physicalLocation"]["region"];
+        assert!(region["startLine"].as_u64().expect("line") >= 1);
+        assert!(["error", "warning", "note"].contains(&result["level"].as_str().expect("level")));
+    }
+}
+
+#[test]
+fn several_files_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "broken.kdl", BROKEN);
+    let output = atomic()
+        .args(["check", "examples/hello.kdl", "examples/approval-gate.kdl"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("in 3 files"));
+}
+
+#[test]
+fn discovers_project_workflows_and_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".git")).expect("mkdir");
+    let hello = std::fs::read_to_string(support::root().join("examples/hello.kdl")).expect("read");
+    write(
+        dir.path(),
+        ".atomic/workflows/hello.kdl",
+        &hello.replace("hello.cassette.json", "x.json"),
+    );
+    let output = atomic()
+        .current_dir(dir.path())
+        .arg("check")
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let output = atomic()
+        .current_dir(dir.path())
+        .args(["check", "hello"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn suppression_comments_and_config_silence_rules() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".git")).expect("mkdir");
+    let flow = r#"// an unknown property, silenced on its line
+workflow "quiet" {
+    // atomic-ignore: unknown-property
+    description "x" colour="red"
+    // atomic-ignore: no-such-rule
+    set "x" "1" id="s"
+}
+"#;
+    let path = write(dir.path(), "quiet.kdl", flow);
+    let output = atomic()
+        .current_dir(dir.path())
+        .arg("check")
+        .arg(&path)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let items: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let codes: Vec<&str> = items
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|i| i["code"].as_str().expect("code"))
+        .collect();
+    assert!(!codes.contains(&"atomic::unknown-property"), "{codes:?}");
+    assert!(codes.contains(&"atomic::unknown-rule-code"), "{codes:?}");
+
+    write(
+        dir.path(),
+        ".atomic/config.kdl",
+        "rules {\n    rule \"unknown-rule-code\" level=\"off\"\n}\n",
+    );
+    let output = atomic()
+        .current_dir(dir.path())
+        .arg("check")
+        .arg(&path)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let items: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let codes: Vec<&str> = items
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|i| i["code"].as_str().expect("code"))
+        .collect();
+    assert!(!codes.contains(&"atomic::unknown-rule-code"), "{codes:?}");
+}
+
+#[test]
+fn graph_prints_dot_and_mermaid() {
+    let output = atomic()
+        .args(["graph", "examples/review-and-fix.kdl", "--dot"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    let dot = String::from_utf8_lossy(&output.stdout);
+    assert!(dot.starts_with("digraph \"review-and-fix\""), "{dot}");
+    assert!(dot.contains("\"gate\" [shape=diamond"), "{dot}");
+    let output = atomic()
+        .args(["graph", "examples/review-and-fix.kdl", "--mermaid"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("flowchart TD"));
+    let output = atomic()
+        .args(["graph", "examples/review-and-fix.kdl", "--dot", "--mermaid"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "the formats exclude each other"
+    );
+}
+
+#[test]
+fn graph_of_a_broken_workflow_shows_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(dir.path(), "broken.kdl", BROKEN);
+    let output = atomic().arg("graph").arg(&path).output().expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("atomic::undefined-node"));
+}

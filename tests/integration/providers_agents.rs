@@ -1,0 +1,861 @@
+//! End-to-end tests of the agent-CLI adapters against the real CLIs (installed at pinned
+//! versions by `.ci/install-agents.sh` into `.ci/agents/`, or found on PATH), each pointed at
+//! a scripted fake model server on 127.0.0.1. The fake asks for tool calls that edit a file in
+//! a temporary workspace, the CLI performs them, and the fake closes with a text; the tests
+//! assert the file changed and the adapter's reply is that closing text.
+//!
+//! A missing CLI skips its test with a loud message locally and fails it under `CI=true`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use atomic::ir::{PermissionMode, ProviderDecl};
+use atomic::providers::{
+    AgentEvent, AgentReply, AgentRequest, ClaudeCode, Copilot, Environment, OpenCode, Provider,
+    ProviderError, ToolGrant,
+};
+use atomic::source::{Span, Spanned};
+use serde_json::{Value, json};
+
+use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
+
+/// Upper bound for one agent call (the CLIs answer a scripted turn in a few seconds).
+const CALL_LIMIT: Duration = Duration::from_secs(120);
+
+/// The CLI's executable: `.ci/agents/node_modules/.bin/<program>`, else PATH. `None` skips
+/// the test locally and fails it in CI.
+#[allow(clippy::print_stderr, reason = "a skipped test must say so loudly")]
+fn agent_cli(program: &str, package: &str) -> Option<PathBuf> {
+    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".ci/agents/node_modules/.bin")
+        .join(program);
+    let found = if local.is_file() {
+        Some(local)
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(program))
+                .find(|candidate| candidate.is_file())
+        })
+    };
+    if found.is_none() {
+        let message =
+            format!("`{program}` ({package}) is not installed: run `bash .ci/install-agents.sh`");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{message} (a missing agent CLI fails the test under CI=true)"
+        );
+        eprintln!("\n!!!!!!!! SKIPPED: {message} !!!!!!!!\n");
+    }
+    found
+}
+
+fn spanned(text: &str) -> Spanned<String> {
+    Spanned::new(text.to_owned(), Span::default())
+}
+
+fn decl(
+    adapter: &str,
+    model: &str,
+    base_url: Option<&str>,
+    key_env: Option<&str>,
+    options: Value,
+) -> ProviderDecl {
+    let Value::Object(options) = options else {
+        panic!("options must be an object");
+    };
+    ProviderDecl {
+        name: spanned(adapter),
+        adapter: spanned(adapter),
+        model: Some(spanned(model)),
+        base_url: base_url.map(spanned),
+        api_key_env: key_env.map(spanned),
+        cassette: None,
+        command: Vec::new(),
+        options,
+        span: Span::default(),
+    }
+}
+
+/// A clean environment: the real PATH, everything else inside `root`.
+fn isolated_env(root: &Path) -> Environment {
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).expect("home dir");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned());
+    Environment::default()
+        .with("PATH", path)
+        .with("HOME", home.display().to_string())
+        .with(
+            "XDG_CONFIG_HOME",
+            home.join(".config").display().to_string(),
+        )
+        .with(
+            "XDG_DATA_HOME",
+            home.join(".local/share").display().to_string(),
+        )
+        .with("XDG_CACHE_HOME", home.join(".cache").display().to_string())
+        .with(
+            "XDG_STATE_HOME",
+            home.join(".local/state").display().to_string(),
+        )
+}
+
+fn tools(names: &[&str]) -> Vec<ToolGrant> {
+    names
+        .iter()
+        .map(|name| ToolGrant {
+            name: (*name).to_owned(),
+            description: None,
+            input_schema: None,
+            command: Vec::new(),
+        })
+        .collect()
+}
+
+/// Runs one call with a time limit, collecting its events.
+async fn call(
+    provider: &dyn Provider,
+    request: &AgentRequest,
+) -> (Result<AgentReply, ProviderError>, Vec<AgentEvent>) {
+    let events = Mutex::new(Vec::new());
+    let sink = |event: AgentEvent| events.lock().expect("events lock").push(event);
+    let result = tokio::time::timeout(CALL_LIMIT, provider.run(request, &sink))
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "`{}` did not answer within {CALL_LIMIT:?}",
+                provider.adapter()
+            )
+        });
+    (result, events.into_inner().expect("events lock"))
+}
+
+fn tool_starts(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ToolStart { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The secret the provider names with `api-key-env`; the fake checks it arrives.
+const SECRET: &str = "sk-atomic-test-3f9a1c";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_edits_a_file_through_the_real_cli() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let target = workspace.join("target.txt");
+    std::fs::write(&target, "status: original\n").expect("write target");
+    let file = target.display().to_string();
+
+    let fake = ScriptedAnthropic::start(vec![
+        Step::Tool {
+            name: "Read".to_owned(),
+            input: json!({"file_path": file}),
+        },
+        Step::Tool {
+            name: "Edit".to_owned(),
+            input: json!({"file_path": file, "old_string": "status: original", "new_string": "status: edited by claude"}),
+        },
+        Step::Text("Claude Code closing text: target.txt is edited.".to_owned()),
+    ])
+    .await;
+
+    let env = isolated_env(root.path())
+        .with(
+            "CLAUDE_CONFIG_DIR",
+            root.path().join("claude").display().to_string(),
+        )
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("ATOMIC_TEST_KEY", SECRET)
+        // Never handed to the CLI: only the variable named by `api-key-env` is.
+        .with("ANTHROPIC_API_KEY", "sk-wrong-key");
+    let provider = ClaudeCode::new(
+        &decl(
+            "claude-code",
+            "claude-sonnet-4-5",
+            Some(&fake.base_url()),
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string()}),
+        ),
+        &env,
+    )
+    .expect("configured");
+
+    let request = AgentRequest {
+        node_id: "edit".to_owned(),
+        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
+        system: Some("You are terse.".to_owned()),
+        tools: tools(&["Read", "Edit"]),
+        permission: Some(PermissionMode::AcceptEdits),
+        max_turns: Some(6),
+        working_dir: workspace.clone(),
+        ..AgentRequest::default()
+    };
+    let (reply, events) = call(&provider, &request).await;
+    let reply = reply.expect("the call succeeds");
+
+    assert_eq!(
+        reply.text,
+        "Claude Code closing text: target.txt is edited."
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("read target"),
+        "status: edited by claude\n"
+    );
+    let session = reply.session_id.clone().expect("a session id");
+    assert_eq!(tool_starts(&events), ["Read", "Edit"]);
+    assert!(
+        events.iter().any(|event| matches!(event,
+            AgentEvent::ToolComplete { name, is_error: false, .. } if name == "Edit")),
+        "{events:#?}"
+    );
+    assert!(events.contains(&AgentEvent::SessionStart {
+        session_id: Some(session.clone()),
+        model: Some("claude-sonnet-4-5".to_owned()),
+    }));
+    let main: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.has_tools())
+        .collect();
+    assert_eq!(main.len(), 3, "three model calls: Read, Edit, closing text");
+    assert!(main.iter().all(|r| r.header("x-api-key") == Some(SECRET)));
+    let system = main[0].body["system"].to_string();
+    assert!(
+        system.contains("You are terse."),
+        "system prompt appended: {system}"
+    );
+
+    // Resume the session: the next call carries the earlier conversation.
+    let again = AgentRequest {
+        prompt: "Anything else?".to_owned(),
+        resume_session: Some(session.clone()),
+        call_index: 1,
+        ..request
+    };
+    let (reply, _) = call(&provider, &again).await;
+    let reply = reply.expect("the resumed call succeeds");
+    assert_eq!(reply.session_id.as_deref(), Some(session.as_str()));
+    let last = fake
+        .requests()
+        .into_iter()
+        .rfind(|r| r.has_tools())
+        .expect("a resumed model call");
+    let history = last.body["messages"].to_string();
+    assert!(
+        history.contains("Change the status line") && history.contains("Anything else?"),
+        "the resumed call sends the first turn too: {history}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_edits_a_file_through_a_started_server() {
+    let Some(bin) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let target = workspace.join("target.txt");
+    std::fs::write(&target, "status: original\n").expect("write target");
+    let file = target.display().to_string();
+
+    let fake = ScriptedAnthropic::start(vec![
+        Step::Tool {
+            name: "read".to_owned(),
+            input: json!({"filePath": file}),
+        },
+        Step::Tool {
+            name: "edit".to_owned(),
+            input: json!({"filePath": file, "oldString": "status: original", "newString": "status: edited by opencode"}),
+        },
+        Step::Text("OpenCode closing text: target.txt is edited.".to_owned()),
+    ])
+    .await;
+
+    let config = json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {
+            "baseURL": format!("{}/v1", fake.base_url()),
+            "apiKey": "{env:ATOMIC_TEST_KEY}",
+        }}},
+    });
+    let env = isolated_env(root.path())
+        .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .with("ATOMIC_TEST_KEY", SECRET)
+        .with("ANTHROPIC_API_KEY", "sk-wrong-key");
+    let provider = OpenCode::new(
+        &decl(
+            "opencode",
+            "anthropic/claude-sonnet-4-5",
+            None,
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "config": config.to_string()}),
+        ),
+        &env,
+    )
+    .expect("configured");
+
+    let request = AgentRequest {
+        node_id: "edit".to_owned(),
+        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
+        system: Some("You are terse.".to_owned()),
+        tools: tools(&["read"]),
+        permission: Some(PermissionMode::AcceptEdits),
+        working_dir: workspace.clone(),
+        ..AgentRequest::default()
+    };
+    let (reply, events) = call(&provider, &request).await;
+    let reply = reply.expect("the call succeeds");
+
+    assert_eq!(reply.text, "OpenCode closing text: target.txt is edited.");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("read target"),
+        "status: edited by opencode\n"
+    );
+    let session = reply.session_id.clone().expect("a session id");
+    assert!(session.starts_with("ses"), "{session}");
+    assert_eq!(tool_starts(&events), ["read", "edit"]);
+    assert!(
+        events.iter().any(|event| matches!(event,
+            AgentEvent::ToolComplete { name, is_error: false, .. } if name == "edit")),
+        "{events:#?}"
+    );
+    let main: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.has_tools())
+        .collect();
+    assert_eq!(main.len(), 3, "three model calls: read, edit, closing text");
+    assert!(main.iter().all(|r| r.header("x-api-key") == Some(SECRET)));
+    assert!(
+        main[0].body["system"]
+            .to_string()
+            .contains("You are terse.")
+    );
+
+    // The session continues on the same server.
+    let again = AgentRequest {
+        prompt: "Anything else?".to_owned(),
+        resume_session: Some(session.clone()),
+        call_index: 1,
+        ..request
+    };
+    let (reply, _) = call(&provider, &again).await;
+    assert_eq!(
+        reply.expect("the resumed call succeeds").session_id,
+        Some(session)
+    );
+    let last = fake
+        .requests()
+        .into_iter()
+        .rfind(|r| r.has_tools())
+        .expect("a resumed model call");
+    let history = last.body["messages"].to_string();
+    assert!(history.contains("Change the status line") && history.contains("Anything else?"));
+
+    // Dropping the provider shuts the server down.
+    let url = provider.server_url().expect("a started server").to_owned();
+    drop(provider);
+    let client = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while client
+        .get(format!("{url}/global/health"))
+        .send()
+        .await
+        .is_ok()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived its provider"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_edits_a_file_with_a_byok_model() {
+    let Some(bin) = agent_cli("copilot", "@github/copilot") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let target = workspace.join("target.txt");
+    std::fs::write(&target, "status: original\n").expect("write target");
+    let file = target.display().to_string();
+
+    let fake = ScriptedAnthropic::start(vec![
+        Step::Tool {
+            name: "view".to_owned(),
+            input: json!({"path": file}),
+        },
+        Step::Tool {
+            name: "edit".to_owned(),
+            input: json!({"path": file, "old_str": "status: original", "new_str": "status: edited by copilot"}),
+        },
+        Step::Text("Copilot closing text: target.txt is edited.".to_owned()),
+    ])
+    .await;
+
+    let env = isolated_env(root.path())
+        .with(
+            "COPILOT_HOME",
+            root.path().join("copilot").display().to_string(),
+        )
+        .with("ATOMIC_TEST_KEY", SECRET)
+        // Never handed to the CLI: the GitHub token is a secret it is not given.
+        .with("GITHUB_TOKEN", "ghp-wrong-token");
+    let provider = Copilot::new(
+        &decl(
+            "copilot",
+            "claude-sonnet-4-5",
+            Some(&fake.base_url()),
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "provider-type": "anthropic"}),
+        ),
+        &env,
+    )
+    .expect("configured");
+
+    let request = AgentRequest {
+        node_id: "edit".to_owned(),
+        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
+        system: Some("You are terse.".to_owned()),
+        permission: Some(PermissionMode::AcceptEdits),
+        working_dir: workspace.clone(),
+        ..AgentRequest::default()
+    };
+    let (reply, events) = call(&provider, &request).await;
+    let reply = reply.expect("the call succeeds");
+
+    assert_eq!(reply.text, "Copilot closing text: target.txt is edited.");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("read target"),
+        "status: edited by copilot\n"
+    );
+    let session = reply.session_id.clone().expect("a session id");
+    assert_eq!(tool_starts(&events), ["view", "edit"]);
+    assert!(
+        events.iter().any(|event| matches!(event,
+            AgentEvent::ToolComplete { name, is_error: false, .. } if name == "edit")),
+        "{events:#?}"
+    );
+    assert!(
+        reply.usage.input_tokens > 0 && reply.usage.output_tokens > 0,
+        "{:?}",
+        reply.usage
+    );
+    let main: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.has_tools())
+        .collect();
+    assert_eq!(main.len(), 3, "three model calls: view, edit, closing text");
+    assert!(main.iter().all(|r| r.header("x-api-key") == Some(SECRET)));
+    assert!(
+        main[0].body["messages"]
+            .to_string()
+            .contains("You are terse.")
+    );
+
+    // Resume the session: the next call carries the earlier conversation.
+    let again = AgentRequest {
+        prompt: "Anything else?".to_owned(),
+        resume_session: Some(session.clone()),
+        call_index: 1,
+        ..request
+    };
+    let (reply, _) = call(&provider, &again).await;
+    assert_eq!(
+        reply.expect("the resumed call succeeds").session_id,
+        Some(session)
+    );
+    let last = fake
+        .requests()
+        .into_iter()
+        .rfind(|r| r.has_tools())
+        .expect("a resumed model call");
+    let history = last.body["messages"].to_string();
+    assert!(history.contains("Change the status line") && history.contains("Anything else?"));
+}
+
+/// Processes whose working directory is inside `dir` (Linux `/proc`).
+fn processes_in(dir: &Path) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+        })
+        .collect()
+}
+
+/// Starts a call whose model never answers, waits until the CLI is talking to the fake, drops
+/// the call, and checks every process it started (the CLI and its children) is gone.
+async fn cancelling_kills_the_cli(
+    provider: &dyn Provider,
+    fake: &ScriptedAnthropic,
+    workspace: &Path,
+) {
+    let request = AgentRequest {
+        node_id: "hang".to_owned(),
+        prompt: "Wait forever.".to_owned(),
+        permission: Some(PermissionMode::AcceptEdits),
+        max_turns: Some(2),
+        working_dir: workspace.to_path_buf(),
+        ..AgentRequest::default()
+    };
+    let sink = |_: AgentEvent| {};
+    let mut call = provider.run(&request, &sink);
+    let waiting = async {
+        while !fake.requests().iter().any(|r| r.has_tools()) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::select! {
+        result = &mut call => panic!("the call ended although the model never answered: {result:?}"),
+        () = waiting => {}
+        () = tokio::time::sleep(CALL_LIMIT) => panic!("the CLI never called the model"),
+    }
+    assert!(
+        !processes_in(workspace).is_empty(),
+        "the CLI runs in the workspace"
+    );
+    drop(call);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = processes_in(workspace);
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "processes survived the cancelled call: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_cancellation_kills_the_process_group() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
+    let env = isolated_env(root.path())
+        .with(
+            "CLAUDE_CONFIG_DIR",
+            root.path().join("claude").display().to_string(),
+        )
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let provider = ClaudeCode::new(
+        &decl(
+            "claude-code",
+            "claude-sonnet-4-5",
+            Some(&fake.base_url()),
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string()}),
+        ),
+        &env,
+    )
+    .expect("configured");
+    cancelling_kills_the_cli(&provider, &fake, &workspace).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_cancellation_kills_the_process_group() {
+    let Some(bin) = agent_cli("copilot", "@github/copilot") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
+    let env = isolated_env(root.path())
+        .with(
+            "COPILOT_HOME",
+            root.path().join("copilot").display().to_string(),
+        )
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let provider = Copilot::new(
+        &decl(
+            "copilot",
+            "claude-sonnet-4-5",
+            Some(&fake.base_url()),
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "provider-type": "anthropic"}),
+        ),
+        &env,
+    )
+    .expect("configured");
+    cancelling_kills_the_cli(&provider, &fake, &workspace).await;
+}
+
+/// Builds an adapter, keeping only whether it could be configured.
+type Build = fn(&ProviderDecl, &Environment) -> Result<(), ProviderError>;
+
+#[test]
+fn a_missing_cli_is_a_config_error_naming_the_npm_package() {
+    let env = Environment::default().with("PATH", "/nonexistent-atomic-bin");
+    let cases: [(&str, Build, &str); 3] = [
+        (
+            "claude-code",
+            |d, e| ClaudeCode::new(d, e).map(drop),
+            "@anthropic-ai/claude-code",
+        ),
+        (
+            "opencode",
+            |d, e| OpenCode::new(d, e).map(drop),
+            "opencode-ai",
+        ),
+        (
+            "copilot",
+            |d, e| Copilot::new(d, e).map(drop),
+            "@github/copilot",
+        ),
+    ];
+    for (adapter, build, package) in cases {
+        let error =
+            build(&decl(adapter, "m/m", None, None, json!({})), &env).expect_err("no CLI on PATH");
+        assert!(matches!(error, ProviderError::Config { .. }), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("npm install -g {package}")),
+            "{error}"
+        );
+    }
+}
+
+/// Runs `examples/<example>` through the library pipeline (compile → lower → runtime on the
+/// memory store) with its one provider rebuilt by `providers::build` from the example's own
+/// declaration, pointed at the fake (`base-url`, the CLI's path, extra `options`). The
+/// workspace holds `notes.txt` saying `draft`; returns the final state.
+async fn run_example(
+    example: &str,
+    fake: &ScriptedAnthropic,
+    root: &Path,
+    workspace: &Path,
+    env: &Environment,
+    bin: &Path,
+    options: Value,
+) -> Value {
+    run_example_with(example, Some(fake), root, workspace, env, bin, options).await
+}
+
+/// [`run_example`], with `fake: None` leaving the example's `base-url` alone (OpenCode: the
+/// fake goes into the config passed with `options`).
+async fn run_example_with(
+    example: &str,
+    fake: Option<&ScriptedAnthropic>,
+    root: &Path,
+    workspace: &Path,
+    env: &Environment,
+    bin: &Path,
+    options: Value,
+) -> Value {
+    use std::sync::Arc;
+
+    use atomic::providers::ProviderContext;
+    use atomic::runtime::{Providers, RunContext, RunEnd};
+    use atomic::store::MemoryStore;
+
+    let (_sources, compiled) =
+        crate::support::compile_file(&crate::support::root().join("examples").join(example));
+    let plan = compiled
+        .plan
+        .unwrap_or_else(|| panic!("{example} compiles"));
+    let workflow = plan.workflow();
+    assert_eq!(
+        workflow.providers.len(),
+        1,
+        "{example} declares one provider"
+    );
+    let mut declared = workflow.providers[0].clone();
+    if let Some(fake) = fake {
+        declared.base_url = Some(spanned(&fake.base_url()));
+    }
+    declared.api_key_env = Some(spanned("ATOMIC_TEST_KEY"));
+    declared
+        .options
+        .insert("bin".to_owned(), Value::String(bin.display().to_string()));
+    if let Value::Object(extra) = options {
+        declared.options.extend(extra);
+    }
+    let provider = atomic::providers::build(
+        &declared,
+        &ProviderContext {
+            workflow_dir: root,
+            env,
+            recorder: None,
+        },
+    )
+    .expect("the example's provider builds");
+    let mut ctx = RunContext::new(Arc::new(MemoryStore::new()));
+    ctx.providers = Providers::new().with(declared.name.value.clone(), provider);
+    ctx.working_dir = workspace.to_path_buf();
+    let outcome = tokio::time::timeout(
+        CALL_LIMIT,
+        atomic::runtime::run(Arc::new(plan), serde_json::Map::new(), ctx),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{example} did not finish within {CALL_LIMIT:?}"))
+    .expect("the run starts");
+    assert_eq!(outcome.end, RunEnd::Completed, "{example}: {outcome:?}");
+    outcome.state
+}
+
+/// The scripted turn for the examples: read `notes.txt`, replace `draft`, close.
+fn example_script(workspace: &Path, read: &str, edit: &str, closing: &str) -> Vec<Step> {
+    let file = workspace.join("notes.txt").display().to_string();
+    let (read_input, edit_input) = match edit {
+        "Edit" => (
+            json!({"file_path": file}),
+            json!({"file_path": file, "old_string": "draft", "new_string": "final"}),
+        ),
+        "edit" if read == "read" => (
+            json!({"filePath": file}),
+            json!({"filePath": file, "oldString": "draft", "newString": "final"}),
+        ),
+        _ => (
+            json!({"path": file}),
+            json!({"path": file, "old_str": "draft", "new_str": "final"}),
+        ),
+    };
+    vec![
+        Step::Tool {
+            name: read.to_owned(),
+            input: read_input,
+        },
+        Step::Tool {
+            name: edit.to_owned(),
+            input: edit_input,
+        },
+        Step::Text(closing.to_owned()),
+    ]
+}
+
+fn example_workspace(root: &Path) -> PathBuf {
+    let workspace = root.join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    std::fs::write(workspace.join("notes.txt"), "status: draft\n").expect("write notes");
+    workspace
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn example_agent_claude_code_runs_to_its_closing_text() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = example_workspace(root.path());
+    let closing = "Replaced `draft` with `final` in notes.txt.";
+    let fake = ScriptedAnthropic::start(example_script(&workspace, "Read", "Edit", closing)).await;
+    let env = isolated_env(root.path())
+        .with(
+            "CLAUDE_CONFIG_DIR",
+            root.path().join("claude").display().to_string(),
+        )
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let state = run_example(
+        "agent-claude-code.kdl",
+        &fake,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({}),
+    )
+    .await;
+    assert_eq!(state["summary"], closing, "{state}");
+    let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
+    assert_eq!(notes, "status: final\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn example_agent_opencode_runs_to_its_closing_text() {
+    let Some(bin) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = example_workspace(root.path());
+    let closing = "OpenCode replaced `draft` with `final`.";
+    let fake = ScriptedAnthropic::start(example_script(&workspace, "read", "edit", closing)).await;
+    let config = json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {
+            "baseURL": format!("{}/v1", fake.base_url()),
+            "apiKey": "{env:ATOMIC_TEST_KEY}",
+        }}},
+    });
+    let env = isolated_env(root.path())
+        .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    // The example reaches Anthropic through OpenCode's own config; a `base-url` would mean
+    // "connect to a running server", so the fake goes into the config instead.
+    let state = run_example_with(
+        "agent-opencode.kdl",
+        None,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({"config": config.to_string()}),
+    )
+    .await;
+    assert_eq!(state["summary"], closing, "{state}");
+    let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
+    assert_eq!(notes, "status: final\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn example_agent_copilot_runs_to_its_closing_text() {
+    let Some(bin) = agent_cli("copilot", "@github/copilot") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = example_workspace(root.path());
+    let closing = "Copilot replaced `draft` with `final`.";
+    let fake = ScriptedAnthropic::start(example_script(&workspace, "view", "edit", closing)).await;
+    let env = isolated_env(root.path())
+        .with(
+            "COPILOT_HOME",
+            root.path().join("copilot").display().to_string(),
+        )
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let state = run_example(
+        "agent-copilot.kdl",
+        &fake,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({"provider-type": "anthropic"}),
+    )
+    .await;
+    assert_eq!(state["summary"], closing, "{state}");
+    let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
+    assert_eq!(notes, "status: final\n");
+}

@@ -1,0 +1,7 @@
+//! Runtime integration tests: workflows built as IR in code (until the KDL front end is on
+//! main), lowered with `lower::lower`, run on the memory store with an in-process provider.
+
+mod build;
+mod flows;
+mod nodes;
+mod provider;

@@ -1,0 +1,32 @@
+//! Shared test support: fake backends and helpers used by several test topics.
+//!
+//! - [`cli_project`]: a temporary project to run the `atomic` binary in.
+//! - [`http_server`]: a minimal scriptable HTTP/1.1 server on 127.0.0.1 (own thread).
+//! - [`fake_anthropic`]: the Anthropic Messages API, streaming, tool use, failures on demand.
+//! - [`fake_openai`]: an OpenAI-compatible Chat Completions server, likewise.
+//! - `pipeline`: compiling fixtures through the static pipeline, rendering diagnostics.
+//! - [`scripted_anthropic`]: a Messages API fake that scripts an agent CLI's tool-use turn
+//!   (tool calls matched by their results, generic answers to side requests).
+
+// Each topic uses a different part of the support code, and its items are `pub` so every
+// topic can reach them.
+#![allow(dead_code, unreachable_pub)]
+
+pub mod cli_project;
+pub mod fake_anthropic;
+pub mod fake_openai;
+pub mod http_server;
+mod pipeline;
+
+pub use pipeline::{compile_file, fixture, kdl_files, render, root};
+pub mod scripted_anthropic;
+
+use std::future::Future;
+use std::time::Duration;
+
+/// Awaits `future`, failing the test if it takes longer than `limit`.
+pub async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or_else(|_| panic!("did not finish within {limit:?}"))
+}

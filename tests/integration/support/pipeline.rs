@@ -1,0 +1,59 @@
+//! Compiling fixtures through the whole static pipeline and rendering their diagnostics.
+
+use std::path::{Path, PathBuf};
+
+use atomic::cli::disk::Disk;
+use atomic::cli::render::pretty::{self, Style};
+use atomic::compile::{self, Compiled, Config};
+use atomic::source::Sources;
+
+/// The crate root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tests/fixtures/<rel>`.
+pub fn fixture(rel: &str) -> PathBuf {
+    root().join("tests/fixtures").join(rel)
+}
+
+/// Every `.kdl` file directly in `dir`, sorted.
+pub fn kdl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "kdl"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Compiles a file from disk with a path relative to the crate root (stable in output).
+pub fn compile_file(path: &Path) -> (Sources, Compiled) {
+    let relative = path.strip_prefix(root()).unwrap_or(path).to_path_buf();
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    let mut sources = Sources::new();
+    let file = sources.add(&relative, text);
+    // Paths inside the workflow resolve relative to its file; run from the crate root.
+    let compiled = compile::compile(&mut sources, file, &RootedDisk, &Config::new());
+    (sources, compiled)
+}
+
+/// Disk reads relative to the crate root, whatever the test's working directory.
+struct RootedDisk;
+
+impl atomic::source::Files for RootedDisk {
+    fn read(&self, path: &Path) -> Option<String> {
+        let path = if path.is_relative() {
+            root().join(path)
+        } else {
+            path.to_path_buf()
+        };
+        atomic::source::Files::read(&Disk, &path)
+    }
+}
+
+/// Diagnostics rendered colourless at a fixed width, for snapshots.
+pub fn render(sources: &Sources, compiled: &Compiled) -> String {
+    pretty::render(sources, &compiled.diagnostics, Style::plain(100))
+}
