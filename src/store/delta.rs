@@ -187,6 +187,14 @@ fn slot<'s>(state: &'s mut State, field: &str, empty: impl Fn() -> Value) -> &'s
     state.get_mut(field).expect("just ensured")
 }
 
+/// About how many bytes `state` takes as JSON, without serialising it.
+pub(super) fn approx_state_len(state: &State) -> usize {
+    2 + state
+        .iter()
+        .map(|(key, value)| key.len() + 4 + approx_json_len(value))
+        .sum::<usize>()
+}
+
 /// About how many bytes `value` takes as JSON, without serialising it.
 fn approx_json_len(value: &Value) -> usize {
     match value {

@@ -6,8 +6,13 @@
 //! the log while commits keep arriving, so the writer's own auto-checkpoint stays on as the
 //! backstop: it then has little left to copy. Between steps that wait on a model (the
 //! normal case) the background checkpoint completes and the log restarts by itself.
+//!
+//! Under contention the backstop can keep losing the checkpoint lock to this thread, and the
+//! log would grow unbounded; so every nudge the writer also looks at the log's size and, past
+//! [`WAL_HARD_LIMIT`], checkpoints it in `TRUNCATE` mode itself, waiting if need be.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -16,14 +21,18 @@ use rusqlite::Connection;
 
 use crate::store::StoreError;
 
-/// Commits between nudges (a step commit writes two or three pages).
+/// Commits between nudges (a step commit writes one or two pages).
 pub(super) const NUDGE_EVERY: u32 = 256;
+
+/// The log size past which the writer checkpoints and truncates it itself.
+pub(super) const WAL_HARD_LIMIT: u64 = 8 * 1024 * 1024;
 
 /// The checkpoint thread. Dropping it stops the thread after any running checkpoint.
 #[derive(Debug)]
 pub(super) struct Checkpointer {
     signal: Option<SyncSender<()>>,
     thread: Option<JoinHandle<()>>,
+    wal: PathBuf,
 }
 
 impl Checkpointer {
@@ -45,14 +54,28 @@ impl Checkpointer {
                 path: "atomic-checkpoint thread".to_owned(),
                 message: error.to_string(),
             })?;
+        let mut wal = OsString::from(path.as_os_str());
+        wal.push("-wal");
         Ok(Self {
             signal: Some(signal),
             thread: Some(thread),
+            wal: PathBuf::from(wal),
         })
     }
 
+    /// Called by the writer every [`NUDGE_EVERY`] commits: asks for a background checkpoint,
+    /// and truncates an oversized log on `writer` itself.
+    pub(super) fn tick(&self, writer: &Connection) {
+        self.nudge();
+        let size = std::fs::metadata(&self.wal).map_or(0, |meta| meta.len());
+        if size > WAL_HARD_LIMIT {
+            // Failure (busy past the timeout, I/O) leaves the log as it is until the next tick.
+            let _ = writer.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+    }
+
     /// Asks for a checkpoint soon; never blocks (nudges while one is pending coalesce).
-    pub(super) fn nudge(&self) {
+    fn nudge(&self) {
         if let Some(signal) = &self.signal {
             match signal.try_send(()) {
                 Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}

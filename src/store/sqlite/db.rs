@@ -47,7 +47,7 @@ impl Db {
         if self.commits >= NUDGE_EVERY {
             self.commits = 0;
             if let Some(checkpointer) = &self.checkpointer {
-                checkpointer.nudge();
+                checkpointer.tick(&self.conn);
             }
         }
     }
