@@ -22,6 +22,11 @@ fn parse(c: &mut Criterion) {
             parsed.diagnostics.is_empty(),
             "the generated workflow is valid KDL"
         );
+        assert_eq!(
+            count(&parsed.document),
+            nodes,
+            "the generator writes exactly `nodes` nodes"
+        );
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_with_input(BenchmarkId::new("atomic", nodes), &text, |b, text| {
             b.iter(|| atomic::syntax::kdl::parse(black_box(text), SourceId(0)));

@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use super::Exit;
 use super::args::ResumeArgs;
-use super::execute::{self, Ended, Launch, Start, env, providers, store, subgraphs, workflow};
+use super::execute::{self, Ended, Launch, Start, store, workflow};
 use super::output::Output;
 use super::progress::{Paint, pause_help};
 use super::project::Project;
-use crate::providers::Environment;
 use crate::runtime::Choice;
 use crate::store::{PendingWait, RunId, RunStatus};
 
@@ -63,7 +62,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     }
 
     let path = Path::new(&record.path).to_path_buf();
-    let loaded = match workflow::load(&project, &path) {
+    let loaded = match workflow::load(&project, &path, false) {
         Ok(loaded) => loaded,
         Err(exit) => {
             eprintln!(
@@ -109,17 +108,8 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         return Exit::Usage;
     }
 
-    let mut sources = crate::source::Sources::new();
-    let (config, _) = project.config(&mut sources);
-    let loader = Arc::new(subgraphs::DiskLoader::new(config));
-    let environment = Environment::from_process();
-    let callees = loader.callees(&loaded.plan, &loaded.dir());
-    let template_env = env::for_templates(
-        &environment,
-        std::iter::once(&*loaded.plan).chain(callees.iter().map(|(plan, _)| &**plan)),
-    );
-    let providers = match providers::build(&loaded, &loader, &environment, None) {
-        Ok(providers) => providers,
+    let setup = match execute::setup(&project, &loaded, true, None) {
+        Ok(setup) => setup,
         Err(message) => {
             eprintln!("error: {message}");
             return Exit::Problems;
@@ -129,9 +119,10 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         loaded: &loaded,
         store: Arc::clone(&store),
         durable: true,
-        providers,
-        loader,
-        env: template_env,
+        providers: setup.providers,
+        loader: setup.loader,
+        env: setup.env,
+        redactor: setup.redactor,
         working_dir: project.root.clone(),
         display: output.display,
         stream: output.stream,

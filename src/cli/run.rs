@@ -1,15 +1,11 @@
 //! `atomic run`: check a workflow, then run it (or, with `--dry-run`, walk it with canned
 //! results and print the route).
 
-use std::sync::Arc;
-
 use super::Exit;
 use super::args::{RunArgs, StoreKind};
-use super::execute::{self, Launch, Start, env, inputs, providers, store, subgraphs, workflow};
+use super::execute::{self, Launch, Start, inputs, store, workflow};
 use super::output::Output;
 use super::project::Project;
-use crate::providers::Environment;
-use crate::runtime::Providers;
 use crate::store::RunId;
 
 /// Runs `atomic run`.
@@ -29,7 +25,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
             return Exit::Fatal;
         }
     };
-    let loaded = match workflow::load(&project, &path) {
+    let loaded = match workflow::load(&project, &path, !args.output.quiet) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
@@ -41,25 +37,11 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         }
     };
 
-    let mut sources = crate::source::Sources::new();
-    let (config, _) = project.config(&mut sources);
-    let loader = Arc::new(subgraphs::DiskLoader::new(config));
-    // The one read of the process environment; providers and templates get parts of it.
-    let environment = Environment::from_process();
-    let callees = loader.callees(&loaded.plan, &loaded.dir());
-    let template_env = env::for_templates(
-        &environment,
-        std::iter::once(&*loaded.plan).chain(callees.iter().map(|(plan, _)| &**plan)),
-    );
-    let providers = if args.dry_run {
-        Providers::new()
-    } else {
-        match providers::build(&loaded, &loader, &environment, args.record.as_deref()) {
-            Ok(providers) => providers,
-            Err(message) => {
-                eprintln!("error: {message}");
-                return Exit::Problems;
-            }
+    let setup = match execute::setup(&project, &loaded, !args.dry_run, args.record.as_deref()) {
+        Ok(setup) => setup,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Problems;
         }
     };
     let kind = if args.dry_run {
@@ -78,11 +60,17 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         loaded: &loaded,
         store,
         durable: kind == StoreKind::Sqlite,
-        providers,
-        loader,
-        env: template_env,
+        providers: setup.providers,
+        loader: setup.loader,
+        env: setup.env,
+        redactor: setup.redactor,
         working_dir: project.root.clone(),
-        display: output.display,
+        // A dry run's output is its route.
+        display: if args.dry_run {
+            super::progress::Display::Quiet
+        } else {
+            output.display
+        },
         stream: output.stream,
         dry_run: args.dry_run,
         quiet: output.quiet,

@@ -15,13 +15,14 @@ use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::{
     CodeActionKind, CodeActionOptions, CodeActionParams, CodeActionProviderCapability,
     CodeActionResponse, CompletionOptions, CompletionParams, CompletionResponse,
-    DidChangeTextDocumentParams, DidChangeWatchedFilesParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DocumentSymbolParams, DocumentSymbolResponse, GotoDefinitionParams,
-    GotoDefinitionResponse, Hover, HoverParams, HoverProviderCapability, InitializeParams,
-    InitializeResult, Location, OneOf, PositionEncodingKind, PrepareRenameResponse,
-    ReferenceParams, RenameOptions, RenameParams, ServerCapabilities, ServerInfo,
-    TextDocumentPositionParams, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
-    WorkspaceEdit,
+    DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
+    DidChangeWatchedFilesRegistrationOptions, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DocumentSymbolParams, DocumentSymbolResponse, FileSystemWatcher,
+    GlobPattern, GotoDefinitionParams, GotoDefinitionResponse, Hover, HoverParams,
+    HoverProviderCapability, InitializeParams, InitializeResult, InitializedParams, Location,
+    OneOf, PositionEncodingKind, PrepareRenameResponse, ReferenceParams, Registration,
+    RenameOptions, RenameParams, ServerCapabilities, ServerInfo, TextDocumentPositionParams,
+    TextDocumentSyncCapability, TextDocumentSyncKind, Uri, WorkspaceEdit,
 };
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
@@ -45,6 +46,8 @@ pub async fn serve_stdio() {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Whether the client lets us register file watchers.
+    watch_files: bool,
     documents: Documents,
     analyses: HashMap<PathBuf, Arc<Analysis>>,
     snapshots: HashMap<PathBuf, Arc<Snapshot>>,
@@ -217,7 +220,13 @@ fn dependents(state: &State, path: &Path) -> Vec<(PathBuf, i32)> {
 }
 
 impl LanguageServer for Backend {
-    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        self.state().watch_files = params
+            .capabilities
+            .workspace
+            .and_then(|workspace| workspace.did_change_watched_files)
+            .and_then(|watched| watched.dynamic_registration)
+            .unwrap_or(false);
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(PositionEncodingKind::UTF16),
@@ -250,6 +259,35 @@ impl LanguageServer for Backend {
             }),
             offset_encoding: None,
         })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        if !self.state().watch_files {
+            return;
+        }
+        // Called workflows, schemas and the configuration change on disk too (a `git
+        // checkout`, another editor): watch them so their callers are re-checked.
+        let watchers = DidChangeWatchedFilesRegistrationOptions {
+            watchers: ["**/*.kdl", "**/*.json"]
+                .into_iter()
+                .map(|glob| FileSystemWatcher {
+                    glob_pattern: GlobPattern::String(glob.to_owned()),
+                    kind: None,
+                })
+                .collect(),
+        };
+        let registration = Registration {
+            id: "atomic-watch-files".to_owned(),
+            method: "workspace/didChangeWatchedFiles".to_owned(),
+            register_options: serde_json::to_value(watchers).ok(),
+        };
+        let client = self.client.clone();
+        // The client answers on its own time; the server does not wait for it.
+        tokio::spawn(async move {
+            if let Err(error) = client.register_capability(vec![registration]).await {
+                tracing::warn!(%error, "the client refused file watching");
+            }
+        });
     }
 
     async fn shutdown(&self) -> Result<()> {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
-use super::env::{ChildEnv, Environment, api_key};
+use super::env::{ChildEnv, Environment, api_key, redact};
 use super::options::Options;
 use super::process::ProcessGroup;
 use super::{
@@ -34,12 +34,25 @@ const ADAPTER: &str = "command";
 /// node timeouts cancel the call from outside.
 const NO_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
-/// A provider that runs a program per call.
-#[derive(Debug, Clone)]
+/// A provider that runs a program per call. `Debug` never shows the key.
+#[derive(Clone)]
 pub struct CommandProvider {
     argv: Vec<String>,
     env: ChildEnv,
     timeout: Duration,
+    /// The `api-key-env=` value, scrubbed from error messages (stderr may echo it).
+    secret: Option<String>,
+}
+
+impl std::fmt::Debug for CommandProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandProvider")
+            .field("argv", &self.argv)
+            .field("env", &self.env)
+            .field("timeout", &self.timeout)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl CommandProvider {
@@ -58,6 +71,7 @@ impl CommandProvider {
             argv,
             env,
             timeout: NO_TIMEOUT,
+            secret: None,
         })
     }
 
@@ -70,8 +84,9 @@ impl CommandProvider {
         let mut child_env = ChildEnv::new(env, &[], &[], &[]);
         child_env.apply_options(ADAPTER, env, &decl.options)?;
         let key_name = decl.api_key_env.as_ref().map(|name| name.value.as_str());
-        if let (Some(name), Some(key)) = (key_name, api_key(ADAPTER, env, key_name)?) {
-            child_env.set(name, key);
+        let secret = api_key(ADAPTER, env, key_name)?;
+        if let (Some(name), Some(key)) = (key_name, &secret) {
+            child_env.set(name, key.clone());
         }
         let timeout = Options::provider(&decl.options).duration(ADAPTER, "timeout")?;
         let mut provider = Self::new(argv, child_env).map_err(|_| ProviderError::Config {
@@ -82,6 +97,7 @@ impl CommandProvider {
             ),
         })?;
         provider.timeout = timeout.unwrap_or(NO_TIMEOUT);
+        provider.secret = secret;
         Ok(provider)
     }
 
@@ -206,7 +222,11 @@ impl Provider for CommandProvider {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(self.call(request, events))
+        Box::pin(async move {
+            self.call(request, events)
+                .await
+                .map_err(|error| redact(error, self.secret.as_deref()))
+        })
     }
 }
 

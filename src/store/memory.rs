@@ -120,7 +120,7 @@ impl MemoryStore {
                     got: step.seq,
                 });
             }
-            let delta_bytes = step.delta.to_json().len();
+            let delta_bytes = step.delta.approx_len();
             let due = data
                 .live
                 .advance(step.seq, &step.delta, delta_bytes, policy)

@@ -12,10 +12,12 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use super::redacted::RedactingStore;
 use super::subgraphs::DiskLoader;
 use super::workflow::Loaded;
 use crate::cli::Exit;
 use crate::cli::progress::{Display, Paint, Reporter, Summary};
+use crate::providers::Redactor;
 use crate::runtime::{self, Providers, RunContext, RunEnd, RunError, RunOutcome, StreamModes};
 use crate::store::{RunId, Store};
 
@@ -45,6 +47,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) quiet: bool,
     /// Colours on stderr.
     pub(crate) paint: Paint,
+    /// Secrets to keep out of the store and the terminal.
+    pub(crate) redactor: Redactor,
 }
 
 /// What to drive.
@@ -88,16 +92,20 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         workflow,
         launch.dry_run,
         launch.paint,
+        launch.redactor.clone(),
     );
     // The views need node events; JSONL prints only what `--stream` selected.
     let mut modes = launch.stream.unwrap_or_default();
     if launch.display != Display::Quiet || launch.dry_run {
         modes.events = true;
     }
-    let mut ctx = RunContext::new(Arc::clone(&launch.store));
+    let store = RedactingStore::new(Arc::clone(&launch.store), launch.redactor.clone());
+    let mut ctx = RunContext::new(Arc::new(store));
     ctx.providers = launch.providers.clone();
     ctx.sink = Some(reporter.sink());
     ctx.stream = modes;
+    // A run kept only in memory cannot be inspected after the process ends: keep no log.
+    ctx.log_events = launch.durable;
     ctx.env = launch.env.clone();
     ctx.files = Arc::new(crate::cli::disk::Disk);
     ctx.base_dir = launch.loaded.dir();
@@ -135,10 +143,10 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
 
     let outcome = match result {
         Ok(outcome) => outcome,
-        Err(error) => return setup_failed(&error),
+        Err(error) => return setup_failed(&error, &launch.redactor),
     };
     if launch.dry_run {
-        print_route(launch.loaded, &seen.route, &outcome);
+        print_route(launch.loaded, &seen.route, &outcome, &launch.redactor);
     }
     let failed_at = match &outcome.end {
         RunEnd::Failed { node, .. } => launch.loaded.locate_node(node),
@@ -153,7 +161,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         show_state: !launch.quiet,
         paint: launch.paint,
     };
-    eprint!("{}", summary.render());
+    eprint!("{}", launch.redactor.redact(&summary.render()));
     Ended::Exit(exit_of(&outcome))
 }
 
@@ -166,21 +174,22 @@ fn exit_of(outcome: &RunOutcome) -> Exit {
     }
 }
 
-fn setup_failed(error: &RunError) -> Ended {
+fn setup_failed(error: &RunError, redactor: &Redactor) -> Ended {
+    let message = redactor.redact(&error.to_string()).into_owned();
     match error {
-        RunError::BadAnswer { .. } => Ended::BadAnswer(error.to_string()),
+        RunError::BadAnswer { .. } => Ended::BadAnswer(message),
         RunError::Store(_) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {message}");
             Ended::Exit(Exit::Fatal)
         }
         _ => {
-            eprintln!("error: {error}");
+            eprintln!("error: {message}");
             Ended::Exit(Exit::Problems)
         }
     }
 }
 
-fn print_route(loaded: &Loaded, route: &[String], outcome: &RunOutcome) {
+fn print_route(loaded: &Loaded, route: &[String], outcome: &RunOutcome, redactor: &Redactor) {
     let mut out = format!(
         "dry run of `{}` (canned agent and tool results; nothing was called, started or stored):\n",
         loaded.workflow().name.value
@@ -197,5 +206,5 @@ fn print_route(loaded: &Loaded, route: &[String], outcome: &RunOutcome) {
         RunEnd::Cancelled => "cancelled".to_owned(),
     };
     out.push_str(&format!("  → {end}\n"));
-    print!("{out}");
+    print!("{}", redactor.redact(&out));
 }

@@ -6,8 +6,11 @@ mod drive;
 pub(crate) mod env;
 pub(crate) mod inputs;
 pub(crate) mod providers;
+pub(crate) mod redacted;
+mod setup;
 pub(crate) mod store;
 pub(crate) mod subgraphs;
 pub(crate) mod workflow;
 
 pub(crate) use drive::{Ended, Launch, Start, drive, runtime};
+pub(crate) use setup::setup;

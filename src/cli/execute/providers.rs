@@ -13,58 +13,81 @@ use crate::runtime::Providers;
 use super::subgraphs::DiskLoader;
 use super::workflow::Loaded;
 
-/// Builds the providers `loaded` and its subgraphs declare. A subgraph's declaration of a
-/// name the caller already declares is ignored: the caller's wins.
-///
-/// # Errors
-/// A message naming the provider, where it is declared and what is wrong (a missing
-/// key, CLI or cassette…), or the cassette that cannot be written.
-pub(crate) fn build(
-    loaded: &Loaded,
-    loader: &DiskLoader,
-    env: &Environment,
-    record: Option<&Path>,
-) -> Result<Providers, String> {
+/// A provider declaration, the directory its file is in (relative cassette and command
+/// paths start there) and where it is declared, for messages.
+pub(crate) struct Declared {
+    decl: ProviderDecl,
+    dir: PathBuf,
+    place: String,
+}
+
+/// The providers `loaded` and the subgraphs it calls declare. A subgraph's declaration of
+/// a name the caller already declares is ignored: the caller's wins.
+pub(crate) fn declarations(loaded: &Loaded, loader: &DiskLoader) -> Vec<Declared> {
     let dir = loaded.dir();
-    // (declaration, its file's directory, where it is declared for messages)
-    let mut decls: Vec<(ProviderDecl, PathBuf, String)> = loaded
+    let mut decls: Vec<Declared> = loaded
         .workflow()
         .providers
         .iter()
         .map(|decl| {
             let at = locate(&loaded.sources, decl.span);
-            let place = format!("{}:{}:{}", at.file, at.line, at.column);
-            (decl.clone(), dir.clone(), place)
+            Declared {
+                decl: decl.clone(),
+                dir: dir.clone(),
+                place: format!("{}:{}:{}", at.file, at.line, at.column),
+            }
         })
         .collect();
     for (callee, dir) in loader.callees(&loaded.plan, &dir) {
         for decl in &callee.workflow().providers {
             if !decls
                 .iter()
-                .any(|(known, ..)| known.name.value == decl.name.value)
+                .any(|known| known.decl.name.value == decl.name.value)
             {
                 let place = format!(
                     "declared by subgraph `{}` in `{}`",
                     callee.workflow().name.value,
                     dir.display()
                 );
-                decls.push((decl.clone(), dir.clone(), place));
+                decls.push(Declared {
+                    decl: decl.clone(),
+                    dir: dir.clone(),
+                    place,
+                });
             }
         }
     }
+    decls
+}
+
+/// What must never be written or printed: the values of the variables `decls` read keys
+/// from, of variables named like secrets, and anything shaped like a well-known key.
+pub(crate) fn redactor(env: &Environment, decls: &[Declared]) -> Redactor {
+    let decls: Vec<ProviderDecl> = decls.iter().map(|declared| declared.decl.clone()).collect();
+    Redactor::for_workflow(env, &decls)
+}
+
+/// Builds the providers `decls` declare, recording into `record` when given.
+///
+/// # Errors
+/// A message naming the provider, where it is declared and what is wrong (a missing
+/// key, CLI or cassette…), or the cassette that cannot be written.
+pub(crate) fn build(
+    decls: &[Declared],
+    env: &Environment,
+    record: Option<&Path>,
+    workflow: &str,
+) -> Result<Providers, String> {
     let recorder = match record {
         Some(path) => {
-            let all: Vec<ProviderDecl> = decls.iter().map(|(decl, ..)| decl.clone()).collect();
-            let redactor = Redactor::for_workflow(env, &all);
-            let recorder =
-                CassetteRecorder::create(path, Some(&loaded.workflow().name.value), redactor)
-                    .map_err(|error| error.to_string())?;
+            let recorder = CassetteRecorder::create(path, Some(workflow), redactor(env, decls))
+                .map_err(|error| error.to_string())?;
             Some(Arc::new(recorder))
         }
         None => None,
     };
     let mut built = Providers::new();
-    for (decl, dir, place) in &decls {
+    for Declared { decl, dir, place } in decls {
         let cx = ProviderContext {
             workflow_dir: dir,
             env,

@@ -59,13 +59,14 @@ pub(crate) fn resolve(project: &Project, flow: &Path) -> Result<PathBuf, String>
     project.resolve_workflow(flow)
 }
 
-/// Compiles the workflow at `path`, printing its diagnostics to stderr. Errors (or an
-/// unreadable file) end the command with the exit code to use.
+/// Compiles the workflow at `path`, printing its errors to stderr (and a line counting
+/// its warnings, when `warnings`). Errors (or an unreadable file) end the command with
+/// the exit code to use.
 ///
 /// # Errors
 /// The exit code: [`Exit::Fatal`] when the file cannot be read, [`Exit::Problems`] when
 /// it has errors.
-pub(crate) fn load(project: &Project, path: &Path) -> Result<Loaded, Exit> {
+pub(crate) fn load(project: &Project, path: &Path, warnings: bool) -> Result<Loaded, Exit> {
     let mut sources = Sources::new();
     let (config, config_problems) = project.config(&mut sources);
     let Some(text) = std::fs::read_to_string(path).ok() else {
@@ -77,7 +78,7 @@ pub(crate) fn load(project: &Project, path: &Path) -> Result<Loaded, Exit> {
     let compiled = compile::compile(&mut sources, file, &Disk, &config);
     let mut diagnostics: Vec<Diagnostic> = config_problems;
     diagnostics.extend(compiled.diagnostics.iter().cloned());
-    report(&sources, &diagnostics, path);
+    report(&sources, &diagnostics, path, warnings);
     let plan = match compiled.plan {
         Some(plan) if !diagnostics.iter().any(Diagnostic::is_error) => plan,
         _ => {
@@ -122,7 +123,7 @@ pub(crate) fn compile_quietly(path: &Path, config: &Config) -> Result<Plan, Stri
 
 /// Errors in full, as `check` shows them; warnings and notes in one line (a run is not
 /// the place to lint; `check` is).
-fn report(sources: &Sources, diagnostics: &[Diagnostic], path: &Path) {
+fn report(sources: &Sources, diagnostics: &[Diagnostic], path: &Path, warnings: bool) {
     let errors: Vec<Diagnostic> = diagnostics
         .iter()
         .filter(|d| d.is_error())
@@ -132,6 +133,9 @@ fn report(sources: &Sources, diagnostics: &[Diagnostic], path: &Path) {
         let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let style = Style { color, width: 100 };
         eprint!("{}", render::pretty::render(sources, &errors, style));
+        return;
+    }
+    if !warnings {
         return;
     }
     let warnings: Vec<&Diagnostic> = diagnostics

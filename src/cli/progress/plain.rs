@@ -7,21 +7,24 @@ use std::time::Instant;
 
 use super::reporter::{Depths, View};
 use super::text::{self, Paint};
+use crate::providers::Redactor;
 use crate::runtime::RunEvent;
 
 /// Writes progress lines.
 pub(super) struct Plain {
     depths: Depths,
     paint: Paint,
+    redactor: Redactor,
     /// Running steps by (node, branch): kind and start.
     running: HashMap<(String, Option<u32>), (&'static str, Instant)>,
 }
 
 impl Plain {
-    pub(super) fn new(depths: Depths, paint: Paint) -> Self {
+    pub(super) fn new(depths: Depths, paint: Paint, redactor: Redactor) -> Self {
         Self {
             depths,
             paint,
+            redactor,
             running: HashMap::new(),
         }
     }
@@ -32,7 +35,7 @@ impl Plain {
 
     fn line(&self, text: &str) {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{text}");
+        let _ = writeln!(err, "{}", self.redactor.redact(text));
     }
 }
 
@@ -85,7 +88,7 @@ impl View for Plain {
                 let (kind, since) = self
                     .running
                     .remove(&(node.to_string(), *branch))
-                    .unwrap_or(("step", Instant::now()));
+                    .unwrap_or(("wait", Instant::now()));
                 let mark = match *status {
                     "completed" => paint.ok("✓"),
                     _ => paint.warn("↷"),

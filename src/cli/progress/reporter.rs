@@ -13,6 +13,7 @@ use super::route::Route;
 use super::text::Paint;
 use super::tree::Tree;
 use crate::ir::Workflow;
+use crate::providers::Redactor;
 use crate::runtime::{RunEvent, RunSink, StreamModes};
 
 /// How progress is shown on stderr.
@@ -67,6 +68,7 @@ impl Reporter {
         workflow: &Workflow,
         dry_run: bool,
         paint: Paint,
+        redactor: Redactor,
     ) -> Self {
         let depths = depths(workflow);
         let (tx, rx) = mpsc::channel();
@@ -74,12 +76,18 @@ impl Reporter {
             .name("atomic-progress".to_owned())
             .spawn(move || {
                 let view: Option<Box<dyn View>> = match display {
-                    Display::Tree => Some(Box::new(Tree::new(depths.clone(), paint))),
-                    Display::Plain => Some(Box::new(Plain::new(depths.clone(), paint))),
+                    Display::Tree => {
+                        Some(Box::new(Tree::new(depths.clone(), paint, redactor.clone())))
+                    }
+                    Display::Plain => Some(Box::new(Plain::new(
+                        depths.clone(),
+                        paint,
+                        redactor.clone(),
+                    ))),
                     Display::Quiet => None,
                 };
                 let route = dry_run.then(|| Route::new(depths));
-                render(&rx, view, stream, route)
+                render(&rx, view, stream, route, &redactor)
             })
             .ok();
         Self { tx, thread }
@@ -126,6 +134,7 @@ fn render(
     mut view: Option<Box<dyn View>>,
     stream: Option<StreamModes>,
     mut route: Option<Route>,
+    redactor: &Redactor,
 ) -> Seen {
     let mut out = stream.map(|modes| (modes, BufWriter::new(std::io::stdout())));
     loop {
@@ -148,7 +157,7 @@ fn render(
                 if let Some((modes, out)) = &mut out
                     && event.selected_by(*modes)
                 {
-                    let _ = writeln!(out, "{}", event.to_jsonl());
+                    let _ = writeln!(out, "{}", redactor.redact(&event.to_jsonl()));
                 }
                 if let Some(view) = &mut view {
                     view.event(&event);

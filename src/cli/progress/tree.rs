@@ -12,6 +12,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::reporter::{Depths, View};
 use super::text::{self, Paint};
 use crate::providers::AgentEvent;
+use crate::providers::Redactor;
 use crate::runtime::RunEvent;
 
 /// How much streamed text a spinner keeps (it shows the end of it).
@@ -25,17 +26,30 @@ struct Running {
     text: String,
 }
 
+/// The spinner of the one running node with this id (branches aside: the latest).
+fn find<'m>(
+    running: &'m mut HashMap<(String, Option<u32>), Running>,
+    node: &str,
+) -> Option<&'m mut Running> {
+    running
+        .iter_mut()
+        .filter(|((id, _), _)| id == node)
+        .map(|(_, running)| running)
+        .max_by_key(|running| running.since)
+}
+
 /// The live tree.
 pub(super) struct Tree {
     multi: MultiProgress,
     style: ProgressStyle,
     depths: Depths,
     paint: Paint,
+    redactor: Redactor,
     running: HashMap<(String, Option<u32>), Running>,
 }
 
 impl Tree {
-    pub(super) fn new(depths: Depths, paint: Paint) -> Self {
+    pub(super) fn new(depths: Depths, paint: Paint, redactor: Redactor) -> Self {
         let style = ProgressStyle::with_template("{prefix}{spinner:.cyan} {wide_msg}")
             .expect("the spinner template is valid")
             .tick_strings(&["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏", "·"]);
@@ -44,6 +58,7 @@ impl Tree {
             style,
             depths,
             paint,
+            redactor,
             running: HashMap::new(),
         }
     }
@@ -53,20 +68,11 @@ impl Tree {
     }
 
     fn println(&self, line: &str) {
-        let _ = self.multi.println(line);
-    }
-
-    /// The spinner of the one running node with this id (branches aside: the latest).
-    fn find(&mut self, node: &str) -> Option<&mut Running> {
-        self.running
-            .iter_mut()
-            .filter(|((id, _), _)| id == node)
-            .map(|(_, running)| running)
-            .max_by_key(|running| running.since)
+        let _ = self.multi.println(self.redactor.redact(line));
     }
 
     fn stream(&mut self, node: &str, chunk: &str, replace: bool) {
-        if let Some(running) = self.find(node) {
+        if let Some(running) = find(&mut self.running, node) {
             if replace {
                 running.text.clear();
             }
@@ -79,7 +85,9 @@ impl Tree {
                 running.text.drain(..cut);
             }
             let line = format!("{} {}", running.label, text::fold(&running.text, 120));
-            running.bar.set_message(line);
+            running
+                .bar
+                .set_message(self.redactor.redact(&line).into_owned());
         }
     }
 }
@@ -151,11 +159,15 @@ impl View for Tree {
                 branch,
                 ..
             } => {
-                let Some(running) = self.running.remove(&(node.to_string(), *branch)) else {
-                    return;
+                // A wait's answer is a step that never started: it has no spinner.
+                let (kind, since) = match self.running.remove(&(node.to_string(), *branch)) {
+                    Some(running) => {
+                        running.bar.finish_and_clear();
+                        self.multi.remove(&running.bar);
+                        (running.kind, running.since)
+                    }
+                    None => ("wait", Instant::now()),
                 };
-                running.bar.finish_and_clear();
-                self.multi.remove(&running.bar);
                 let mark = if *status == "completed" {
                     paint.ok("✓")
                 } else {
@@ -169,8 +181,8 @@ impl View for Tree {
                 self.println(&format!(
                     "{}{mark} {} {node}{how} {}",
                     self.indent(node),
-                    running.kind,
-                    paint.dim(&text::duration(running.since.elapsed()))
+                    kind,
+                    paint.dim(&text::duration(since.elapsed()))
                 ));
             }
             RunEvent::Route { node, to } => {

@@ -24,12 +24,7 @@ pub(super) fn quoted(cursor: &mut Cursor<'_>) -> String {
     let bytes = cursor.bytes;
     let mut escaped = false;
     let close = loop {
-        while let Some(&byte) = bytes.get(cursor.pos) {
-            if chars::is_string_stop(byte) {
-                break;
-            }
-            cursor.pos += 1;
-        }
+        cursor.pos = chars::skip_string_body(bytes, cursor.pos);
         match cursor.peek() {
             None => {
                 unterminated(cursor, start, 3);
@@ -73,12 +68,7 @@ pub(super) fn raw(cursor: &mut Cursor<'_>, start: usize, hashes: usize) -> Strin
     let body_start = cursor.pos;
     let bytes = cursor.bytes;
     let close = loop {
-        while let Some(&byte) = bytes.get(cursor.pos) {
-            if chars::is_string_stop(byte) && byte != b'\\' {
-                break;
-            }
-            cursor.pos += 1;
-        }
+        cursor.pos = chars::skip_string_body(bytes, cursor.pos);
         match cursor.peek() {
             None => {
                 unterminated(cursor, start, hashes + 3);
@@ -199,20 +189,15 @@ fn dedent(
     escapes: bool,
 ) -> String {
     let bytes = pre.as_bytes();
-    let mut lines = Vec::new();
-    let mut line_start = 0;
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let len = chars::newline_len(bytes, pos);
-        if len > 0 {
-            lines.push(line_start..pos);
-            pos += len;
-            line_start = pos;
-        } else {
-            pos += chars::utf8_len(bytes[pos]);
-        }
-    }
-    let last = line_start..bytes.len();
+    // The closing line starts after the last newline.
+    let last_start = (0..bytes.len())
+        .rev()
+        .find_map(|pos| match chars::newline_len(bytes, pos) {
+            0 => None,
+            len => Some(pos + len),
+        })
+        .unwrap_or(0);
+    let last = last_start..bytes.len();
     let mut prefix = &pre[last.clone()];
     if let Some(close) = close
         && !chars::is_all_space(prefix)
@@ -230,8 +215,20 @@ fn dedent(
     }
     let mut out = String::with_capacity(pre.len());
     let mut reported = false;
-    for (index, line) in lines.into_iter().enumerate() {
-        if index > 0 {
+    let mut line_start = 0;
+    let mut pos = 0;
+    while line_start < last_start {
+        // Find the end of this line (every line before the closing one ends in a newline).
+        let newline = loop {
+            match chars::newline_len(bytes, pos) {
+                0 => pos += chars::utf8_len(bytes[pos]),
+                len => break len,
+            }
+        };
+        let line = line_start..pos;
+        pos += newline;
+        line_start = pos;
+        if line.start > 0 {
             out.push('\n');
         }
         let text = &pre[line.clone()];

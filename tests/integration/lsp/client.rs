@@ -38,11 +38,12 @@ impl Drop for Client {
 impl Client {
     /// Starts a server and initializes it.
     pub(super) async fn start() -> Self {
-        Self::start_with(atomic::lsp::DEBOUNCE).await
+        Self::start_with(atomic::lsp::DEBOUNCE, json!({})).await
     }
 
-    /// Starts a server that waits `debounce` after a change before checking.
-    pub(super) async fn start_with(debounce: Duration) -> Self {
+    /// Starts a server that waits `debounce` after a change before checking, declaring the
+    /// client `capabilities`.
+    pub(super) async fn start_with(debounce: Duration, capabilities: Value) -> Self {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_end);
         let (service, socket) =
@@ -80,7 +81,7 @@ impl Client {
         let init = client
             .request(
                 "initialize",
-                json!({ "capabilities": {}, "processId": null }),
+                json!({ "capabilities": capabilities, "processId": null }),
             )
             .await;
         assert_eq!(init["result"]["serverInfo"]["name"], "atomic", "{init}");
@@ -153,6 +154,28 @@ impl Client {
         })
         .await
         .unwrap_or_else(|_| panic!("no diagnostics for {} within {LIMIT:?}", uri.as_str()))
+    }
+
+    /// Waits for the server's request `method` and answers it with `result`; returns the
+    /// request's params.
+    pub(super) async fn answer(&mut self, method: &str, result: Value) -> Value {
+        let request = tokio::time::timeout(LIMIT, async {
+            loop {
+                let message = self
+                    .notifications
+                    .recv()
+                    .await
+                    .expect("the server is running");
+                if message["method"] == method && message.get("id").is_some() {
+                    return message;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no `{method}` request within {LIMIT:?}"));
+        self.send(&json!({ "jsonrpc": "2.0", "id": request["id"], "result": result }))
+            .await;
+        request["params"].clone()
     }
 
     /// Every notification that arrives within `quiet` of the previous one.

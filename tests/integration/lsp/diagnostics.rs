@@ -136,7 +136,7 @@ async fn typing_fast_publishes_only_the_last_version() {
     let uri = uri(&dir.path().join("typing.kdl"));
     // A long pause, so the test's "typing" is never slower than it, however loaded the
     // machine is.
-    let mut client = Client::start_with(Duration::from_millis(400)).await;
+    let mut client = Client::start_with(Duration::from_millis(400), serde_json::json!({})).await;
     client.open(&uri, BROKEN, 1).await;
     client.diagnostics(&uri, Some(1)).await;
     for (version, column) in (2..=6).zip(35u32..) {
@@ -277,4 +277,40 @@ async fn a_broken_called_workflow_shows_its_errors_in_its_own_file() {
         "{callee}"
     );
     insta::assert_snapshot!(render(&broken, &callee));
+}
+
+#[tokio::test]
+async fn a_called_workflow_changed_on_disk_rechecks_its_callers() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let caller = uri(&write(dir.path(), "caller.kdl", CALLER));
+    let checks_path = write(dir.path(), "checks.kdl", CHECKS);
+    let capabilities = serde_json::json!({
+        "workspace": { "didChangeWatchedFiles": { "dynamicRegistration": true } }
+    });
+    let mut client = Client::start_with(atomic::lsp::DEBOUNCE, capabilities).await;
+    let registration = client
+        .answer("client/registerCapability", Value::Null)
+        .await;
+    assert_eq!(
+        registration["registrations"][0]["method"], "workspace/didChangeWatchedFiles",
+        "{registration}"
+    );
+    client.open(&caller, CALLER, 1).await;
+    let clean = client.diagnostics(&caller, Some(1)).await;
+    assert!(!codes(&clean).contains(&"atomic::subgraph-input-mismatch".to_owned()));
+    let renamed = CHECKS
+        .replace("\"target\"", "\"path\"")
+        .replace("input.target", "input.path");
+    std::fs::write(&checks_path, renamed).expect("write");
+    client
+        .notify(
+            "workspace/didChangeWatchedFiles",
+            serde_json::json!({ "changes": [{ "uri": uri(&checks_path).as_str(), "type": 2 }] }),
+        )
+        .await;
+    let mismatch = client.diagnostics(&caller, Some(1)).await;
+    assert!(
+        codes(&mismatch).contains(&"atomic::subgraph-input-mismatch".to_owned()),
+        "{mismatch}"
+    );
 }

@@ -5,3 +5,4 @@ mod client;
 mod diagnostics;
 mod nvim;
 mod requests;
+mod robust;

@@ -1,5 +1,6 @@
 //! Shared test support: fake backends and helpers used by several test topics.
 //!
+//! - [`cli_project`]: a temporary project to run the `atomic` binary in.
 //! - [`http_server`]: a minimal scriptable HTTP/1.1 server on 127.0.0.1 (own thread).
 //! - [`fake_anthropic`]: the Anthropic Messages API, streaming, tool use, failures on demand.
 //! - [`fake_openai`]: an OpenAI-compatible Chat Completions server, likewise.
@@ -11,6 +12,7 @@
 // topic can reach them.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod cli_project;
 pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod http_server;

@@ -1,0 +1,189 @@
+//! Keeping secrets out of everything a run writes, whatever a provider or model does: the
+//! store is wrapped so each run record, state change, cursor, event and error is
+//! redacted before it is written ([`Redactor`]: the values of the variables providers
+//! read keys from, and anything shaped like a well-known key). A model echoing its key
+//! into its reply leaves `[REDACTED]` in the checkpoint, never the key.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::providers::Redactor;
+use crate::store::{
+    Change, Checkpoint, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State,
+    StepCommit, Store, StoreFuture,
+};
+
+/// A store whose writes are redacted.
+#[derive(Debug)]
+pub(crate) struct RedactingStore {
+    inner: Arc<dyn Store>,
+    redactor: Redactor,
+}
+
+impl RedactingStore {
+    /// Wraps `inner`.
+    pub(crate) fn new(inner: Arc<dyn Store>, redactor: Redactor) -> Self {
+        Self { inner, redactor }
+    }
+
+    fn text(&self, text: &mut String) {
+        if let std::borrow::Cow::Owned(clean) = self.redactor.redact(text) {
+            *text = clean;
+        }
+    }
+
+    fn state(&self, state: &mut State) {
+        let mut value = Value::Object(std::mem::take(state));
+        self.redactor.redact_value(&mut value);
+        if let Value::Object(clean) = value {
+            *state = clean;
+        }
+    }
+}
+
+impl Store for RedactingStore {
+    fn create_run(&self, mut run: NewRun) -> StoreFuture<'_, ()> {
+        self.redactor.redact_value(&mut run.inputs);
+        self.state(&mut run.state);
+        self.inner.create_run(run)
+    }
+
+    fn commit_step<'a>(&'a self, run: &'a RunId, mut step: StepCommit) -> StoreFuture<'a, ()> {
+        for change in step.delta.0.values_mut() {
+            match change {
+                Change::Set(value) => self.redactor.redact_value(value),
+                Change::Append { items, .. } => {
+                    items
+                        .iter_mut()
+                        .for_each(|item| self.redactor.redact_value(item));
+                }
+                Change::Merge(keys) => self.state(keys),
+                Change::Unset => {}
+            }
+        }
+        self.redactor.redact_value(&mut step.cursor);
+        step.events
+            .iter_mut()
+            .for_each(|event| self.redactor.redact_value(event));
+        if let Some(error) = &mut step.error {
+            self.text(error);
+        }
+        if let Some(wait) = &mut step.wait {
+            self.text(&mut wait.prompt);
+        }
+        self.inner.commit_step(run, step)
+    }
+
+    fn log_events<'a>(&'a self, run: &'a RunId, mut events: Vec<Value>) -> StoreFuture<'a, ()> {
+        events
+            .iter_mut()
+            .for_each(|event| self.redactor.redact_value(event));
+        self.inner.log_events(run, events)
+    }
+
+    fn set_status<'a>(
+        &'a self,
+        run: &'a RunId,
+        status: RunStatus,
+        mut error: Option<String>,
+    ) -> StoreFuture<'a, ()> {
+        if let Some(error) = &mut error {
+            self.text(error);
+        }
+        self.inner.set_status(run, status, error)
+    }
+
+    fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint> {
+        self.inner.checkpoint(run)
+    }
+
+    fn load_state<'a>(&'a self, run: &'a RunId, upto_seq: u64) -> StoreFuture<'a, State> {
+        self.inner.load_state(run, upto_seq)
+    }
+
+    fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunRecord> {
+        self.inner.run(run)
+    }
+
+    fn resolve<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, RunId> {
+        self.inner.resolve(prefix)
+    }
+
+    fn list_runs<'a>(&'a self, filter: &'a RunFilter) -> StoreFuture<'a, Vec<RunRecord>> {
+        self.inner.list_runs(filter)
+    }
+
+    fn run_detail<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunDetail> {
+        self.inner.run_detail(run)
+    }
+
+    fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()> {
+        self.inner.delete_run(run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::{MemoryStore, StateDelta, StepStatus, Timestamp};
+
+    #[tokio::test]
+    async fn writes_are_redacted_reads_are_not_touched() {
+        let memory = Arc::new(MemoryStore::new());
+        let store = RedactingStore::new(
+            memory.clone(),
+            Redactor::new().with_secret("hunter2-correct-horse"),
+        );
+        let id = RunId::new("r1");
+        store
+            .create_run(NewRun {
+                id: id.clone(),
+                workflow: "w".into(),
+                path: "w.kdl".into(),
+                hash: "0".into(),
+                inputs: json!({"token": "hunter2-correct-horse"}),
+                state: json!({"a": "x"}).as_object().unwrap().clone(),
+            })
+            .await
+            .unwrap();
+        let mut delta = StateDelta::new();
+        delta.record(
+            "a",
+            Change::Set(json!("the key is hunter2-correct-horse")),
+            &json!(null),
+        );
+        store
+            .commit_step(
+                &id,
+                StepCommit {
+                    seq: 1,
+                    node_id: "n".into(),
+                    started_at: Timestamp(0),
+                    finished_at: Timestamp(0),
+                    status: StepStatus::Completed,
+                    attempts: 1,
+                    delta,
+                    cursor: json!({}),
+                    events: vec![json!({"message": "hunter2-correct-horse"})],
+                    error: Some("saw hunter2-correct-horse".into()),
+                    run_status: RunStatus::Running,
+                    wait: None,
+                },
+            )
+            .await
+            .unwrap();
+        store
+            .set_status(&id, RunStatus::Failed, Some("hunter2-correct-horse".into()))
+            .await
+            .unwrap();
+        let detail = memory.run_detail(&id).await.unwrap();
+        let text = serde_json::to_string(&detail).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("the key is [REDACTED]"), "{text}");
+        let state = store.load_state(&id, 1).await.unwrap();
+        assert_eq!(state["a"], "the key is [REDACTED]");
+    }
+}

@@ -1,0 +1,63 @@
+//! What `run` and `resume` build around a compiled workflow before driving it: the
+//! subgraph loader, the one snapshot of the process environment (split into what
+//! providers may use and what templates may read), the providers, and the redactor.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::env;
+use super::providers;
+use super::subgraphs::DiskLoader;
+use super::workflow::Loaded;
+use crate::cli::project::Project;
+use crate::providers::{Environment, Redactor};
+use crate::runtime::Providers;
+
+/// The run's surroundings.
+pub(crate) struct Setup {
+    /// Subgraph plans.
+    pub(crate) loader: Arc<DiskLoader>,
+    /// Providers by name (none for a dry run).
+    pub(crate) providers: Providers,
+    /// Variables templates may read.
+    pub(crate) env: HashMap<String, String>,
+    /// Secrets to keep out of the store and the terminal.
+    pub(crate) redactor: Redactor,
+}
+
+/// Builds the surroundings of `loaded`; providers only when `build_providers`, recording
+/// into `record` when given.
+///
+/// # Errors
+/// A provider that cannot be built, or a cassette that cannot be written.
+pub(crate) fn setup(
+    project: &Project,
+    loaded: &Loaded,
+    build_providers: bool,
+    record: Option<&Path>,
+) -> Result<Setup, String> {
+    let mut sources = crate::source::Sources::new();
+    let (config, _) = project.config(&mut sources);
+    let loader = Arc::new(DiskLoader::new(config));
+    // The one read of the process environment.
+    let environment = Environment::from_process();
+    let callees = loader.callees(&loaded.plan, &loaded.dir());
+    let template_env = env::for_templates(
+        &environment,
+        std::iter::once(&*loaded.plan).chain(callees.iter().map(|(plan, _)| &**plan)),
+    );
+    let decls = providers::declarations(loaded, &loader);
+    let redactor = providers::redactor(&environment, &decls);
+    let providers = if build_providers {
+        providers::build(&decls, &environment, record, &loaded.workflow().name.value)?
+    } else {
+        Providers::new()
+    };
+    Ok(Setup {
+        loader,
+        providers,
+        env: template_env,
+        redactor,
+    })
+}

@@ -1,0 +1,471 @@
+//! `atomic run`, `resume`, `runs` and `schema` end to end through the binary: the README's
+//! example, exit codes, waits and answers, run listings, event streams against their
+//! schema, dry runs.
+
+use serde_json::Value;
+
+use crate::support::cli_project::{CliProject, stderr, stdout};
+use crate::support::root;
+
+/// A wait between a side effect and a decision: `draft` appends to `side.txt` (so a
+/// re-run would show), `approve` takes a yes/no answer, `ship` runs only on yes.
+const GATE: &str = r#"workflow "gate" {
+    state {
+        field "notes" type="string" default=""
+        field "ok" type="boolean" default=#false
+        field "shipped" type="array" reduce="append" default="[]"
+    }
+    tool "draft" {
+        run "sh" "-c" "echo draft >> side.txt; echo notes-v1"
+        output "notes"
+    }
+    wait "approve" prompt="Ship {{ state.notes | trim }}?" answer="yes-no" {
+        output "ok"
+    }
+    decision "route" {
+        when "state.ok" goto="ship"
+        otherwise goto="end"
+    }
+    tool "ship" {
+        run "sh" "-c" "echo ship >> side.txt; echo shipped"
+        output "shipped" parse="lines"
+    }
+}
+"#;
+
+#[test]
+fn the_readme_example_runs_end_to_end_with_no_key() {
+    let project = CliProject::new();
+    let hello = root().join("examples/hello.kdl");
+    let output = project
+        .atomic()
+        .arg("run")
+        .arg(&hello)
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("`hello` completed · 3 steps"), "{err}");
+    assert!(err.contains("30 tokens"), "{err}");
+    assert!(err.contains("greeting   \"Hello, world!"), "{err}");
+    // Not a terminal: plain lines, one per step.
+    assert!(err.contains("✓ [1] agent `greet`"), "{err}");
+    assert!(err.contains("✓ [2] tool `echo`"), "{err}");
+
+    let runs = project.runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "completed");
+    assert_eq!(runs[0]["steps"], 3);
+    let shown = project.show(runs[0]["id"].as_str().expect("an id"));
+    assert_eq!(shown["state"]["greetings"], 1);
+    assert_eq!(
+        shown["state"]["echoed"],
+        "Hello, world! Glad you're here — let's build something.\n"
+    );
+}
+
+#[test]
+fn quiet_prints_only_the_summary() {
+    let project = CliProject::new();
+    let output = project
+        .atomic()
+        .args(["run", "--quiet", "--store", "memory"])
+        .arg(root().join("examples/hello.kdl"))
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0));
+    let err = stderr(&output);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("✓ `hello` completed"), "{err}");
+    assert!(stdout(&output).is_empty());
+    // Memory store: nothing persisted.
+    assert!(!project.path().join(".atomic/atomic.db").exists());
+}
+
+#[test]
+fn a_failing_node_exits_one_naming_the_node_its_place_and_the_cause() {
+    let project = CliProject::new();
+    project.write(
+        "boom.kdl",
+        r#"workflow "boom" {
+    state { field "x" type="integer" default=0 }
+    set "x" expr="1"
+    tool "explode" { run "sh" "-c" "echo kaboom >&2; exit 7"; }
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "boom.kdl"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`boom` failed at `explode` (boom.kdl:4:10)"),
+        "{err}"
+    );
+    assert!(err.contains("exited with code 7: kaboom"), "{err}");
+    assert!(err.contains("tool-exit"), "{err}");
+    let runs = project.runs();
+    assert_eq!(runs[0]["status"], "failed");
+}
+
+#[test]
+fn compile_errors_exit_one_and_run_nothing() {
+    let project = CliProject::new();
+    project.write(
+        "bad.kdl",
+        r#"workflow "bad" {
+    tool "side" { run "touch" "ran.txt"; }
+    decision "d" {
+        when "true" goto="nowhere"
+        otherwise goto="end"
+    }
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "bad.kdl"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("atomic::undefined-node"), "{err}");
+    assert!(err.contains("nothing was run"), "{err}");
+    assert!(!project.path().join("ran.txt").exists());
+}
+
+#[test]
+fn bad_inputs_exit_two_naming_the_input() {
+    let project = CliProject::new();
+    project.write(
+        "typed.kdl",
+        r#"workflow "typed" {
+    input "count" type="integer"
+    state { field "n" type="integer" default=0 }
+    set "n" expr="input.count * 2"
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "typed.kdl", "--input", "count=many"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("input `count` is declared `integer`: expected an integer, found `many`"),
+        "{err}"
+    );
+    let output = project
+        .atomic()
+        .args(["run", "typed.kdl"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("input `count` is required: pass `--input count=…`"));
+    let output = project
+        .atomic()
+        .args(["run", "typed.kdl", "--input", "count=21", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.write("inputs.json", r#"{"count": 5}"#);
+    let output = project
+        .atomic()
+        .args(["run", "typed.kdl", "--input-file", "inputs.json", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = project.show(&project.last_run());
+    assert_eq!(shown["state"]["n"], 10);
+}
+
+/// Run to the wait (exit 4, the question and the exact resume command printed), a bad
+/// answer (rejected, still paused, nothing re-run), then a good one: the run completes
+/// and nothing before the wait ran twice.
+#[test]
+fn a_wait_pauses_and_resumes_with_a_checked_answer() {
+    let project = CliProject::new();
+    project.write("gate.kdl", GATE);
+    let output = project
+        .atomic()
+        .args(["run", "gate.kdl"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(4), "{err}");
+    let id = project.last_run();
+    assert!(err.contains("`gate` paused at `approve`"), "{err}");
+    assert!(err.contains("Ship notes-v1?"), "{err}");
+    assert!(
+        err.contains(&format!("atomic resume {id} --answer yes")),
+        "{err}"
+    );
+    assert_eq!(project.runs()[0]["status"], "paused");
+
+    // No answer, not a terminal: exit 4 with the question again.
+    let output = project
+        .atomic()
+        .args(["resume", &id])
+        .output()
+        .expect("atomic resume");
+    assert_eq!(output.status.code(), Some(4));
+    assert!(stderr(&output).contains("needs an answer"));
+
+    // A bad answer: rejected, still paused.
+    let output = project
+        .atomic()
+        .args(["resume", &id, "--answer", "maybe"])
+        .output()
+        .expect("atomic resume");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("the answer to `approve` is not valid: expected yes or no, found `maybe`"),
+        "{err}"
+    );
+    assert_eq!(project.runs()[0]["status"], "paused");
+    assert_eq!(project.runs()[0]["steps"], 2);
+
+    // A prefix of the id is enough.
+    let output = project
+        .atomic()
+        .args(["resume", &id[..10], "--answer", "yes"])
+        .output()
+        .expect("atomic resume");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("resumed after step 2"), "{err}");
+    assert_eq!(project.read("side.txt"), "draft\nship\n");
+    let shown = project.show(&id);
+    assert_eq!(shown["run"]["status"], "completed");
+    assert_eq!(shown["state"]["ok"], true);
+    assert_eq!(shown["state"]["shipped"], serde_json::json!(["shipped"]));
+
+    // Finished runs are not resumed.
+    let output = project
+        .atomic()
+        .args(["resume", &id])
+        .output()
+        .expect("atomic resume");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("has completed and cannot be resumed"));
+}
+
+#[test]
+fn resume_refuses_an_edited_workflow_unless_forced() {
+    let project = CliProject::new();
+    project.write("gate.kdl", GATE);
+    let output = project
+        .atomic()
+        .args(["run", "gate.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(4));
+    let id = project.last_run();
+    project.write("gate.kdl", &GATE.replace("Ship {{", "Really ship {{"));
+    let output = project
+        .atomic()
+        .args(["resume", &id, "--answer", "no"])
+        .output()
+        .expect("atomic resume");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("changed since run"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    let output = project
+        .atomic()
+        .args(["resume", &id, "--answer", "no", "--force"])
+        .output()
+        .expect("atomic resume");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.read("side.txt"), "draft\n");
+}
+
+#[test]
+fn runs_lists_and_shows_runs() {
+    let project = CliProject::new();
+    let output = project.atomic().arg("runs").output().expect("atomic runs");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).contains("no runs yet"));
+
+    project.write("gate.kdl", GATE);
+    project
+        .atomic()
+        .args(["run", "gate.kdl", "--quiet"])
+        .assert()
+        .code(4);
+    let id = project.last_run();
+    project
+        .atomic()
+        .args(["resume", &id, "--answer", "yes", "--quiet"])
+        .assert()
+        .code(0);
+    let output = project.atomic().arg("runs").output().expect("atomic runs");
+    let table = stdout(&output);
+    let mut lines = table.lines();
+    let header = lines.next().expect("a header");
+    assert!(
+        header.starts_with("ID") && header.contains("WORKFLOW") && header.contains("DURATION"),
+        "{table}"
+    );
+    let row = lines.next().expect("a row");
+    assert!(row.starts_with(&id), "{table}");
+    assert!(row.contains("gate") && row.contains("completed"), "{table}");
+
+    let output = project
+        .atomic()
+        .args(["runs", "show", &id])
+        .output()
+        .expect("atomic runs show");
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        text.starts_with(&format!("run {id}  `gate`  completed")),
+        "{text}"
+    );
+    for expected in [
+        "notes = \"notes-v1\\n\"",
+        "approve  waiting",
+        "ok = true",
+        "shipped += 1 item",
+        "run-paused at `approve`",
+        "route `route` → `ship`",
+        "run-finished",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+    let output = project
+        .atomic()
+        .args(["runs", "--status", "paused"])
+        .output()
+        .expect("atomic runs");
+    assert_eq!(stdout(&output), "no runs\n");
+    let output = project
+        .atomic()
+        .args(["runs", "show", "zzzz"])
+        .output()
+        .expect("atomic runs show");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no run `zzzz`"));
+}
+
+/// Every line of `--stream events` (and of the other modes) is valid against
+/// `schemas/events.schema.json`, and the stream is complete: start to finish.
+#[test]
+fn event_streams_match_the_published_schema() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/events.schema.json")).expect("schema"),
+    )
+    .expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let project = CliProject::new();
+    for modes in ["events", "values,updates", "debug"] {
+        let output = project
+            .atomic()
+            .args(["run", "--quiet", "--stream", modes])
+            .arg(root().join("examples/hello.kdl"))
+            .output()
+            .expect("atomic run");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let text = stdout(&output);
+        let events: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+            .collect();
+        for event in &events {
+            let errors: Vec<String> = validator
+                .iter_errors(event)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{event}: {errors:?}");
+        }
+        let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+        assert_eq!(kinds.first(), Some(&"run-started"), "{modes}: {kinds:?}");
+        assert_eq!(kinds.last(), Some(&"run-finished"), "{modes}: {kinds:?}");
+        match modes {
+            "events" => {
+                assert!(
+                    kinds.contains(&"agent") && kinds.contains(&"tool-output"),
+                    "{kinds:?}"
+                );
+                assert!(!kinds.contains(&"values"), "{kinds:?}");
+            }
+            "values,updates" => {
+                assert_eq!(
+                    kinds.iter().filter(|k| **k == "values").count(),
+                    3,
+                    "{kinds:?}"
+                );
+                assert!(!kinds.contains(&"agent"), "{kinds:?}");
+            }
+            _ => assert!(kinds.contains(&"debug"), "{kinds:?}"),
+        }
+    }
+    let output = project
+        .atomic()
+        .args(["run", "--stream", "everything"])
+        .arg(root().join("examples/hello.kdl"))
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("unknown stream mode `everything`"));
+}
+
+#[test]
+fn a_dry_run_prints_the_route_and_executes_nothing() {
+    let project = CliProject::new();
+    project.write("gate.kdl", GATE);
+    let output = project
+        .atomic()
+        .args(["run", "gate.kdl", "--dry-run"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let route = stdout(&output);
+    let expected = [
+        "dry run of `gate` (canned agent and tool results; nothing was called, started or stored):",
+        "    1  tool     draft",
+        "    2  wait     approve (answered `yes`)",
+        "       decision route → ship",
+        "    3  tool     ship",
+        "  → end",
+    ];
+    assert_eq!(route, format!("{}\n", expected.join("\n")));
+    // No process ran, nothing was stored.
+    assert!(!project.path().join("side.txt").exists());
+    assert!(!project.path().join(".atomic/atomic.db").exists());
+}
+
+#[test]
+fn schemas_are_built_in() {
+    let project = CliProject::new();
+    let output = project
+        .atomic()
+        .arg("schema")
+        .output()
+        .expect("atomic schema");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).contains("events") && stdout(&output).contains("cassette"));
+    let output = project
+        .atomic()
+        .args(["schema", "events"])
+        .output()
+        .expect("atomic schema");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout(&output),
+        std::fs::read_to_string(root().join("schemas/events.schema.json")).expect("schema")
+    );
+    let output = project
+        .atomic()
+        .args(["schema", "nope"])
+        .output()
+        .expect("atomic schema");
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -1,0 +1,112 @@
+//! A temporary project for command-line tests: a directory with `.atomic/` (so the
+//! store lands inside it), files written into it, and the `atomic` binary run there with
+//! a bounded timeout.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// How long one `atomic` command may take in a test.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The `atomic` binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_atomic"))
+}
+
+/// A project in a temporary directory.
+pub struct CliProject {
+    dir: tempfile::TempDir,
+}
+
+impl CliProject {
+    /// An empty project (`.atomic/` created, so it is the project root).
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::create_dir_all(dir.path().join(".atomic")).expect("create .atomic");
+        Self { dir }
+    }
+
+    /// The project directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `text` to `name` inside the project.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent directory");
+        }
+        std::fs::write(&path, text).expect("write file");
+        path
+    }
+
+    /// Reads `name` inside the project ("" when it does not exist).
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default()
+    }
+
+    /// `atomic` run in the project, colourless, no `RUST_LOG`, bounded in time.
+    pub fn atomic(&self) -> assert_cmd::Command {
+        let mut command = assert_cmd::Command::new(bin());
+        command
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .timeout(COMMAND_TIMEOUT);
+        command
+    }
+
+    /// `atomic` as a plain child process (for signals).
+    pub fn spawn_command(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(bin());
+        command
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG");
+        command
+    }
+
+    /// `atomic runs --json`.
+    pub fn runs(&self) -> Vec<Value> {
+        let output = self
+            .atomic()
+            .args(["runs", "--json"])
+            .output()
+            .expect("atomic runs");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        serde_json::from_slice(&output.stdout).expect("runs --json prints JSON")
+    }
+
+    /// The id of the only (or newest) run.
+    pub fn last_run(&self) -> String {
+        self.runs()
+            .first()
+            .and_then(|run| run["id"].as_str())
+            .expect("a run was stored")
+            .to_owned()
+    }
+
+    /// `atomic runs show RUN --json`.
+    pub fn show(&self, run: &str) -> Value {
+        let output = self
+            .atomic()
+            .args(["runs", "show", run, "--json"])
+            .output()
+            .expect("atomic runs show");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        serde_json::from_slice(&output.stdout).expect("runs show --json prints JSON")
+    }
+}
+
+/// A command's stdout as text.
+pub fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A command's stderr as text.
+pub fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
