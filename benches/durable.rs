@@ -63,7 +63,12 @@ fn w4(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
         let ctx = RunContext::new(store(dir.path(), durability));
         let started = Instant::now();
         let outcome = rt
-            .block_on(run_with_id(plan.clone(), RunId::generate(), Map::new(), ctx))
+            .block_on(run_with_id(
+                plan.clone(),
+                RunId::generate(),
+                Map::new(),
+                ctx,
+            ))
             .expect("W4 runs");
         times.push(started.elapsed());
         assert_eq!(outcome.end, RunEnd::Completed);
@@ -96,7 +101,11 @@ fn w6(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
                 RunContext::new(store.clone()),
             ))
             .expect("W6 runs to its wait");
-        assert!(matches!(paused.end, RunEnd::Paused { .. }), "{:?}", paused.end);
+        assert!(
+            matches!(paused.end, RunEnd::Paused { .. }),
+            "{:?}",
+            paused.end
+        );
         let started = Instant::now();
         let resumed = rt
             .block_on(resume(

@@ -134,7 +134,11 @@ fn peak_rss(dir: &Path, file: &str) -> Option<u64> {
 
 fn rss() {
     let dir = project();
-    for (name, text) in [("w1", flows::w1()), ("w2", flows::w2()), ("w3", flows::w3())] {
+    for (name, text) in [
+        ("w1", flows::w1()),
+        ("w2", flows::w2()),
+        ("w3", flows::w3()),
+    ] {
         let file = format!("{name}.kdl");
         std::fs::write(dir.path().join(&file), text).expect("write the workflow");
         let started = Instant::now();

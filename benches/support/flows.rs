@@ -6,11 +6,12 @@
 
 /// W1: a chain of 1,000 `set` nodes, each incrementing a counter.
 pub(crate) fn w1() -> String {
-    let mut text = String::from(
-        "workflow \"w1\" {\n    state { field \"n\" type=\"integer\" default=0 }\n",
-    );
+    let mut text =
+        String::from("workflow \"w1\" {\n    state { field \"n\" type=\"integer\" default=0 }\n");
     for i in 0..1000 {
-        text.push_str(&format!("    set \"n\" expr=\"state.n + 1\" id=\"inc{i}\"\n"));
+        text.push_str(&format!(
+            "    set \"n\" expr=\"state.n + 1\" id=\"inc{i}\"\n"
+        ));
     }
     text.push_str("}\n");
     text
