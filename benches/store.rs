@@ -1,22 +1,15 @@
-//! Checkpoint store benchmarks. W4 end to end: W3's two-node loop (increment, `until`
-//! check) for 2,000 iterations with a 100 KB constant string in state, compiled from KDL and
-//! run on the SQLite store at the default durability (per step = run time ÷ committed
-//! steps; the database size afterwards is printed). Then the store alone: one
-//! `commit_step` — a loop step's delta, cursor and two events — on such a run, for the
-//! SQLite store (default durability, with and without background checkpoints, and `full`)
-//! and the memory store; and the round trip of two ways to call a sync API from async code.
+//! Checkpoint store benchmarks (W4's store side): the cost of one `commit_step` — a loop
+//! step's delta, cursor and two events — on a run whose state holds a 100 KB constant
+//! string, for the SQLite store at both durability levels and the memory store; and the
+//! round trip of the two ways to call a sync API from async code.
 //!
-//! `cargo bench --bench store`.
+//! `cargo bench --bench store`. Also prints the database size after 2,000 such steps.
 
 #![allow(clippy::print_stderr, reason = "a benchmark reports its figures")]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use atomic::compile::{Config, compile};
-use atomic::lower::Plan;
-use atomic::runtime::{RunContext, RunEnd, run};
-use atomic::source::{MemoryFiles, Sources};
 use atomic::store::{
     Change, Durability, MemoryStore, NewRun, RunId, RunStatus, SqliteOptions, SqliteStore,
     StateDelta, StepCommit, StepStatus, Store, Timestamp,
@@ -185,75 +178,7 @@ fn report_size() {
     );
 }
 
-/// W4's workflow.
-fn w4_plan() -> Arc<Plan> {
-    let big = "x".repeat(100 * 1024);
-    let text = format!(
-        r#"workflow "w4" {{
-    state {{
-        field "n" type="integer" default=0
-        field "big" type="string" default="{big}"
-    }}
-    loop "spin" until="state.n >= 2000" max=2000 {{
-        set "n" expr="state.n + 1"
-    }}
-}}"#
-    );
-    let mut sources = Sources::new();
-    let file = sources.add("w4.kdl", text);
-    let compiled = compile(&mut sources, file, &MemoryFiles::new(), &Config::default());
-    Arc::new(compiled.plan.expect("the W4 workflow compiles"))
-}
-
-/// Runs W4 once on a fresh database; prints time per step and the database size.
-fn w4(c: &mut Criterion) {
-    let rt = Runtime::new().expect("a tokio runtime");
-    let plan = w4_plan();
-    let once = |report: bool| {
-        let dir = tempfile::tempdir().expect("a temp dir");
-        let store = Arc::new(
-            SqliteStore::open_project(dir.path(), SqliteOptions::default()).expect("open"),
-        );
-        let path = store.path().to_owned();
-        let ctx = RunContext::new(store);
-        let start = Instant::now();
-        let outcome = rt
-            .block_on(run(plan.clone(), serde_json::Map::new(), ctx))
-            .expect("W4 runs");
-        let elapsed = start.elapsed();
-        assert_eq!(outcome.end, RunEnd::Completed);
-        assert_eq!(outcome.state["n"], json!(2000));
-        let size = std::fs::metadata(&path).expect("the database exists").len();
-        if report {
-            eprintln!(
-                "W4 end to end: {} steps in {elapsed:?} ({:?}/step), database {size} bytes ({:.2} MB)",
-                outcome.steps,
-                elapsed / u32::try_from(outcome.steps.max(1)).unwrap_or(u32::MAX),
-                size as f64 / 1_048_576.0
-            );
-        }
-        (elapsed, outcome.steps)
-    };
-    once(true);
-    let mut group = c.benchmark_group("w4");
-    group
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(10));
-    group.bench_function("per_step_sqlite_normal", |b| {
-        b.iter_custom(|iters| {
-            let mut per_step = Duration::ZERO;
-            for _ in 0..iters {
-                let (elapsed, steps) = once(false);
-                per_step += elapsed / u32::try_from(steps.max(1)).unwrap_or(u32::MAX);
-            }
-            per_step
-        });
-    });
-    group.finish();
-}
-
 fn all(c: &mut Criterion) {
-    w4(c);
     report_size();
     commits(c);
     round_trips(c);
