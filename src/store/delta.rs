@@ -181,7 +181,7 @@ fn apply_change(state: &mut State, field: &str, change: &Change) -> Result<(), D
 
 /// The field's value, set to `empty()` first if it is unset or null.
 fn slot<'s>(state: &'s mut State, field: &str, empty: impl Fn() -> Value) -> &'s mut Value {
-    if !state.get(field).is_some_and(|value| !value.is_null()) {
+    if state.get(field).is_none_or(Value::is_null) {
         state.insert(field.to_owned(), empty());
     }
     state.get_mut(field).expect("just ensured")
