@@ -145,8 +145,7 @@ fn unterminated(cursor: &mut Cursor<'_>, start: usize, opener: usize) {
 fn resolve_whitespace_escapes(body: &str, body_start: usize) -> (String, OffsetMap) {
     let bytes = body.as_bytes();
     let mut pre = String::with_capacity(body.len());
-    let mut map = OffsetMap::new();
-    map.push(0, body_start);
+    let mut map = OffsetMap::identity(body_start);
     let mut copied = 0;
     let mut pos = 0;
     while let Some(found) = bytes[pos..].iter().position(|&b| b == b'\\') {
