@@ -200,7 +200,7 @@ impl<'a> Cursor<'a> {
         // Anything else that may be whitespace: a tab, `/*`, a control character or a
         // non-ASCII byte. Newlines end whitespace, so `\n` and `\r` stay on the fast path.
         if let Some(byte) = self.peek()
-            && (byte == b'/' || (byte >= 0x7F || byte < 0x20) && byte != b'\n' && byte != b'\r')
+            && (byte == b'/' || !(0x20..0x7F).contains(&byte) && byte != b'\n' && byte != b'\r')
         {
             self.skip_ws_slow();
         }
