@@ -191,8 +191,23 @@ impl<'a> Cursor<'a> {
     /// Skips `ws*`: spaces and block comments. Disallowed code points are reported and
     /// skipped as if they were spaces, so one stray control character costs one diagnostic.
     /// Returns whether anything was skipped.
+    #[inline]
     pub(super) fn skip_ws(&mut self) -> bool {
         let start = self.pos;
+        while self.peek() == Some(b' ') {
+            self.pos += 1;
+        }
+        // Anything else that may be whitespace: a tab, `/*`, a control character or a
+        // non-ASCII byte. Newlines end whitespace, so `\n` and `\r` stay on the fast path.
+        if let Some(byte) = self.peek()
+            && (byte == b'/' || !(0x20..0x7F).contains(&byte) && byte != b'\n' && byte != b'\r')
+        {
+            self.skip_ws_slow();
+        }
+        self.pos > start
+    }
+
+    fn skip_ws_slow(&mut self) {
         loop {
             match self.peek() {
                 Some(b' ' | b'\t') => self.pos += 1,
@@ -213,11 +228,11 @@ impl<'a> Cursor<'a> {
                 _ => break,
             }
         }
-        self.pos > start
     }
 
     /// Skips `node-space*`: whitespace, and `\` line continuations. Returns whether anything
     /// was skipped.
+    #[inline]
     pub(super) fn skip_node_space(&mut self) -> bool {
         let start = self.pos;
         loop {

@@ -145,8 +145,7 @@ fn unterminated(cursor: &mut Cursor<'_>, start: usize, opener: usize) {
 fn resolve_whitespace_escapes(body: &str, body_start: usize) -> (String, OffsetMap) {
     let bytes = body.as_bytes();
     let mut pre = String::with_capacity(body.len());
-    let mut map = OffsetMap::new();
-    map.push(0, body_start);
+    let mut map = OffsetMap::identity(body_start);
     let mut copied = 0;
     let mut pos = 0;
     while let Some(found) = bytes[pos..].iter().position(|&b| b == b'\\') {
@@ -213,8 +212,13 @@ fn dedent(
         );
         prefix = "";
     }
+    // An unclosed string was reported already; its lines are not judged against a closing
+    // line that does not exist.
+    let mut reported = close.is_none();
+    if reported {
+        prefix = "";
+    }
     let mut out = String::with_capacity(pre.len());
-    let mut reported = false;
     let mut line_start = 0;
     let mut pos = 0;
     while line_start < last_start {
@@ -334,6 +338,8 @@ mod tests {
         let (_, _, d) = scan("\"\"\"\n  foo\n  bar\\\n  \"\"\"");
         assert_eq!(d[0].0, Code::SyntaxError);
         let (_, _, d) = scan("\"\"\"\n  foo\n");
+        assert_eq!(d, [(Code::UnterminatedString, "\"\"\"".to_owned())]);
+        let (_, _, d) = scan("\"\"\"\nfoo\n  bar");
         assert_eq!(d, [(Code::UnterminatedString, "\"\"\"".to_owned())]);
         let (_, _, d) = scan("\"\"\"\n\\s escaped\n  lit\n  \"\"\"");
         assert_eq!(d[0].0, Code::SyntaxError);
