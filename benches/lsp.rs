@@ -8,6 +8,7 @@
 //!   fresh snapshot (parse + index) of the buffer and the completion itself, inside `{{ }}`.
 //!   Target ≤ 10 ms.
 //! - `lsp/completion` and `lsp/hover` on an already parsed snapshot.
+//! - `lsp/parts/*`: where the time of a check goes (compile, snapshot, parse).
 //!
 //! Run with `cargo bench --bench lsp`.
 
@@ -111,6 +112,20 @@ fn lsp(c: &mut Criterion) {
     });
     group.bench_function("hover", |b| {
         b.iter(|| black_box(atomic::lsp::hover(&snapshot, black_box(at))));
+    });
+    // Where the time of a check goes.
+    group.bench_function("parts/compile", |b| {
+        b.iter(|| {
+            let mut sources = atomic::source::Sources::new();
+            let file = sources.add(path, black_box(text.as_str()));
+            atomic::compile::compile(&mut sources, file, &disk, &atomic::compile::Config::new())
+        });
+    });
+    group.bench_function("parts/snapshot", |b| {
+        b.iter(|| Snapshot::new(path, black_box(&text), 2));
+    });
+    group.bench_function("parts/parse", |b| {
+        b.iter(|| atomic::syntax::kdl::parse(black_box(&text), atomic::source::SourceId(0)));
     });
     group.finish();
 }

@@ -33,7 +33,7 @@ fn hover_at(snapshot: &Snapshot, offset: usize) -> Option<(String, Span)> {
         return Some((text, occurrence.span));
     }
     if let Some(site) = index.template_at(offset)
-        && let Some(read) = site.reads.iter().find(|read| read.span.contains(offset))
+        && let Some(read) = site.reads().iter().find(|read| read.span.contains(offset))
     {
         let text = match (read.root(), read.member()) {
             ("state", Some(name)) => describe::symbol(snapshot, SymbolKind::Field, name),

@@ -6,6 +6,9 @@
 //!
 //! It needs no resolved IR: a file with errors is indexed as far as its tree goes.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
 use crate::check::{self, Read, grammar::ValueKind};
 use crate::ir::Template;
 use crate::source::{Sources, Span};
@@ -67,26 +70,98 @@ pub struct Occurrence {
     pub node: Option<(Span, String)>,
 }
 
-/// A template or expression in the file and what it reads.
-#[derive(Clone, Debug)]
+/// A template or expression in the file. What it reads is worked out on first use (a
+/// minijinja parse), so building the index stays a walk of the tree.
+#[derive(Debug)]
 pub struct TemplateSite {
     /// The template, positioned in the file.
     pub template: Template,
     /// Whether it is an expression (`when`, `until`, …) rather than a template.
     pub expression: bool,
-    /// The variables it reads (empty if it does not parse).
-    pub reads: Vec<Read>,
     /// The span of the node it belongs to (the innermost statement or declaration).
     pub node: Span,
+    /// The literal as written, kept when the template text is not the literal byte for
+    /// byte (reads are then found again in it).
+    literal: Option<String>,
+    reads: OnceLock<Vec<Read>>,
+    uses: OnceLock<Vec<Occurrence>>,
+}
+
+impl TemplateSite {
+    /// The variables it reads, in source order (empty if it does not parse).
+    pub fn reads(&self) -> &[Read] {
+        self.reads.get_or_init(|| {
+            let reads = if self.expression {
+                check::expression_reads(&self.template)
+            } else {
+                check::template_reads(&self.template)
+            }
+            .unwrap_or_default();
+            match &self.literal {
+                Some(literal) => relocate(literal, self.template.span, self.expression, &reads),
+                None => reads,
+            }
+        })
+    }
+
+    /// The names it uses: `state.x`, `input.x`, `outputs.id`.
+    fn uses(&self) -> &[Occurrence] {
+        self.uses.get_or_init(|| {
+            let literal = self.literal.as_deref();
+            self.reads()
+                .iter()
+                .filter_map(|read| {
+                    let kind = root_kind(read.root())?;
+                    let member = read.member()?;
+                    let text = match literal {
+                        Some(literal) => {
+                            let start = (read.span.start - self.template.span.start) as usize;
+                            literal.get(start..start + read.span.len())?
+                        }
+                        None => self.template.source.get(self.relative(read.span)?)?,
+                    };
+                    let (span, written) = member_span(text, read, member)?;
+                    Some(Occurrence {
+                        kind,
+                        name: member.to_owned(),
+                        span,
+                        declaration: false,
+                        written,
+                        node: None,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// The range of `span` in the template text (exact templates only).
+    fn relative(&self, span: Span) -> Option<std::ops::Range<usize>> {
+        let start = self.template.span.start as usize + self.template.offset as usize;
+        let from = (span.start as usize).checked_sub(start)?;
+        Some(from..from + span.len())
+    }
+}
+
+/// The symbol a template root's members name.
+fn root_kind(root: &str) -> Option<SymbolKind> {
+    match root {
+        "state" => Some(SymbolKind::Field),
+        "input" => Some(SymbolKind::Input),
+        "outputs" => Some(SymbolKind::Node),
+        _ => None,
+    }
 }
 
 /// Every name in one file.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Index {
-    /// Declarations and uses, in source order.
+    /// Declarations and uses written as KDL values, in source order (uses inside
+    /// templates are found through [`Index::templates`]).
     pub occurrences: Vec<Occurrence>,
-    /// Every template and expression.
+    /// Every template and expression, in source order.
     pub templates: Vec<TemplateSite>,
+    /// The first declaration of each name, by kind: its position in `occurrences`.
+    declared: HashMap<(SymbolKind, String), usize>,
 }
 
 impl Index {
@@ -96,19 +171,31 @@ impl Index {
         let mut index = Self::default();
         let mut maybe_nodes = Vec::new();
         walk(document, &mut |frames| {
-            index.visit(sources, frames, &mut maybe_nodes)
+            index.visit(sources, frames, &mut maybe_nodes);
         });
+        let declared_nodes: HashSet<&str> = index
+            .occurrences
+            .iter()
+            .filter(|occurrence| occurrence.declaration && occurrence.kind == SymbolKind::Node)
+            .map(|occurrence| occurrence.name.as_str())
+            .collect();
         // `use=` on an agent names another agent node or a discovered agent: it is a use of
         // a node only when such a node exists.
-        for occurrence in maybe_nodes {
-            if index
-                .declaration(SymbolKind::Node, &occurrence.name)
-                .is_some()
-            {
-                index.occurrences.push(occurrence);
+        let uses: Vec<Occurrence> = maybe_nodes
+            .into_iter()
+            .filter(|occurrence| declared_nodes.contains(occurrence.name.as_str()))
+            .collect();
+        index.occurrences.extend(uses);
+        index.occurrences.sort_by_key(|occurrence| occurrence.span);
+        index.templates.sort_by_key(|site| site.template.span);
+        for (position, occurrence) in index.occurrences.iter().enumerate() {
+            if occurrence.declaration {
+                index
+                    .declared
+                    .entry((occurrence.kind, occurrence.name.clone()))
+                    .or_insert(position);
             }
         }
-        index.occurrences.sort_by_key(|occurrence| occurrence.span);
         index
     }
 
@@ -168,7 +255,7 @@ impl Index {
             };
             match kind {
                 ValueKind::NodeRef if value != "end" => {
-                    self.occurrences.push(used(SymbolKind::Node))
+                    self.occurrences.push(used(SymbolKind::Node));
                 }
                 ValueKind::ProviderRef => self.occurrences.push(used(SymbolKind::Provider)),
                 ValueKind::FieldRef => self.occurrences.push(used(SymbolKind::Field)),
@@ -176,72 +263,27 @@ impl Index {
                     maybe.push(used(SymbolKind::Node));
                 }
                 ValueKind::Template | ValueKind::Expr => {
-                    self.template(sources, value, entry, kind == ValueKind::Expr, owner);
+                    let template = check::template_at(sources, value, entry.value_span);
+                    let literal = (!template.exact).then(|| sources.text(template.span).to_owned());
+                    self.templates.push(TemplateSite {
+                        template,
+                        expression: kind == ValueKind::Expr,
+                        node: owner,
+                        literal,
+                        reads: OnceLock::new(),
+                        uses: OnceLock::new(),
+                    });
                 }
                 _ => {}
             }
         }
     }
 
-    fn template(
-        &mut self,
-        sources: &Sources,
-        value: &str,
-        entry: &Entry,
-        expression: bool,
-        node: Span,
-    ) {
-        let template = check::template_at(sources, value, entry.value_span);
-        let mut reads = if expression {
-            check::expression_reads(&template)
-        } else {
-            check::template_reads(&template)
-        }
-        .unwrap_or_default();
-        if !template.exact {
-            reads = relocate(
-                sources.text(template.span),
-                template.span,
-                expression,
-                &reads,
-            );
-        }
-        for read in &reads {
-            let kind = match read.root() {
-                "state" => SymbolKind::Field,
-                "input" => SymbolKind::Input,
-                "outputs" => SymbolKind::Node,
-                _ => continue,
-            };
-            let Some(member) = read.member() else {
-                continue;
-            };
-            let Some((span, written)) = member_span(sources, read, member) else {
-                continue;
-            };
-            self.occurrences.push(Occurrence {
-                kind,
-                name: member.to_owned(),
-                span,
-                declaration: false,
-                written,
-                node: None,
-            });
-        }
-        self.templates.push(TemplateSite {
-            template,
-            expression,
-            reads,
-            node,
-        });
-    }
-
     /// The declaration of `name` as a `kind` (the first, if declared twice).
     #[must_use]
     pub fn declaration(&self, kind: SymbolKind, name: &str) -> Option<&Occurrence> {
-        self.occurrences.iter().find(|occurrence| {
-            occurrence.declaration && occurrence.kind == kind && occurrence.name == name
-        })
+        let position = *self.declared.get(&(kind, name.to_owned()))?;
+        self.occurrences.get(position)
     }
 
     /// Every declaration of a kind, in source order.
@@ -251,23 +293,35 @@ impl Index {
             .filter(move |occurrence| occurrence.declaration && occurrence.kind == kind)
     }
 
-    /// Every declaration and use of `name` as a `kind`, in source order.
-    pub fn occurrences_of<'a>(
-        &'a self,
-        kind: SymbolKind,
-        name: &'a str,
-    ) -> impl Iterator<Item = &'a Occurrence> {
-        self.occurrences
-            .iter()
-            .filter(move |occurrence| occurrence.kind == kind && occurrence.name == name)
+    /// Every declaration and use of `name` as a `kind`, templates included, in source
+    /// order. Reads every template the first time.
+    #[must_use]
+    pub fn occurrences_of(&self, kind: SymbolKind, name: &str) -> Vec<&Occurrence> {
+        let matches = |occurrence: &&Occurrence| occurrence.kind == kind && occurrence.name == name;
+        let mut found: Vec<&Occurrence> = self.occurrences.iter().filter(matches).collect();
+        found.extend(
+            self.templates
+                .iter()
+                .flat_map(TemplateSite::uses)
+                .filter(matches),
+        );
+        found.sort_by_key(|occurrence| occurrence.span);
+        found
     }
 
-    /// The occurrence under byte `offset`.
+    /// The occurrence under byte `offset`, in a value or a template.
     #[must_use]
     pub fn at(&self, offset: usize) -> Option<&Occurrence> {
-        self.occurrences
+        let in_value = self
+            .occurrences
             .iter()
-            .find(|occurrence| occurrence.span.contains(offset))
+            .find(|occurrence| occurrence.span.contains(offset));
+        in_value.or_else(|| {
+            self.template_at(offset)?
+                .uses()
+                .iter()
+                .find(|occurrence| occurrence.span.contains(offset))
+        })
     }
 
     /// The name under byte `offset`: an occurrence, or a template read such as
@@ -279,23 +333,21 @@ impl Index {
         }
         let read = self
             .template_at(offset)?
-            .reads
+            .reads()
             .iter()
             .find(|read| read.span.contains(offset))?;
-        let kind = match read.root() {
-            "state" => SymbolKind::Field,
-            "input" => SymbolKind::Input,
-            "outputs" => SymbolKind::Node,
-            _ => return None,
-        };
-        Some((kind, read.member()?))
+        Some((root_kind(read.root())?, read.member()?))
     }
 
     /// The template or expression containing byte `offset`.
     #[must_use]
     pub fn template_at(&self, offset: usize) -> Option<&TemplateSite> {
-        self.templates
+        let after = self
+            .templates
+            .partition_point(|site| (site.template.span.start as usize) <= offset);
+        self.templates[..after]
             .iter()
+            .rev()
             .find(|site| site.template.span.contains(offset))
     }
 }
@@ -372,9 +424,9 @@ pub(crate) fn code_regions(text: &str) -> Vec<std::ops::Range<usize>> {
     regions
 }
 
-/// Where `member` is written in a read like `state.member` or `outputs["member"]`.
-fn member_span(sources: &Sources, read: &Read, member: &str) -> Option<(Span, Written)> {
-    let text = sources.text(read.span);
+/// Where `member` is written in a read like `state.member` or `outputs["member"]`; `text`
+/// is what the read's span covers.
+fn member_span(text: &str, read: &Read, member: &str) -> Option<(Span, Written)> {
     let root = read.root();
     let rest = text.strip_prefix(root)?;
     if let Some(after) = rest.strip_prefix('.') {
@@ -414,9 +466,10 @@ mod tests {
 
     fn list(text: &str) -> Vec<String> {
         let (sources, index) = index(text);
-        index
-            .occurrences
-            .iter()
+        let mut all: Vec<&Occurrence> = index.occurrences.iter().collect();
+        all.extend(index.templates.iter().flat_map(TemplateSite::uses));
+        all.sort_by_key(|occurrence| occurrence.span);
+        all.into_iter()
             .map(|o| {
                 format!(
                     "{}{:?} {} `{}`",

@@ -23,6 +23,7 @@ pub fn references(
     snapshot
         .index
         .occurrences_of(kind, name)
+        .into_iter()
         .filter(|occurrence| include_declaration || !occurrence.declaration)
         .map(|occurrence| Location {
             uri: uri.clone(),

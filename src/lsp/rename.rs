@@ -72,6 +72,7 @@ pub fn rename(
     let edits: Vec<TextEdit> = snapshot
         .index
         .occurrences_of(kind, name)
+        .into_iter()
         .map(|occurrence| edit(snapshot, occurrence, new_name))
         .collect();
     let uri = convert::uri(&snapshot.path).ok_or("the file has no URI")?;

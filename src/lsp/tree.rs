@@ -1,6 +1,9 @@
 //! The KDL tree read with the grammar: which node kind a node is in its context, and what
 //! the cursor is on. Works on the error-tolerant tree, so a half-typed file still answers.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use crate::check::grammar::{ArgumentSpec, NodeSpec, PropertySpec, grammar};
 use crate::syntax::kdl::{Document, Entry, Node};
 
@@ -18,9 +21,29 @@ pub(crate) fn spec_of(parent: Option<&'static NodeSpec>, name: &str) -> Option<&
     let grammar = grammar();
     match parent {
         None => (name == "workflow").then(|| grammar.workflow()),
-        Some(parent) => grammar.child(parent, name).map(|(_, spec)| spec),
+        Some(parent) => CHILDREN
+            .get(parent.id.as_str())
+            .and_then(|children| children.get(name))
+            .copied(),
     }
 }
+
+/// Every node kind's children by name, built once: the walk asks for every node of a file.
+static CHILDREN: LazyLock<HashMap<&'static str, HashMap<&'static str, &'static NodeSpec>>> =
+    LazyLock::new(|| {
+        let grammar = grammar();
+        grammar
+            .nodes
+            .iter()
+            .map(|parent| {
+                let children = grammar
+                    .children(parent)
+                    .map(|(_, spec)| (spec.name.as_str(), spec))
+                    .collect();
+                (parent.id.as_str(), children)
+            })
+            .collect()
+    });
 
 /// Which argument or property an entry fills.
 #[derive(Clone, Copy, Debug)]
@@ -158,18 +181,28 @@ pub(crate) fn walk<'t>(document: &'t Document, visit: &mut dyn FnMut(&[Frame<'t>
     go(&document.nodes, &mut Vec::new(), visit);
 }
 
-/// The node written at exactly `span`, with its frames.
+/// The node written at exactly `span`, found by descending through the nodes that contain
+/// it (no walk of the whole tree).
 pub(crate) fn find(document: &Document, span: crate::source::Span) -> Option<Frame<'_>> {
-    let mut found = None;
-    walk(document, &mut |frames| {
-        if let Some(frame) = frames.last()
-            && frame.node.span == span
-            && found.is_none()
-        {
-            found = Some(*frame);
+    let mut nodes = &document.nodes;
+    let mut parent: Option<&'static NodeSpec> = None;
+    let mut top = true;
+    loop {
+        let node = nodes
+            .iter()
+            .find(|node| node.span.start <= span.start && span.end <= node.span.end)?;
+        let spec = if top || parent.is_some() {
+            spec_of(parent, &node.name.value)
+        } else {
+            None
+        };
+        if node.span == span {
+            return Some(Frame { node, spec });
         }
-    });
-    found
+        nodes = &node.children.as_ref()?.nodes;
+        parent = spec;
+        top = false;
+    }
 }
 
 /// The string value of property `key` of `node`, with the entry.
