@@ -68,7 +68,13 @@ pub fn compile(
     let mut workflow = resolved.value;
     if let Some(resolved) = &workflow {
         let mut cx = check::AnalyzeContext::new(sources, file, &path, files);
-        diagnostics.extend(check::analyze(resolved, &mut cx));
+        let mut analyzed = check::analyze(resolved, &mut cx);
+        // Unused-declaration lints on a workflow the resolver rejected mostly echo its
+        // errors (a misspelled provider leaves the real one unused): keep them for later.
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            analyzed.retain(|diagnostic| diagnostic.code.group() != "lint");
+        }
+        diagnostics.extend(analyzed);
     }
 
     let mut plan = None;

@@ -11,6 +11,7 @@ pub mod compile;
 pub mod diagnostic;
 pub mod ir;
 pub mod lower;
+pub mod lsp;
 pub mod providers;
 pub mod runtime;
 pub mod source;

@@ -25,3 +25,6 @@ pub use analyze::{
     template_reads,
 };
 pub use resolve::resolve;
+/// For the language server: where a string literal's text starts (templates), and what
+/// counts as a node id or a name (rename).
+pub(crate) use value::{is_name, is_node_id, template as template_at};

@@ -23,6 +23,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the lowered graph that will execute, as Graphviz DOT or Mermaid.
     Graph(GraphArgs),
+    /// Run the language server on stdin/stdout (for editors); logs go to stderr.
+    Lsp,
     /// Check a workflow, then run it.
     Run(RunArgs),
     /// Continue a paused, crashed or cancelled run from its last committed step.

@@ -10,6 +10,7 @@ pub mod disk;
 mod execute;
 mod exit;
 mod graph;
+mod lsp;
 mod output;
 mod progress;
 pub mod project;
@@ -45,6 +46,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Graph(args) => graph::run(&args),
+        Command::Lsp => lsp::run(),
         Command::Run(args) => run::run(&args),
         Command::Resume(args) => resume::run(&args),
         Command::Runs(args) => runs::run(&args),

@@ -201,7 +201,7 @@ codes! {
     ShellCommand = "shell-command", Warning, "safety";
 
     // ---- lint -------------------------------------------------------------------------
-    /// A state field is never read.
+    /// A state field is neither read nor written.
     UnusedStateField = "unused-state-field", Warning, "lint";
     /// An input is never read.
     UnusedInput = "unused-input", Warning, "lint";

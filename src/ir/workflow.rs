@@ -1,6 +1,6 @@
 //! The workflow and its declarations: inputs, state, providers, limits, hooks.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{Block, Duration, Node, NodeIdx, Reducer, ValueType};
 use crate::source::{Span, Spanned};
@@ -105,7 +105,13 @@ pub struct Input {
     pub name: Spanned<String>,
     /// `type=` / `schema=`; `any` if absent.
     pub ty: ValueType,
-    /// `default=`; an input without default is required.
+    /// `default=`; an input without default is required. `Some(Null)` (optional, reads as
+    /// none) is written as `null`, `None` by leaving the key out.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub default: Option<serde_json::Value>,
     /// `description=`.
     pub description: Option<String>,
@@ -124,6 +130,12 @@ pub struct StateField {
     /// The declared type.
     pub ty: ValueType,
     /// The initial value; `None` means unset until written (reads before are errors).
+    /// `Some(Null)` is written as `null`, `None` by leaving the key out.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub default: Option<serde_json::Value>,
     /// How writes combine.
     pub reducer: Reducer,
@@ -133,6 +145,14 @@ pub struct StateField {
     pub description: Option<String>,
     /// The whole `field` node.
     pub span: Span,
+}
+
+/// Reads a present value, `null` included, as `Some`: with `#[serde(default)]` an absent key
+/// is `None`, so `Some(Null)` and `None` (different meanings for defaults) both round-trip.
+fn present<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(deserializer).map(Some)
 }
 
 /// `provider "<name>" adapter="…" model="…" base-url="…" api-key-env="…" { option "k" v … }`.
@@ -184,4 +204,34 @@ pub struct Hook {
     pub run: Vec<Spanned<String>>,
     /// The whole `on` node.
     pub span: Span,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::ValueType;
+
+    fn input(default: Option<serde_json::Value>) -> Input {
+        Input {
+            name: Spanned::new("notes".into(), Span::default()),
+            ty: ValueType::Any,
+            default,
+            description: None,
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn a_null_default_and_no_default_round_trip_apart() {
+        for default in [
+            None,
+            Some(serde_json::Value::Null),
+            Some(serde_json::json!(1)),
+        ] {
+            let json = serde_json::to_value(input(default.clone())).expect("serialises");
+            assert_eq!(json.get("default"), default.as_ref());
+            let back: Input = serde_json::from_value(json).expect("deserialises");
+            assert_eq!(back.default, default);
+        }
+    }
 }

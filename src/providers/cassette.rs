@@ -8,13 +8,14 @@
 //! ```text
 //! {"cassette":1,"workflow":"review","recorded-with":"atomic 0.1.0"}
 //! {"node":"review","call":0,"prompt":"Review src/","events":[{"type":"text-delta","text":"Looks"},…],"delays-ms":[0,120,…],"reply":{"text":"Looks good","turns":1}}
-//! {"node":"review","call":1,"prompt":"Review src/","error":{"class":"rate-limit","message":"slow down","retry-after-ms":1000}}
+//! {"node":"review","call":1,"prompt":"Review src/","error":{"class":"rate-limit","message":"slow down","after-ms":1000}}
 //! ```
 //!
 //! - `node` + `call` identify a call: the agent node's id and how many calls that node made
 //!   before it in the run ([`AgentRequest::call_index`], retries included).
 //! - `prompt` is the rendered prompt the call was recorded with; replay checks it unless the
-//!   provider sets `option "match" "node"`. `system` and `model` are informational.
+//!   provider sets `option "match" "node"`. A call without `prompt` matches any prompt
+//!   (hand-written demo cassettes whose inputs vary). `system` and `model` are informational.
 //! - `events` are [`AgentEvent`]s in order (kebab-case `type` tags); when absent, replay
 //!   synthesises session-start, one text-delta, message-complete and session-end from the
 //!   reply. `delays-ms[i]` is the time before event `i` (for `option "speed"`).
@@ -60,8 +61,9 @@ pub struct CassetteCall {
     pub node: String,
     /// The node's call index.
     pub call: u32,
-    /// The rendered prompt.
-    pub prompt: String,
+    /// The rendered prompt; `None` (hand-written cassettes) matches any prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
     /// The rendered system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
@@ -494,5 +496,35 @@ mod tests {
             assert_eq!(raised.to_string(), error.to_string(), "{text}");
             assert_eq!(raised.class(), error.class());
         }
+    }
+
+    /// The cassettes shipped in `examples/` load and are valid against the schema.
+    #[test]
+    fn shipped_cassettes_load_and_match_the_schema() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/cassette.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let mut found = 0;
+        for entry in std::fs::read_dir(&examples).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.to_string_lossy().contains(".cassette") {
+                continue;
+            }
+            found += 1;
+            let cassette = Cassette::load(&path).unwrap();
+            assert!(!cassette.is_empty(), "{}", path.display());
+            let text = std::fs::read_to_string(&path).unwrap();
+            for value in serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>()
+            {
+                let value = value.unwrap();
+                let errors: Vec<String> = validator
+                    .iter_errors(&value)
+                    .map(|e| e.to_string())
+                    .collect();
+                assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+            }
+        }
+        assert!(found > 0, "no cassettes in {}", examples.display());
     }
 }

@@ -564,6 +564,8 @@ struct Turn {
     started: HashSet<String>,
     finished: HashSet<String>,
     error: Option<ProviderError>,
+    /// The session was seen working on this turn (an idle before that is stale).
+    busy: bool,
     idle: bool,
 }
 
@@ -583,6 +585,7 @@ impl Turn {
             started: HashSet::new(),
             finished: HashSet::new(),
             error: None,
+            busy: false,
             idle: false,
         }
     }
@@ -604,6 +607,7 @@ impl Turn {
                 let role = info.get("role").and_then(Value::as_str).unwrap_or_default();
                 if role == "assistant" && !self.assistant.contains(&id) {
                     self.assistant.push(id.clone());
+                    self.busy = true;
                 }
                 if role == "assistant"
                     && let Some(error) = info.get("error")
@@ -658,12 +662,12 @@ impl Turn {
                     self.error = Some(classify(error));
                 }
             }
-            "session.status"
-                if properties.pointer("/status/type").and_then(Value::as_str) == Some("idle") =>
-            {
-                self.idle = true;
-            }
-            "session.idle" => self.idle = true,
+            "session.status" => match properties.pointer("/status/type").and_then(Value::as_str) {
+                Some("idle") => self.idle = self.busy,
+                Some(_) => self.busy = true,
+                None => {}
+            },
+            "session.idle" => self.idle = self.busy,
             _ => {}
         }
         None
@@ -941,6 +945,7 @@ mod tests {
 
     /// The replay transcript of protocols.md §3, plus a tool part and the newer delta form.
     const EVENTS: &str = r#"{"type":"server.connected","properties":{}}
+{"type":"session.status","properties":{"sessionID":"ses_A","status":{"type":"idle"}}}
 {"type":"session.status","properties":{"sessionID":"ses_A","status":{"type":"busy"}}}
 {"type":"message.updated","properties":{"info":{"id":"msg_U","sessionID":"ses_A","role":"user"}}}
 {"type":"message.part.updated","properties":{"part":{"id":"prt_1","sessionID":"ses_A","messageID":"msg_U","type":"text","text":"Say hi"}}}
@@ -963,9 +968,13 @@ mod tests {
         };
         let mut turn = Turn::new("ses_A", &request);
         let mut answers = Vec::new();
-        for line in EVENTS.lines() {
+        for (index, line) in EVENTS.lines().enumerate() {
             let payload: Value = serde_json::from_str(line).expect("valid");
             answers.extend(turn.handle(&payload, &sink));
+            assert!(
+                !turn.idle || index == EVENTS.lines().count() - 1,
+                "stale idle at line {index}"
+            );
         }
         assert!(turn.idle);
         assert_eq!(answers, [("per_1".to_owned(), false)]);

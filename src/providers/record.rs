@@ -167,7 +167,7 @@ impl Provider for Recording {
             self.recorder.record(&CassetteCall {
                 node: request.node_id.clone(),
                 call: request.call_index,
-                prompt: request.prompt.clone(),
+                prompt: Some(request.prompt.clone()),
                 system: request.system.clone(),
                 model: request.model.clone(),
                 events,

@@ -18,6 +18,7 @@ mod exec;
 mod frame;
 mod interpreter;
 mod output;
+mod pattern;
 mod retry;
 mod run;
 mod shared;

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::cursor::Cursor;
 use super::frame::Frame;
+use super::pattern::Patterns;
 use super::state::{State, StateSchema, coerce};
 use super::template::{Role, RunInfo, Scope, Templates};
 use super::{RunContext, RunError, RunEvent, Schemas};
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) plan: Arc<Plan>,
     pub(crate) templates: Templates,
     pub(crate) schemas: Schemas,
+    /// `output match=` patterns, compiled once.
+    pub(crate) patterns: Patterns,
     pub(crate) schema: Arc<StateSchema>,
     pub(crate) ctx: RunContext,
     pub(crate) run_id: RunId,
@@ -78,6 +81,7 @@ impl Shared {
         let templates = compile_templates(workflow)?;
         let schemas = Schemas::load(schema_paths(workflow), &ctx.base_dir, ctx.files.as_ref())
             .map_err(RunError::Setup)?;
+        let patterns = Patterns::compile(workflow).map_err(RunError::Setup)?;
         let input_json = Value::Object(bind_inputs(workflow, inputs)?);
         let env: Map<String, Value> = workflow
             .env
@@ -107,6 +111,7 @@ impl Shared {
             plan,
             templates,
             schemas,
+            patterns,
             schema,
             ctx,
             ids,

@@ -60,9 +60,15 @@ pub(crate) fn expected_state(steps: u64, big: &str) -> State {
 pub(crate) async fn round_trip(store: &dyn Store) {
     let id = RunId::new("01aaaaaaaaaaaa");
     store.create_run(new_run(id.as_str(), "x")).await.unwrap();
+    let log = |text: &str| vec![json!({"type": "note", "text": text})];
+    store.log_events(&id, log("before")).await.unwrap();
     for seq in 1..=5 {
         store.commit_step(&id, step(seq)).await.unwrap();
+        if seq == 2 {
+            store.log_events(&id, log("between")).await.unwrap();
+        }
     }
+    store.log_events(&id, log("after")).await.unwrap();
     let checkpoint = store.checkpoint(&id).await.unwrap();
     assert_eq!(checkpoint.seq, 5);
     assert_eq!(checkpoint.state, expected_state(5, "x"));
@@ -91,12 +97,28 @@ pub(crate) async fn round_trip(store: &dyn Store) {
             error: None,
         }
     });
+    // Events keep the order they were committed in, whether with a step or between steps.
     let seqs: Vec<(u64, u64)> = detail.events.iter().map(|e| (e.seq, e.step)).collect();
-    assert_eq!(seqs, [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]);
     assert_eq!(
-        detail.events[4].event,
+        seqs,
+        [
+            (1, 0),
+            (2, 1),
+            (3, 2),
+            (4, 0),
+            (5, 3),
+            (6, 4),
+            (7, 5),
+            (8, 0)
+        ]
+    );
+    assert_eq!(detail.events[0].event, log("before")[0]);
+    assert_eq!(detail.events[3].event, log("between")[0]);
+    assert_eq!(
+        detail.events[6].event,
         json!({"type": "step-finished", "seq": 5})
     );
+    assert_eq!(detail.events[7].event, log("after")[0]);
 }
 
 pub(crate) async fn out_of_order_steps_conflict(store: &dyn Store) {

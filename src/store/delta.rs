@@ -109,6 +109,28 @@ impl StateDelta {
         Ok(())
     }
 
+    /// About how long the delta's JSON text is (exact for strings, estimated for numbers),
+    /// without serialising it: what the snapshot policy weighs.
+    #[must_use]
+    pub fn approx_len(&self) -> usize {
+        self.0
+            .iter()
+            .map(|(field, change)| {
+                field.len()
+                    + 16
+                    + match change {
+                        Change::Set(value) => approx_json_len(value),
+                        Change::Append { items, .. } => items.iter().map(approx_json_len).sum(),
+                        Change::Merge(keys) => keys
+                            .iter()
+                            .map(|(key, value)| key.len() + 4 + approx_json_len(value))
+                            .sum(),
+                        Change::Unset => 0,
+                    }
+            })
+            .sum()
+    }
+
     /// The delta's JSON text.
     #[must_use]
     pub fn to_json(&self) -> String {
@@ -121,20 +143,20 @@ fn apply_change(state: &mut State, field: &str, change: &Change) -> Result<(), D
         field: field.to_owned(),
         message: message.to_owned(),
     };
+    // `get_mut` before `insert`: a field that exists (the usual case) is updated without
+    // allocating its name again.
     match change {
-        Change::Set(value) => {
-            state.insert(field.to_owned(), value.clone());
-        }
+        Change::Set(value) => match state.get_mut(field) {
+            Some(slot) => slot.clone_from(value),
+            None => {
+                state.insert(field.to_owned(), value.clone());
+            }
+        },
         Change::Unset => {
             state.remove(field);
         }
         Change::Append { items, keep_last } => {
-            let slot = state
-                .entry(field.to_owned())
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if slot.is_null() {
-                *slot = Value::Array(Vec::new());
-            }
+            let slot = slot(state, field, || Value::Array(Vec::new()));
             let Value::Array(array) = slot else {
                 return Err(error("appended to a value that is not an array"));
             };
@@ -145,12 +167,7 @@ fn apply_change(state: &mut State, field: &str, change: &Change) -> Result<(), D
             }
         }
         Change::Merge(keys) => {
-            let slot = state
-                .entry(field.to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if slot.is_null() {
-                *slot = Value::Object(Map::new());
-            }
+            let slot = slot(state, field, || Value::Object(Map::new()));
             let Value::Object(object) = slot else {
                 return Err(error("merged into a value that is not an object"));
             };
@@ -160,6 +177,43 @@ fn apply_change(state: &mut State, field: &str, change: &Change) -> Result<(), D
         }
     }
     Ok(())
+}
+
+/// The field's value, set to `empty()` first if it is unset or null.
+fn slot<'s>(state: &'s mut State, field: &str, empty: impl Fn() -> Value) -> &'s mut Value {
+    if state.get(field).is_none_or(Value::is_null) {
+        state.insert(field.to_owned(), empty());
+    }
+    state.get_mut(field).expect("just ensured")
+}
+
+/// About how many bytes `state` takes as JSON, without serialising it.
+pub(super) fn approx_state_len(state: &State) -> usize {
+    2 + state
+        .iter()
+        .map(|(key, value)| key.len() + 4 + approx_json_len(value))
+        .sum::<usize>()
+}
+
+/// About how many bytes `value` takes as JSON, without serialising it.
+fn approx_json_len(value: &Value) -> usize {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 8,
+        Value::String(text) => text.len() + 2,
+        Value::Array(items) => {
+            2 + items
+                .iter()
+                .map(|item| approx_json_len(item) + 1)
+                .sum::<usize>()
+        }
+        Value::Object(map) => {
+            2 + map
+                .iter()
+                .map(|(key, item)| key.len() + 4 + approx_json_len(item))
+                .sum::<usize>()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -222,6 +276,22 @@ mod tests {
         assert_eq!(delta.0["log"], merged);
         delta.record("log", Change::Merge(Map::new()), &json!({"after": 1}));
         assert_eq!(delta.0["log"], Change::Set(json!({"after": 1})));
+    }
+
+    #[test]
+    fn approximate_length_is_close_to_the_json_length() {
+        let mut delta = StateDelta::new();
+        delta.record("big", Change::Set(json!("x".repeat(1000))), &Value::Null);
+        let append = Change::Append {
+            items: vec![json!({"id": 1, "ok": true})],
+            keep_last: None,
+        };
+        delta.record("log", append, &Value::Null);
+        let (approx, exact) = (delta.approx_len(), delta.to_json().len());
+        assert!(
+            approx >= exact * 9 / 10 && approx <= exact * 11 / 10,
+            "{approx} vs {exact}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+use super::delta::approx_state_len;
 use super::snapshot::LiveState;
 use super::{
     Checkpoint, EventRecord, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus,
@@ -82,7 +83,7 @@ impl MemoryStore {
             )));
         }
         let now = Timestamp::now();
-        let bytes = serde_json::to_string(&new.state).map_or(0, |text| text.len());
+        let bytes = approx_state_len(&new.state);
         let record = RunRecord {
             id: new.id.clone(),
             workflow: new.workflow,
@@ -120,7 +121,7 @@ impl MemoryStore {
                     got: step.seq,
                 });
             }
-            let delta_bytes = step.delta.to_json().len();
+            let delta_bytes = step.delta.approx_len();
             let due = data
                 .live
                 .advance(step.seq, &step.delta, delta_bytes, policy)
@@ -128,7 +129,7 @@ impl MemoryStore {
             if due {
                 data.snapshots
                     .push((step.seq, Arc::new(data.live.state.clone())));
-                let bytes = serde_json::to_string(&data.live.state).map_or(0, |text| text.len());
+                let bytes = approx_state_len(&data.live.state);
                 data.live.snapshotted(bytes);
             }
             push_events(data, step.seq, step.events);

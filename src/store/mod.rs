@@ -2,7 +2,7 @@
 //! and pending waits, behind one [`Store`] trait.
 //!
 //! - [`MemoryStore`]: no persistence (`--store memory`), for tests and benchmarks.
-//! - `SqliteStore`: one SQLite file, `.atomic/atomic.db`, crash-safe (WAL), the default.
+//! - [`SqliteStore`]: one SQLite file, `.atomic/atomic.db`, crash-safe (WAL), the default.
 //!
 //! The store knows nothing of the runtime: inputs, cursors and events are JSON; state is a
 //! JSON object changed by [`StateDelta`]s. It does not decide what a step is or when to

@@ -645,3 +645,217 @@ fn a_missing_cli_is_a_config_error_naming_the_npm_package() {
         );
     }
 }
+
+/// Runs `examples/<example>` through the library pipeline (compile → lower → runtime on the
+/// memory store) with its one provider rebuilt by `providers::build` from the example's own
+/// declaration, pointed at the fake (`base-url`, the CLI's path, extra `options`). The
+/// workspace holds `notes.txt` saying `draft`; returns the final state.
+async fn run_example(
+    example: &str,
+    fake: &ScriptedAnthropic,
+    root: &Path,
+    workspace: &Path,
+    env: &Environment,
+    bin: &Path,
+    options: Value,
+) -> Value {
+    run_example_with(example, Some(fake), root, workspace, env, bin, options).await
+}
+
+/// [`run_example`], with `fake: None` leaving the example's `base-url` alone (OpenCode: the
+/// fake goes into the config passed with `options`).
+async fn run_example_with(
+    example: &str,
+    fake: Option<&ScriptedAnthropic>,
+    root: &Path,
+    workspace: &Path,
+    env: &Environment,
+    bin: &Path,
+    options: Value,
+) -> Value {
+    use std::sync::Arc;
+
+    use atomic::providers::ProviderContext;
+    use atomic::runtime::{Providers, RunContext, RunEnd};
+    use atomic::store::MemoryStore;
+
+    let (_sources, compiled) =
+        crate::support::compile_file(&crate::support::root().join("examples").join(example));
+    let plan = compiled
+        .plan
+        .unwrap_or_else(|| panic!("{example} compiles"));
+    let workflow = plan.workflow();
+    assert_eq!(
+        workflow.providers.len(),
+        1,
+        "{example} declares one provider"
+    );
+    let mut declared = workflow.providers[0].clone();
+    if let Some(fake) = fake {
+        declared.base_url = Some(spanned(&fake.base_url()));
+    }
+    declared.api_key_env = Some(spanned("ATOMIC_TEST_KEY"));
+    declared
+        .options
+        .insert("bin".to_owned(), Value::String(bin.display().to_string()));
+    if let Value::Object(extra) = options {
+        declared.options.extend(extra);
+    }
+    let provider = atomic::providers::build(
+        &declared,
+        &ProviderContext {
+            workflow_dir: root,
+            env,
+            recorder: None,
+        },
+    )
+    .expect("the example's provider builds");
+    let mut ctx = RunContext::new(Arc::new(MemoryStore::new()));
+    ctx.providers = Providers::new().with(declared.name.value.clone(), provider);
+    ctx.working_dir = workspace.to_path_buf();
+    let outcome = tokio::time::timeout(
+        CALL_LIMIT,
+        atomic::runtime::run(Arc::new(plan), serde_json::Map::new(), ctx),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{example} did not finish within {CALL_LIMIT:?}"))
+    .expect("the run starts");
+    assert_eq!(outcome.end, RunEnd::Completed, "{example}: {outcome:?}");
+    outcome.state
+}
+
+/// The scripted turn for the examples: read `notes.txt`, replace `draft`, close.
+fn example_script(workspace: &Path, read: &str, edit: &str, closing: &str) -> Vec<Step> {
+    let file = workspace.join("notes.txt").display().to_string();
+    let (read_input, edit_input) = match edit {
+        "Edit" => (
+            json!({"file_path": file}),
+            json!({"file_path": file, "old_string": "draft", "new_string": "final"}),
+        ),
+        "edit" if read == "read" => (
+            json!({"filePath": file}),
+            json!({"filePath": file, "oldString": "draft", "newString": "final"}),
+        ),
+        _ => (
+            json!({"path": file}),
+            json!({"path": file, "old_str": "draft", "new_str": "final"}),
+        ),
+    };
+    vec![
+        Step::Tool {
+            name: read.to_owned(),
+            input: read_input,
+        },
+        Step::Tool {
+            name: edit.to_owned(),
+            input: edit_input,
+        },
+        Step::Text(closing.to_owned()),
+    ]
+}
+
+fn example_workspace(root: &Path) -> PathBuf {
+    let workspace = root.join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    std::fs::write(workspace.join("notes.txt"), "status: draft\n").expect("write notes");
+    workspace
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn example_agent_claude_code_runs_to_its_closing_text() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = example_workspace(root.path());
+    let closing = "Replaced `draft` with `final` in notes.txt.";
+    let fake = ScriptedAnthropic::start(example_script(&workspace, "Read", "Edit", closing)).await;
+    let env = isolated_env(root.path())
+        .with(
+            "CLAUDE_CONFIG_DIR",
+            root.path().join("claude").display().to_string(),
+        )
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let state = run_example(
+        "agent-claude-code.kdl",
+        &fake,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({}),
+    )
+    .await;
+    assert_eq!(state["summary"], closing, "{state}");
+    let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
+    assert_eq!(notes, "status: final\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn example_agent_opencode_runs_to_its_closing_text() {
+    let Some(bin) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = example_workspace(root.path());
+    let closing = "OpenCode replaced `draft` with `final`.";
+    let fake = ScriptedAnthropic::start(example_script(&workspace, "read", "edit", closing)).await;
+    let config = json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {
+            "baseURL": format!("{}/v1", fake.base_url()),
+            "apiKey": "{env:ATOMIC_TEST_KEY}",
+        }}},
+    });
+    let env = isolated_env(root.path())
+        .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    // The example reaches Anthropic through OpenCode's own config; a `base-url` would mean
+    // "connect to a running server", so the fake goes into the config instead.
+    let state = run_example_with(
+        "agent-opencode.kdl",
+        None,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({"config": config.to_string()}),
+    )
+    .await;
+    assert_eq!(state["summary"], closing, "{state}");
+    let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
+    assert_eq!(notes, "status: final\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn example_agent_copilot_runs_to_its_closing_text() {
+    let Some(bin) = agent_cli("copilot", "@github/copilot") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = example_workspace(root.path());
+    let closing = "Copilot replaced `draft` with `final`.";
+    let fake = ScriptedAnthropic::start(example_script(&workspace, "view", "edit", closing)).await;
+    let env = isolated_env(root.path())
+        .with(
+            "COPILOT_HOME",
+            root.path().join("copilot").display().to_string(),
+        )
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let state = run_example(
+        "agent-copilot.kdl",
+        &fake,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({"provider-type": "anthropic"}),
+    )
+    .await;
+    assert_eq!(state["summary"], closing, "{state}");
+    let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
+    assert_eq!(notes, "status: final\n");
+}

@@ -10,10 +10,10 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{NodeIdx, Workflow};
+use crate::ir::NodeIdx;
 
 use super::flow::{Cfg, Effect, Meet, Point};
-use super::model::writes;
+use super::model::Model;
 
 /// A value that may be unset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,7 +40,7 @@ const MAX_PASSES: usize = 1_000;
 
 impl Assigned {
     /// Runs the analysis for `keys` over `cfg`.
-    pub(crate) fn compute(workflow: &Workflow, cfg: &Cfg, keys: &[Key]) -> Self {
+    pub(crate) fn compute(model: &Model<'_>, cfg: &Cfg, keys: &[Key]) -> Self {
         let index: HashMap<Key, usize> = keys
             .iter()
             .enumerate()
@@ -50,7 +50,7 @@ impl Assigned {
         let gens = cfg
             .edges
             .iter()
-            .map(|edge| edge_gen(workflow, edge.effect, &index))
+            .map(|edge| edge_gen(model, edge.effect, &index))
             .collect();
         let mut assigned = Self {
             index,
@@ -134,7 +134,7 @@ impl Assigned {
     }
 }
 
-fn edge_gen(workflow: &Workflow, effect: Effect, index: &HashMap<Key, usize>) -> Vec<usize> {
+fn edge_gen(model: &Model<'_>, effect: Effect, index: &HashMap<Key, usize>) -> Vec<usize> {
     let (node, fallback) = match effect {
         Effect::None => return Vec::new(),
         Effect::Completes(node) => (node, false),
@@ -144,11 +144,12 @@ fn edge_gen(workflow: &Workflow, effect: Effect, index: &HashMap<Key, usize>) ->
     if !fallback && let Some(&position) = index.get(&Key::Output(node)) {
         written.push(position);
     }
-    for write in writes(workflow, node) {
+    for write in model.writes(node) {
         if write.fallback != fallback {
             continue;
         }
-        let field = workflow
+        let field = model
+            .workflow
             .state
             .iter()
             .position(|field| field.name.value == write.field.value);
@@ -162,12 +163,13 @@ fn edge_gen(workflow: &Workflow, effect: Effect, index: &HashMap<Key, usize>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::analyze::model::Model;
     use crate::check::analyze::testing::Builder;
-    use crate::ir::{Strategy, ValueType};
+    use crate::ir::{Strategy, ValueType, Workflow};
 
     fn analyse(workflow: &Workflow, keys: &[Key]) -> (Cfg, Assigned) {
         let cfg = Cfg::new(workflow);
-        let assigned = Assigned::compute(workflow, &cfg, keys);
+        let assigned = Assigned::compute(&Model::new(workflow), &cfg, keys);
         (cfg, assigned)
     }
 

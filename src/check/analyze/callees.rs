@@ -204,6 +204,31 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// `path` written relative to `dir` (both lexically normalized), for short messages.
+fn relative_to(path: &Path, dir: &Path) -> PathBuf {
+    let path_parts: Vec<Component<'_>> = path.components().collect();
+    let dir_parts: Vec<Component<'_>> = dir.components().collect();
+    let common = path_parts
+        .iter()
+        .zip(&dir_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    if dir_parts[common..]
+        .iter()
+        .any(|part| !matches!(part, Component::Normal(_)))
+    {
+        return path.to_path_buf();
+    }
+    let mut out = PathBuf::new();
+    for _ in common..dir_parts.len() {
+        out.push("..");
+    }
+    for part in &path_parts[common..] {
+        out.push(part);
+    }
+    out
+}
+
 fn missing(subgraph: &Subgraph, path: &Path) -> Diagnostic {
     Diagnostic::new(
         Code::MissingSubgraph,
@@ -223,9 +248,14 @@ fn recursion(
     subgraph: &Subgraph,
     chain: &[PathBuf],
 ) -> Diagnostic {
+    let dir = chain
+        .first()
+        .and_then(|root| root.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let names: Vec<String> = chain
         .iter()
-        .map(|path| format!("`{}`", path.display()))
+        .map(|path| format!("`{}`", relative_to(path, &dir).display()))
         .collect();
     let id = &workflow.node(idx).id.value;
     Diagnostic::new(
@@ -250,6 +280,27 @@ mod tests {
         );
         assert_eq!(normalize(Path::new("../x.kdl")), PathBuf::from("../x.kdl"));
         assert_eq!(normalize(Path::new("/x/../../y")), PathBuf::from("/y"));
+    }
+
+    #[test]
+    fn chains_are_shown_relative_to_the_caller() {
+        let dir = Path::new("a/b");
+        assert_eq!(
+            relative_to(Path::new("a/b/c.kdl"), dir),
+            PathBuf::from("c.kdl")
+        );
+        assert_eq!(
+            relative_to(Path::new("a/x/c.kdl"), dir),
+            PathBuf::from("../x/c.kdl")
+        );
+        assert_eq!(
+            relative_to(Path::new("c.kdl"), Path::new("")),
+            PathBuf::from("c.kdl")
+        );
+        assert_eq!(
+            relative_to(Path::new("/x/c.kdl"), Path::new("../y")),
+            PathBuf::from("/x/c.kdl")
+        );
     }
 
     #[test]

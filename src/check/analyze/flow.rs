@@ -8,8 +8,8 @@
 //! `parallel` branch and the parallel's join.
 //!
 //! Edges carry what happens on them ([`Effect`]): a simple node's edge from its entry to
-//! its successor writes its outputs; a failing node's `on-error "skip"` edge writes its
-//! fallbacks only; jumps write nothing.
+//! its successor writes its outputs (a parallel's, from its join); a failing node's
+//! `on-error "skip"` edge writes its fallbacks only; jumps write nothing.
 //!
 //! Approximations (sound for "must have been written"): a `for-each` may have no items; a
 //! `while` loop may not run; an `until` loop (or one with neither) runs at least once when
@@ -355,7 +355,8 @@ impl<'w> Builder<'w> {
                     if parallel.for_each.is_some() || parallel.branches.is_empty() {
                         self.edge(entry, exit, Effect::None);
                     }
-                    self.edge(exit, after, Effect::None);
+                    // The parallel's own output is written when it completes.
+                    self.edge(exit, after, Effect::Completes(idx));
                 }
                 _ => {}
             }

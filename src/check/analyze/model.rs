@@ -4,7 +4,9 @@
 //!
 //! Nothing here reports a problem; rules read the model and decide.
 
-use crate::ir::{Expr, NodeIdx, NodeKind, OnError, Reducer, Template, Workflow};
+use std::collections::HashMap;
+
+use crate::ir::{Agent, Expr, Jump, NodeIdx, NodeKind, OnError, Reducer, Template, Workflow};
 use crate::source::Spanned;
 
 use super::reads::{Read, TemplateError, expression_reads, template_reads};
@@ -80,6 +82,9 @@ pub(crate) struct Site<'w> {
     pub is_expr: bool,
     /// What it reads, or why it does not parse.
     pub reads: Result<Vec<Read>, TemplateError>,
+    /// Whether the text belongs to another agent, whose `prompt`/`system` this node inherits
+    /// through `use=`: it runs here, but rules about the text itself report it at its owner.
+    pub inherited: bool,
 }
 
 impl Site<'_> {
@@ -94,7 +99,8 @@ impl Site<'_> {
 pub(crate) struct Scope {
     /// Enclosing `for-each` parallels (outermost first) and their item variable names.
     pub items: Vec<(NodeIdx, String)>,
-    /// Whether the node is, or is inside, a node marked `recovery=#true` (`error` is defined).
+    /// Whether the node is, or is inside, a node marked `recovery=#true` or targeted by an
+    /// `on-error "goto"` (`error` is defined).
     pub recovery: bool,
 }
 
@@ -119,6 +125,14 @@ pub(crate) struct Model<'w> {
     /// Per node: the `parallel` branches it is inside, outermost first, as
     /// (parallel, branch index).
     pub branches: Vec<Vec<(NodeIdx, usize)>>,
+    /// Per node: where its sites start in `sites` (they are contiguous); one extra entry
+    /// at the end.
+    site_starts: Vec<usize>,
+    /// Node ids, for lookups in constant time.
+    ids: HashMap<&'w str, NodeIdx>,
+    /// Per node: the agent whose `output`s it applies (itself, or the nearest agent up its
+    /// `use=` chain with outputs, as the runtime does).
+    outputs_from: Vec<NodeIdx>,
 }
 
 impl<'w> Model<'w> {
@@ -137,22 +151,115 @@ impl<'w> Model<'w> {
                 }
             }
         }
+        // Targets of `on-error "goto"` see `error` (the resolver reports targets not marked
+        // `recovery=#true`; reading `error` there is not a second problem).
+        let mut recovery: Vec<bool> = workflow.nodes.iter().map(|node| node.recovery).collect();
+        for node in &workflow.nodes {
+            if let Some(OnError::Goto {
+                jump: Jump::Node(target),
+                ..
+            }) = &node.on_error
+                && let Some(slot) = recovery.get_mut(target.index())
+            {
+                *slot = true;
+            }
+        }
         let mut scopes = Vec::with_capacity(count);
         let mut branches = Vec::with_capacity(count);
         for index in 0..count {
-            let (scope, chain) = ancestry(workflow, NodeIdx(index as u32), &direct_branch);
+            let (scope, chain) =
+                ancestry(workflow, NodeIdx(index as u32), &direct_branch, &recovery);
             scopes.push(scope);
             branches.push(chain);
         }
-        let mut sites = Vec::new();
-        for (index, _) in workflow.nodes.iter().enumerate() {
-            collect_sites(workflow, NodeIdx(index as u32), &mut sites);
+        let mut ids = HashMap::with_capacity(count);
+        for (index, node) in workflow.nodes.iter().enumerate() {
+            ids.entry(node.id.value.as_str())
+                .or_insert(NodeIdx(index as u32));
         }
+        let mut sites = Vec::new();
+        let mut site_starts = Vec::with_capacity(count + 1);
+        let mut outputs_from = Vec::with_capacity(count);
+        for index in 0..count {
+            let idx = NodeIdx(index as u32);
+            let chain = use_chain(workflow, &ids, idx);
+            site_starts.push(sites.len());
+            collect_sites(workflow, idx, &chain, &mut sites);
+            let from = chain
+                .iter()
+                .find(|(_, agent)| !agent.outputs.is_empty())
+                .map_or(idx, |&(owner, _)| owner);
+            outputs_from.push(from);
+        }
+        site_starts.push(sites.len());
         Self {
             workflow,
             sites,
             scopes,
             branches,
+            site_starts,
+            ids,
+            outputs_from,
+        }
+    }
+
+    /// The fields `node` itself writes (not its children): its outputs (inherited through
+    /// `use=` for agents without their own), `set`, subgraph `output` mappings, and
+    /// `on-error "skip"` fallbacks.
+    pub(crate) fn writes(&self, node: NodeIdx) -> Vec<Write<'w>> {
+        let workflow = self.workflow;
+        let Some(this) = workflow.nodes.get(node.index()) else {
+            return Vec::new();
+        };
+        let owner = self
+            .outputs_from
+            .get(node.index())
+            .and_then(|owner| workflow.nodes.get(owner.index()))
+            .unwrap_or(this);
+        let mut writes: Vec<Write<'w>> = owner
+            .kind
+            .outputs()
+            .iter()
+            .map(|output| Write {
+                field: &output.field,
+                fallback: false,
+            })
+            .collect();
+        match &this.kind {
+            NodeKind::Set(set) => writes.push(Write {
+                field: &set.field,
+                fallback: false,
+            }),
+            NodeKind::Subgraph(subgraph) => {
+                writes.extend(subgraph.outputs.iter().map(|(field, _)| Write {
+                    field,
+                    fallback: false,
+                }));
+            }
+            _ => {}
+        }
+        if let Some(OnError::Skip { fallback, .. }) = &this.on_error {
+            writes.extend(fallback.iter().map(|set| Write {
+                field: &set.field,
+                fallback: true,
+            }));
+        }
+        writes
+    }
+
+    /// The node with this id (the first, if the resolver let a duplicate through).
+    pub(crate) fn node(&self, id: &str) -> Option<NodeIdx> {
+        self.ids.get(id).copied()
+    }
+
+    /// The sites of one node.
+    pub(crate) fn sites_of(&self, node: NodeIdx) -> &[Site<'w>] {
+        match (
+            self.site_starts.get(node.index()),
+            self.site_starts.get(node.index() + 1),
+        ) {
+            (Some(&start), Some(&end)) => &self.sites[start..end],
+            _ => &[],
         }
     }
 
@@ -184,54 +291,23 @@ impl<'w> Model<'w> {
     }
 }
 
-/// The fields `node` itself writes (not its children): outputs, `set`, subgraph `output`
-/// mappings, and `on-error "skip"` fallbacks.
-pub(crate) fn writes(workflow: &Workflow, node: NodeIdx) -> Vec<Write<'_>> {
-    let Some(node) = workflow.nodes.get(node.index()) else {
-        return Vec::new();
-    };
-    let mut writes: Vec<Write<'_>> = node
-        .kind
-        .outputs()
-        .iter()
-        .map(|output| Write {
-            field: &output.field,
-            fallback: false,
-        })
-        .collect();
-    match &node.kind {
-        NodeKind::Set(set) => writes.push(Write {
-            field: &set.field,
-            fallback: false,
-        }),
-        NodeKind::Subgraph(subgraph) => {
-            writes.extend(subgraph.outputs.iter().map(|(field, _)| Write {
-                field,
-                fallback: false,
-            }));
-        }
-        _ => {}
-    }
-    if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
-        writes.extend(fallback.iter().map(|set| Write {
-            field: &set.field,
-            fallback: true,
-        }));
-    }
-    writes
-}
-
 /// Whether writes to a field with this reducer replace the value, so two concurrent writes
 /// race.
 pub(crate) fn replaces(reducer: &Reducer) -> bool {
     matches!(reducer, Reducer::Replace | Reducer::IfDefined)
 }
 
-/// Whether `outputs.<id>` of this kind of node holds a value.
+/// Whether `outputs.<id>` of this kind of node holds a value: an agent's reply, a tool's
+/// result, a wait's answer, a subgraph's final state, a parallel's summary (`branches`,
+/// `winner`).
 pub(crate) fn has_output(kind: &NodeKind) -> bool {
     matches!(
         kind,
-        NodeKind::Agent(_) | NodeKind::Tool(_) | NodeKind::Wait(_) | NodeKind::Subgraph(_)
+        NodeKind::Agent(_)
+            | NodeKind::Tool(_)
+            | NodeKind::Wait(_)
+            | NodeKind::Subgraph(_)
+            | NodeKind::Parallel(_)
     )
 }
 
@@ -239,14 +315,13 @@ fn ancestry(
     workflow: &Workflow,
     node: NodeIdx,
     direct_branch: &[Option<usize>],
+    recovery: &[bool],
 ) -> (Scope, Vec<(NodeIdx, usize)>) {
     let mut scope = Scope::default();
     let mut chain = Vec::new();
     let mut child = node;
     let mut steps = 0;
-    if workflow.nodes.get(node.index()).is_some_and(|n| n.recovery) {
-        scope.recovery = true;
-    }
+    scope.recovery = recovery.get(node.index()).copied().unwrap_or(false);
     while let Some(parent) = workflow.nodes.get(child.index()).and_then(|n| n.parent) {
         steps += 1;
         let Some(parent_node) = workflow.nodes.get(parent.index()) else {
@@ -255,7 +330,7 @@ fn ancestry(
         if steps > workflow.nodes.len() {
             break;
         }
-        scope.recovery |= parent_node.recovery;
+        scope.recovery |= recovery.get(parent.index()).copied().unwrap_or(false);
         if let NodeKind::Parallel(parallel) = &parent_node.kind {
             if let Some(branch) = direct_branch.get(child.index()).copied().flatten() {
                 chain.push((parent, branch));
@@ -271,9 +346,39 @@ fn ancestry(
     (scope, chain)
 }
 
-fn collect_sites<'w>(workflow: &'w Workflow, idx: NodeIdx, sites: &mut Vec<Site<'w>>) {
+/// An agent node and the agents its `use=` chain reaches, nearest first (the runtime's
+/// order); empty for other kinds. Bounded and cycle-safe.
+fn use_chain<'w>(
+    workflow: &'w Workflow,
+    ids: &HashMap<&str, NodeIdx>,
+    node: NodeIdx,
+) -> Vec<(NodeIdx, &'w Agent)> {
+    let mut chain = Vec::new();
+    let mut current = Some(node);
+    while let Some(idx) = current {
+        let Some(NodeKind::Agent(agent)) = workflow.nodes.get(idx.index()).map(|n| &n.kind) else {
+            break;
+        };
+        if chain.len() > 16 || chain.iter().any(|&(seen, _)| seen == idx) {
+            break;
+        }
+        chain.push((idx, agent));
+        current = agent
+            .use_
+            .as_ref()
+            .and_then(|name| ids.get(name.value.as_str()).copied());
+    }
+    chain
+}
+
+fn collect_sites<'w>(
+    workflow: &'w Workflow,
+    idx: NodeIdx,
+    chain: &[(NodeIdx, &'w Agent)],
+    sites: &mut Vec<Site<'w>>,
+) {
     let node = workflow.node(idx);
-    let mut add = |role: Role, template: &'w Template, is_expr: bool| {
+    let mut add = |role: Role, template: &'w Template, is_expr: bool, inherited: bool| {
         let reads = if is_expr {
             expression_reads(template as &Expr)
         } else {
@@ -285,65 +390,71 @@ fn collect_sites<'w>(workflow: &'w Workflow, idx: NodeIdx, sites: &mut Vec<Site<
             template,
             is_expr,
             reads,
+            inherited,
         });
     };
+    let first = |get: fn(&'w Agent) -> Option<&'w Template>| {
+        chain
+            .iter()
+            .find_map(|&(owner, agent)| get(agent).map(|template| (template, owner != idx)))
+    };
     match &node.kind {
-        NodeKind::Agent(agent) => {
-            if let Some(system) = &agent.system {
-                add(Role::System, system, false);
+        NodeKind::Agent(_) => {
+            if let Some((system, inherited)) = first(|agent| agent.system.as_ref()) {
+                add(Role::System, system, false, inherited);
             }
-            if let Some(prompt) = &agent.prompt {
-                add(Role::Prompt, prompt, false);
+            if let Some((prompt, inherited)) = first(|agent| agent.prompt.as_ref()) {
+                add(Role::Prompt, prompt, false, inherited);
             }
         }
         NodeKind::Tool(tool) => {
             for (index, arg) in tool.run.iter().enumerate() {
-                add(Role::Run(index), arg, false);
+                add(Role::Run(index), arg, false, false);
             }
             for (_, value) in &tool.args {
-                add(Role::Arg, value, false);
+                add(Role::Arg, value, false, false);
             }
             if let Some(cwd) = &tool.cwd {
-                add(Role::Cwd, cwd, false);
+                add(Role::Cwd, cwd, false, false);
             }
             for (_, value) in &tool.env {
-                add(Role::Env, value, false);
+                add(Role::Env, value, false, false);
             }
             if let Some(stdin) = &tool.stdin {
-                add(Role::Stdin, stdin, false);
+                add(Role::Stdin, stdin, false, false);
             }
         }
         NodeKind::Decision(decision) => {
             for route in &decision.routes {
                 if let Some(when) = &route.when {
-                    add(Role::When, when, true);
+                    add(Role::When, when, true, false);
                 }
             }
         }
-        NodeKind::Wait(wait) => add(Role::Question, &wait.prompt, false),
+        NodeKind::Wait(wait) => add(Role::Question, &wait.prompt, false, false),
         NodeKind::Subgraph(subgraph) => {
             for (_, value) in &subgraph.inputs {
-                add(Role::SubgraphInput, value, false);
+                add(Role::SubgraphInput, value, false, false);
             }
         }
         NodeKind::Parallel(parallel) => {
             if let Some(for_each) = &parallel.for_each {
-                add(Role::ForEach, &for_each.items, true);
+                add(Role::ForEach, &for_each.items, true, false);
             }
         }
         NodeKind::Loop(lp) => {
             if let Some(while_) = &lp.while_ {
-                add(Role::While, while_, true);
+                add(Role::While, while_, true, false);
             }
             if let Some(until) = &lp.until {
-                add(Role::Until, until, true);
+                add(Role::Until, until, true, false);
             }
         }
-        NodeKind::Set(set) => add(Role::Value, &set.value, set.is_expr),
+        NodeKind::Set(set) => add(Role::Value, &set.value, set.is_expr, false),
     }
     if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
         for set in fallback {
-            add(Role::Fallback, &set.value, set.is_expr);
+            add(Role::Fallback, &set.value, set.is_expr, false);
         }
     }
 }

@@ -111,8 +111,11 @@ fn template_error(template: &Template, error: &minijinja::Error) -> TemplateErro
         Some(detail) => detail.to_owned(),
         None => error.kind().to_string(),
     };
+    let source = &template.source;
     let span = match error.range() {
-        Some(range) if range.end <= template.source.len() => template.span_of(range),
+        // minijinja may point at one byte of a multi-byte character: widen to whole chars.
+        Some(range) if range.start <= range.end && range.end <= source.len() => template
+            .span_of(source.floor_char_boundary(range.start)..source.ceil_char_boundary(range.end)),
         _ => template.span,
     };
     TemplateError { message, span }
@@ -163,8 +166,16 @@ fn locate(
     reads
 }
 
+/// Names of the environment's global functions and values (`range`, `namespace`, …).
+static GLOBALS: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    ENVIRONMENT
+        .globals()
+        .map(|(name, _)| name.to_owned())
+        .collect()
+});
+
 fn is_global(name: &str) -> bool {
-    ENVIRONMENT.globals().any(|(global, _)| global == name)
+    GLOBALS.contains(name)
 }
 
 /// A run of `ident(.ident)*` in code, not itself preceded by `.`, and what follows it:
@@ -268,7 +279,10 @@ fn subscripts(
                 break;
             };
             let key_start = open + 1;
-            let Some(key_len) = source[key_start..end].find(quote as char) else {
+            let Some(key_len) = source
+                .get(key_start..end)
+                .and_then(|rest| rest.find(quote as char))
+            else {
                 break;
             };
             let key = &source[key_start..key_start + key_len];
@@ -467,6 +481,32 @@ mod tests {
         let e = template("state.x ==");
         let error = expression_reads(&e).unwrap_err();
         assert!(error.span.end <= e.span.end, "{error:?}");
+    }
+
+    #[test]
+    fn syntax_errors_at_a_multi_byte_character_cover_whole_characters() {
+        let cases = [
+            ("{{ sta\u{fffd}te.x }}", false),
+            ("{{ é }}", false),
+            ("{{ x }}{{ 😁", false),
+            ("sta\u{fffd}te.x", true),
+        ];
+        for (text, is_expr) in cases {
+            let t = template(text);
+            let parsed = if is_expr {
+                expression_reads(&t)
+            } else {
+                template_reads(&t)
+            };
+            let error = parsed.expect_err("does not parse");
+            let literal = format!("\"{text}\"");
+            let start = error.span.start - t.span.start;
+            let end = error.span.end - t.span.start;
+            assert!(
+                literal.is_char_boundary(start as usize) && literal.is_char_boundary(end as usize),
+                "{text:?}: {error:?}"
+            );
+        }
     }
 
     #[test]

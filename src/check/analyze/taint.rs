@@ -83,8 +83,8 @@ impl Taints {
                 _ => None,
             };
             if let Some(source) = direct {
-                for output in node.kind.outputs() {
-                    changed |= self.taint_field(&output.field.value, &source);
+                for write in model.writes(idx).iter().filter(|write| !write.fallback) {
+                    changed |= self.taint_field(&write.field.value, &source);
                 }
             }
             if let NodeKind::Subgraph(subgraph) = &node.kind
@@ -119,14 +119,13 @@ impl Taints {
             }
             // The value of a set, or of each fallback set in order.
             let sites: Vec<&Site<'_>> = model
-                .sites
+                .sites_of(idx)
                 .iter()
                 .filter(|site| {
-                    site.node == idx
-                        && matches!(
-                            site.role,
-                            super::model::Role::Value | super::model::Role::Fallback
-                        )
+                    matches!(
+                        site.role,
+                        super::model::Role::Value | super::model::Role::Fallback
+                    )
                 })
                 .collect();
             for (field, site) in set_fields.into_iter().zip(sites) {
@@ -159,9 +158,9 @@ impl Taints {
         which: impl Fn(&Site<'_>) -> bool,
     ) -> Option<Source> {
         model
-            .sites
+            .sites_of(node)
             .iter()
-            .filter(|site| site.node == node && which(site))
+            .filter(|site| which(site))
             .flat_map(|site| site.reads())
             .find_map(|read| self.read(model, node, read))
     }
@@ -179,7 +178,7 @@ impl Taints {
                 origin: "the workflow inputs".to_owned(),
             }),
             ("outputs", Some(id)) => {
-                let target = workflow.find_node(id)?;
+                let target = model.node(id)?;
                 match &workflow.node(target).kind {
                     NodeKind::Agent(_) => Some(Source {
                         kind: Kind::Agent,

@@ -71,8 +71,9 @@ fn section(grammar: &Grammar, node: &NodeSpec, out: &mut String) {
     }
 }
 
-/// `agent "<id>" provider=… { … }`.
-fn form(node: &NodeSpec) -> String {
+/// `agent "<id>" provider=… { … }`: how a node kind is written (also the language server's
+/// hover).
+pub(crate) fn form(node: &NodeSpec) -> String {
     let mut form = node.name.clone();
     for argument in &node.arguments {
         let text = if argument.kind == ValueKind::Integer {

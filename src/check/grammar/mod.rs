@@ -8,5 +8,6 @@ mod markdown;
 mod spec;
 
 pub use load::grammar;
+pub(crate) use markdown::form;
 pub use markdown::reference_markdown;
 pub use spec::{ArgumentSpec, ChildSpec, Grammar, NodeSpec, PropertySpec, ValueKind};

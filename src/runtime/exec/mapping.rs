@@ -25,7 +25,10 @@ pub(crate) fn map_outputs<'a>(
     let mut writes = Vec::with_capacity(outputs.len());
     for output in outputs {
         let value = match source(output.from)? {
-            Raw::Text(text) => parse_output(output.parse, text)?,
+            Raw::Text(text) => {
+                let text = shared.patterns.extract(output, text)?;
+                parse_output(output.parse, text)?
+            }
             Raw::Typed(Value::String(text)) if output.parse != ParseMode::Text => {
                 parse_output(output.parse, &text)?
             }

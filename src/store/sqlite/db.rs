@@ -3,14 +3,15 @@
 //!
 //! Each run's live state (after its last step) is cached so a commit can tell when a
 //! snapshot is due and write it without reading the database. The cache is checked against
-//! the database's `last_seq` inside each transaction, so another process committing to the
-//! same run makes it reload rather than diverge.
+//! the run's last step inside each transaction, so another process committing to the same
+//! run makes it reload rather than diverge.
 
 use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
+use super::checkpointer::{Checkpointer, NUDGE_EVERY};
 use super::rows::corrupt;
 use crate::store::snapshot::LiveState;
 use crate::store::{NewRun, RunId, RunStatus, SnapshotPolicy, StepCommit, StoreError, Timestamp};
@@ -21,6 +22,8 @@ pub(super) struct Db {
     pub(super) conn: Connection,
     pub(super) live: HashMap<RunId, LiveState>,
     pub(super) policy: SnapshotPolicy,
+    checkpointer: Option<Checkpointer>,
+    commits: u32,
 }
 
 /// A WAL at most this large is left in place when the store closes (the next process
@@ -29,16 +32,35 @@ pub(super) struct Db {
 pub(super) const WAL_KEPT_ON_CLOSE: u64 = 1024 * 1024;
 
 impl Db {
-    pub(super) fn new(conn: Connection, policy: SnapshotPolicy) -> Self {
+    pub(super) fn new(
+        conn: Connection,
+        policy: SnapshotPolicy,
+        checkpointer: Option<Checkpointer>,
+    ) -> Self {
         Self {
             conn,
             live: HashMap::new(),
             policy,
+            checkpointer,
+            commits: 0,
+        }
+    }
+
+    /// Counts a commit; every so many, asks for a background checkpoint.
+    fn committed(&mut self, pages_hint: u32) {
+        self.commits = self.commits.saturating_add(pages_hint.max(1));
+        if self.commits >= NUDGE_EVERY {
+            self.commits = 0;
+            if let Some(checkpointer) = &self.checkpointer {
+                checkpointer.tick(&self.conn);
+            }
         }
     }
 
     /// Runs when the store closes: folds a large WAL back into the database.
     pub(super) fn close(&mut self) {
+        // Stop the background checkpoints first, so the last one cannot hold the lock.
+        drop(self.checkpointer.take());
         let large = self
             .conn
             .path()
@@ -94,6 +116,7 @@ impl Db {
     fn try_commit_step(&mut self, run: &RunId, step: StepCommit) -> Result<(), StoreError> {
         let delta = step.delta.to_json();
         let cursor = step.cursor.to_string();
+        let events = serde_json::to_string(&step.events).expect("JSON values serialise");
         let wait = match (&step.wait, step.run_status) {
             (Some(wait), RunStatus::Paused) => {
                 Some(serde_json::to_string(wait).expect("a wait serialises"))
@@ -103,9 +126,12 @@ impl Db {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let last: i64 = tx
-            .prepare_cached("SELECT last_seq FROM runs WHERE id = ?1")?
-            .query_row([run.as_str()], |row| row.get(0))
+        let (status, last): (String, i64) = tx
+            .prepare_cached(
+                "SELECT status, coalesce((SELECT max(seq) FROM steps WHERE run_id = ?1), 0)
+                 FROM runs WHERE id = ?1",
+            )?
+            .query_row([run.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
             .optional()?
             .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
         let expected = last as u64 + 1;
@@ -118,8 +144,8 @@ impl Db {
         }
         tx.prepare_cached(
             "INSERT INTO steps (run_id, seq, node_id, started_at, finished_at, status, attempts,
-                                delta, cursor, error)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                delta, cursor, events, error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?
         .execute(params![
             run.as_str(),
@@ -131,22 +157,28 @@ impl Db {
             step.attempts,
             delta,
             cursor,
+            events,
             step.error,
         ])?;
-        insert_events(&tx, run, step.seq, &step.events)?;
-        tx.prepare_cached(
-            "UPDATE runs SET last_seq = ?2, status = ?3, updated_at = ?4, wait = ?5,
-                    error = CASE WHEN ?3 = 'failed' THEN ?6 ELSE error END
-             WHERE id = ?1",
-        )?
-        .execute(params![
-            run.as_str(),
-            step.seq as i64,
-            step.run_status.as_str(),
-            now(),
-            wait,
-            step.error,
-        ])?;
+        // The common step (running → running) leaves the run's row alone: its step count
+        // and last change come from this step.
+        let new_status = step.run_status;
+        let changes_run = status != new_status.as_str()
+            || matches!(new_status, RunStatus::Paused | RunStatus::Failed);
+        if changes_run {
+            tx.prepare_cached(
+                "UPDATE runs SET status = ?2, updated_at = ?3, wait = ?4,
+                        error = CASE WHEN ?2 = 'failed' THEN ?5 ELSE error END
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                run.as_str(),
+                new_status.as_str(),
+                now(),
+                wait,
+                step.error
+            ])?;
+        }
 
         let policy = self.policy;
         let live = match self.live.get_mut(run) {
@@ -164,12 +196,15 @@ impl Db {
         let due = live
             .advance(step.seq, &step.delta, delta.len(), policy)
             .map_err(|error| corrupt(run.as_str(), error.to_string()))?;
+        let mut pages = 1;
         if due {
             let state = serde_json::to_string(&live.state).expect("JSON values serialise");
             insert_snapshot(&tx, run, step.seq, &state)?;
             live.snapshotted(state.len());
+            pages += u32::try_from(state.len() / 4096).unwrap_or(u32::MAX);
         }
         tx.commit()?;
+        self.committed(pages);
         Ok(())
     }
 
@@ -178,7 +213,16 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         ensure_run(&tx, run)?;
-        insert_events(&tx, run, 0, events)?;
+        let last: i64 = tx
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM steps WHERE run_id = ?1")?
+            .query_row([run.as_str()], |row| row.get(0))?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO run_events (run_id, after_step, event) VALUES (?1, ?2, ?3)",
+        )?;
+        for event in events {
+            insert.execute(params![run.as_str(), last, event.to_string()])?;
+        }
+        drop(insert);
         tx.commit()?;
         Ok(())
     }
@@ -211,7 +255,7 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         ensure_run(&tx, run)?;
-        for table in ["steps", "snapshots", "events"] {
+        for table in ["steps", "snapshots", "run_events"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE run_id = ?1"),
                 [run.as_str()],
@@ -237,23 +281,6 @@ fn ensure_run(conn: &Connection, run: &RunId) -> Result<(), StoreError> {
         .query_row([run.as_str()], |_| Ok(()))
         .optional()?
         .ok_or_else(|| StoreError::NotFound(run.to_string()))
-}
-
-fn insert_events(
-    conn: &Connection,
-    run: &RunId,
-    step: u64,
-    events: &[Value],
-) -> Result<(), StoreError> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let mut insert =
-        conn.prepare_cached("INSERT INTO events (run_id, step, event) VALUES (?1, ?2, ?3)")?;
-    for event in events {
-        insert.execute(params![run.as_str(), step as i64, event.to_string()])?;
-    }
-    Ok(())
 }
 
 fn insert_snapshot(

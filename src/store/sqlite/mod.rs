@@ -4,8 +4,10 @@
 //!
 //! Files: `open.rs` (file, permissions, pragmas), `schema.rs` (migrations), `db.rs`
 //! (writes over one connection), `read.rs` (queries), `rows.rs` (decoding), `worker.rs`
-//! (the thread that owns the connection), `store.rs` (the async trait over it).
+//! (the thread that owns the connection), `checkpointer.rs` (background WAL checkpoints),
+//! `store.rs` (the async trait over it).
 
+mod checkpointer;
 mod db;
 mod open;
 mod read;

@@ -35,6 +35,13 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// When full-state snapshots are written.
     pub snapshots: SnapshotPolicy,
+    /// Checkpoint the write-ahead log on a background thread (default), rather than in
+    /// the commit that fills it.
+    pub background_checkpoints: bool,
+    /// WAL pages after which a commit checkpoints the log itself (SQLite's
+    /// `wal_autocheckpoint`): with background checkpoints, the backstop that lets the log
+    /// restart from its beginning under continuous writes.
+    pub wal_checkpoint_pages: u32,
 }
 
 impl Default for SqliteOptions {
@@ -43,6 +50,8 @@ impl Default for SqliteOptions {
             durability: Durability::Process,
             busy_timeout: Duration::from_secs(5),
             snapshots: SnapshotPolicy::default(),
+            background_checkpoints: true,
+            wal_checkpoint_pages: 1000,
         }
     }
 }
@@ -74,6 +83,7 @@ pub(super) fn open(path: &Path, options: &SqliteOptions) -> Result<Connection, S
     conn.pragma_update(None, "synchronous", synchronous)?;
     // Keep the WAL file from staying large after a checkpoint.
     conn.pragma_update(None, "journal_size_limit", 4 * 1024 * 1024)?;
+    conn.pragma_update(None, "wal_autocheckpoint", options.wal_checkpoint_pages)?;
     // A short-lived `atomic resume` should not pay for a checkpoint on close (an fsync of
     // the WAL and of the database) and then, in the next process, for recreating the WAL
     // (an fsync of it and of its directory): together most of a resume's wall time. So a

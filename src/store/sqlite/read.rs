@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::db::Db;
-use super::rows::{self, RUN_COLUMNS, STEP_COLUMNS};
+use super::rows::{self, RUN_SELECT, STEP_COLUMNS};
 use crate::store::snapshot::LiveState;
 use crate::store::{
     Checkpoint, EventRecord, RunDetail, RunFilter, RunId, RunRecord, State, StateDelta, StoreError,
@@ -84,9 +84,9 @@ impl Db {
         let rows: Vec<rows::RunRow> = self
             .conn
             .prepare_cached(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs
-                 WHERE (?1 IS NULL OR workflow = ?1) AND (?2 IS NULL OR status = ?2)
-                 ORDER BY id DESC LIMIT ?3"
+                "{RUN_SELECT}
+                 WHERE (?1 IS NULL OR r.workflow = ?1) AND (?2 IS NULL OR r.status = ?2)
+                 ORDER BY r.id DESC LIMIT ?3"
             ))?
             .query_map(
                 rusqlite::params![filter.workflow, filter.status.map(|s| s.as_str()), limit],
@@ -105,27 +105,35 @@ impl Db {
             ))?
             .query_map([run.as_str()], rows::step_row)?
             .collect::<Result<_, _>>()?;
-        let steps = steps
-            .into_iter()
-            .map(|row| rows::step_record(run, row))
-            .collect::<Result<_, _>>()?;
-        let events: Vec<(i64, String)> = self
+        let loose: Vec<(i64, String)> = self
             .conn
-            .prepare_cached("SELECT step, event FROM events WHERE run_id = ?1 ORDER BY id")?
+            .prepare_cached(
+                "SELECT after_step, event FROM run_events WHERE run_id = ?1 ORDER BY id",
+            )?
             .query_map([run.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))?
             .collect::<Result<_, _>>()?;
-        let events = events
-            .into_iter()
-            .enumerate()
-            .map(|(index, (step, text))| {
-                let event: Value = rows::json(run.as_str(), &text)?;
-                Ok(EventRecord {
-                    seq: index as u64 + 1,
-                    step: step as u64,
-                    event,
-                })
-            })
-            .collect::<Result<_, StoreError>>()?;
+        let mut loose = loose.into_iter().peekable();
+        let mut events = Vec::new();
+        let mut push = |step: u64, event: Value| {
+            let seq = events.len() as u64 + 1;
+            events.push(EventRecord { seq, step, event });
+        };
+        let mut records = Vec::with_capacity(steps.len());
+        // Events logged between steps go before the next step's own events.
+        for row in steps {
+            let (step, step_events) = rows::step_record(run, row)?;
+            while let Some((_, text)) = loose.next_if(|(after, _)| (*after as u64) < step.seq) {
+                push(0, rows::json(run.as_str(), &text)?);
+            }
+            for event in step_events {
+                push(step.seq, event);
+            }
+            records.push(step);
+        }
+        for (_, text) in loose {
+            push(0, rows::json(run.as_str(), &text)?);
+        }
+        let steps = records;
         Ok(RunDetail {
             run: record,
             steps,
@@ -136,7 +144,7 @@ impl Db {
 
 fn run_record(conn: &Connection, run: &RunId) -> Result<RunRecord, StoreError> {
     let row = conn
-        .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?
+        .prepare_cached(&format!("{RUN_SELECT} WHERE r.id = ?1"))?
         .query_row([run.as_str()], rows::run_row)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(run.to_string()))?;

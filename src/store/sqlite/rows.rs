@@ -6,13 +6,18 @@ use serde::de::DeserializeOwned;
 
 use crate::store::{RunId, RunRecord, RunStatus, StepRecord, StepStatus, StoreError, Timestamp};
 
-/// The columns [`run_record`] reads, in order.
-pub(super) const RUN_COLUMNS: &str =
-    "id, workflow, path, hash, inputs, status, created_at, updated_at, last_seq, error, wait";
+/// `SELECT … FROM …` of the columns [`run_row`] reads, in order: the run joined with its
+/// last step (alias `r` for runs), which gives the step count and the last change.
+pub(super) const RUN_SELECT: &str = "
+    SELECT r.id, r.workflow, r.path, r.hash, r.inputs, r.status, r.created_at,
+           max(r.updated_at, coalesce(l.finished_at, 0)), coalesce(l.seq, 0), r.error, r.wait
+    FROM runs r
+    LEFT JOIN steps l ON l.run_id = r.id
+        AND l.seq = (SELECT max(seq) FROM steps WHERE run_id = r.id)";
 
 /// The columns [`step_record`] reads, in order.
 pub(super) const STEP_COLUMNS: &str =
-    "seq, node_id, started_at, finished_at, status, attempts, delta, cursor, error";
+    "seq, node_id, started_at, finished_at, status, attempts, delta, cursor, error, events";
 
 /// Raw columns of a run, decoded after the statement is done.
 pub(super) type RunRow = (
@@ -64,7 +69,7 @@ pub(super) fn run_record(row: RunRow) -> Result<RunRecord, StoreError> {
     })
 }
 
-/// Raw columns of a step.
+/// Raw columns of a step, its events last.
 pub(super) type StepRow = (
     i64,
     String,
@@ -75,6 +80,7 @@ pub(super) type StepRow = (
     String,
     String,
     Option<String>,
+    String,
 );
 
 pub(super) fn step_row(row: &Row<'_>) -> rusqlite::Result<StepRow> {
@@ -88,14 +94,20 @@ pub(super) fn step_row(row: &Row<'_>) -> rusqlite::Result<StepRow> {
         row.get(6)?,
         row.get(7)?,
         row.get(8)?,
+        row.get(9)?,
     ))
 }
 
-pub(super) fn step_record(run: &RunId, row: StepRow) -> Result<StepRecord, StoreError> {
-    let (seq, node_id, started, finished, status, attempts, delta, cursor, error) = row;
+/// The step, and the events committed with it.
+pub(super) fn step_record(
+    run: &RunId,
+    row: StepRow,
+) -> Result<(StepRecord, Vec<serde_json::Value>), StoreError> {
+    let (seq, node_id, started, finished, status, attempts, delta, cursor, error, events) = row;
     let status = StepStatus::parse(&status)
         .ok_or_else(|| corrupt(run.as_str(), format!("unknown step status `{status}`")))?;
-    Ok(StepRecord {
+    let events = json(run.as_str(), &events)?;
+    let step = StepRecord {
         seq: seq as u64,
         node_id,
         started_at: timestamp(started),
@@ -105,7 +117,8 @@ pub(super) fn step_record(run: &RunId, row: StepRow) -> Result<StepRecord, Store
         delta: json(run.as_str(), &delta)?,
         cursor: json(run.as_str(), &cursor)?,
         error,
-    })
+    };
+    Ok((step, events))
 }
 
 /// Decodes stored JSON text.

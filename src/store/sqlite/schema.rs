@@ -9,7 +9,10 @@ use crate::store::StoreError;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
-    // 1: runs, steps (deltas and cursors), snapshots, events.
+    // 1: runs, steps (deltas, cursors and the events committed with them), snapshots, and
+    // events logged between steps. A step commit writes one b-tree (steps, keyed by run and
+    // sequence, its events inline) and touches `runs` only when the run's status changes:
+    // a run's step count and last change are read from its last step.
     "
     CREATE TABLE runs (
         id          TEXT PRIMARY KEY,
@@ -20,7 +23,6 @@ const MIGRATIONS: &[&str] = &[
         status      TEXT NOT NULL,
         created_at  INTEGER NOT NULL,
         updated_at  INTEGER NOT NULL,
-        last_seq    INTEGER NOT NULL DEFAULT 0,
         error       TEXT,
         wait        TEXT
     ) STRICT;
@@ -35,22 +37,23 @@ const MIGRATIONS: &[&str] = &[
         attempts    INTEGER NOT NULL,
         delta       TEXT NOT NULL,
         cursor      TEXT NOT NULL,
+        events      TEXT NOT NULL,
         error       TEXT,
         PRIMARY KEY (run_id, seq)
-    ) STRICT;
+    ) STRICT, WITHOUT ROWID;
     CREATE TABLE snapshots (
         run_id      TEXT NOT NULL,
         seq         INTEGER NOT NULL,
         state       TEXT NOT NULL,
         PRIMARY KEY (run_id, seq)
     ) STRICT;
-    CREATE TABLE events (
+    CREATE TABLE run_events (
         id          INTEGER PRIMARY KEY,
         run_id      TEXT NOT NULL,
-        step        INTEGER NOT NULL,
+        after_step  INTEGER NOT NULL,
         event       TEXT NOT NULL
     ) STRICT;
-    CREATE INDEX events_by_run ON events (run_id, id);
+    CREATE INDEX run_events_by_run ON run_events (run_id, id);
     ",
 ];
 

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::checkpointer::Checkpointer;
 use super::db::Db;
 use super::open::{self, SqliteOptions};
 use super::worker::Worker;
@@ -28,7 +29,12 @@ impl SqliteStore {
     /// mode, or it was written by a newer atomic.
     pub fn open(path: &Path, options: SqliteOptions) -> Result<Self, StoreError> {
         let conn = open::open(path, &options)?;
-        let worker = Worker::spawn(Db::new(conn, options.snapshots))?;
+        let checkpointer = if options.background_checkpoints {
+            Some(Checkpointer::spawn(path, options.busy_timeout)?)
+        } else {
+            None
+        };
+        let worker = Worker::spawn(Db::new(conn, options.snapshots, checkpointer))?;
         Ok(Self {
             worker,
             path: path.to_owned(),

@@ -1,7 +1,8 @@
 //! The store's writer thread: it owns the connection and runs jobs in the order they were
 //! sent, so async callers never block the runtime's threads on SQLite (its API is sync).
-//! One thread with a channel was measured against `spawn_blocking` with a mutex: see
-//! BENCHMARKS.md (W4) for the figures.
+//! One thread with a channel beat `spawn_blocking` with a mutex in `benches/store.rs`
+//! (a round trip of an empty job: about 10 µs against 25 µs, release build on a loaded
+//! two-core machine), and it keeps jobs in call order without a lock.
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;

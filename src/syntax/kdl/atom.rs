@@ -124,7 +124,7 @@ fn identifier(cursor: &mut Cursor<'_>) -> Option<String> {
     let start = cursor.pos;
     cursor.pos = chars::ident_end(cursor.bytes, start);
     let word = &cursor.text[start..cursor.pos];
-    if RESERVED.contains(&word) {
+    if word.len() <= 5 && RESERVED.contains(&word) {
         let span = cursor.span(start, cursor.pos);
         let meaning = if matches!(word, "true" | "false") {
             "boolean"

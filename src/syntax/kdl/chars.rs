@@ -76,6 +76,42 @@ pub(super) fn is_comment_stop(byte: u8) -> bool {
     TABLE[byte as usize] & COMMENT_STOP != 0
 }
 
+/// Skips bytes a string scanner need not look at (see [`is_string_stop`]) from `pos`,
+/// eight at a time, and returns the position of the first one it must look at (or the end).
+/// Any non-ASCII byte stops the word-wise loop; the byte-wise loop then decides.
+#[inline]
+pub(super) fn skip_string_body(bytes: &[u8], mut pos: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Flags (in its high bit) every byte of `word` equal to zero; exact for the lowest one.
+    fn zero_bytes(word: u64) -> u64 {
+        word.wrapping_sub(ONES) & !word & HIGHS
+    }
+    while let Some(chunk) = bytes.get(pos..pos + 8) {
+        let mut array = [0u8; 8];
+        array.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(array);
+        let stops = zero_bytes(word ^ (ONES * u64::from(b'"')))
+            | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+            | zero_bytes(word ^ (ONES * 0x7F))
+            // Bytes below 0x20 (exact as long as no byte is >= 0x80, which flags anyway).
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
+            | (word & HIGHS);
+        if stops != 0 {
+            pos += (stops.trailing_zeros() / 8) as usize;
+            break;
+        }
+        pos += 8;
+    }
+    while let Some(&byte) = bytes.get(pos) {
+        if is_string_stop(byte) {
+            break;
+        }
+        pos += 1;
+    }
+    pos
+}
+
 /// Length of the UTF-8 sequence starting with lead byte `byte`.
 #[inline]
 pub(super) fn utf8_len(byte: u8) -> usize {
@@ -108,6 +144,11 @@ pub(super) fn space_len(bytes: &[u8], pos: usize) -> usize {
 /// Length of a newline at `pos` (CRLF counts as one newline of length 2), or 0.
 #[inline]
 pub(super) fn newline_len(bytes: &[u8], pos: usize) -> usize {
+    // Fast exit: every newline starts with a byte below 0x0E, or 0xC2 / 0xE2.
+    match bytes.get(pos) {
+        Some(&byte) if byte < 0x0E || byte == 0xC2 || byte == 0xE2 => {}
+        _ => return 0,
+    }
     match bytes.get(pos..) {
         Some([b'\r', b'\n', ..]) => 2,
         Some([b'\n' | b'\r' | 0x0B | 0x0C, ..]) => 1,
@@ -264,6 +305,34 @@ mod tests {
         assert_eq!(ident_end("foo123,bar weeee".as_bytes(), 0), 10);
         assert_eq!(ident_end("ノード\u{3000}x".as_bytes(), 0), 9);
         assert_eq!(ident_end("a\u{200E}b".as_bytes(), 0), 1);
+    }
+
+    #[test]
+    fn string_body_skipping_stops_exactly_where_the_bytewise_scan_would() {
+        let samples = [
+            "plain text without stops at all, long enough for words\"",
+            "a\\b",
+            "0123456789abcdef\u{1}x",
+            "0123456\u{7f}89",
+            "01234567é9",
+            "\"",
+            "",
+            "abcdefgh\n",
+            "abc\u{2028}def ghijklmnop",
+        ];
+        for text in samples {
+            let bytes = text.as_bytes();
+            for start in 0..=bytes.len() {
+                let expected = (start..bytes.len())
+                    .find(|&pos| is_string_stop(bytes[pos]))
+                    .unwrap_or(bytes.len());
+                assert_eq!(
+                    skip_string_body(bytes, start),
+                    expected,
+                    "{text:?} from {start}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The parser's position in the text, its diagnostics and comments, and the trivia every
-//! rule skips: whitespace, newlines, comments and line continuations.
+//! The parser's position in the text, its diagnostics and comments, the trivia every rule
+//! skips (whitespace, newlines, comments and line continuations), and the scratch stacks
+//! lists are built on.
 //!
 //! Trivia follows the grammar's names: `ws` is a space or block comment, `node-space` is
 //! whitespace inside a node (newlines only through a `\` continuation), `line-space` is
@@ -9,7 +10,10 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceId, Span};
 
 use super::chars;
-use super::tree::{Comment, CommentKind};
+use super::tree::{Comment, CommentKind, Entry, Node};
+
+/// How many diagnostics one parse reports at most.
+pub(super) const MAX_DIAGNOSTICS: usize = 1000;
 
 /// A cursor over one KDL text.
 pub(super) struct Cursor<'a> {
@@ -19,6 +23,11 @@ pub(super) struct Cursor<'a> {
     pub(super) source: SourceId,
     pub(super) diagnostics: Vec<Diagnostic>,
     pub(super) comments: Vec<Comment>,
+    /// Nodes of the blocks being parsed, innermost last. A block's nodes are moved out into
+    /// an exactly sized `Vec` when it ends, so no list grows by reallocation.
+    pub(super) node_stack: Vec<Node>,
+    /// Entries of the nodes being parsed, likewise.
+    pub(super) entry_stack: Vec<Entry>,
 }
 
 impl<'a> Cursor<'a> {
@@ -30,6 +39,8 @@ impl<'a> Cursor<'a> {
             source,
             diagnostics: Vec::new(),
             comments: Vec::new(),
+            node_stack: Vec::new(),
+            entry_stack: Vec::new(),
         }
     }
 
@@ -119,8 +130,27 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reports a problem.
+    /// Past [`MAX_DIAGNOSTICS`] one last diagnostic says so and the rest are dropped, so a
+    /// file of garbage cannot make the diagnostics list outgrow memory.
     pub(super) fn report(&mut self, diagnostic: Diagnostic) {
-        self.diagnostics.push(diagnostic);
+        match self.diagnostics.len() {
+            count if count < MAX_DIAGNOSTICS => self.diagnostics.push(diagnostic),
+            MAX_DIAGNOSTICS => {
+                let span = diagnostic.span;
+                self.diagnostics.push(
+                    Diagnostic::new(
+                        Code::SyntaxError,
+                        span,
+                        format!(
+                            "too many syntax errors; stopped reporting after {MAX_DIAGNOSTICS}"
+                        ),
+                    )
+                    .label("later errors are not shown")
+                    .help("fix the errors above and parse again"),
+                );
+            }
+            _ => {}
+        }
     }
 
     /// Reports a problem with a label and help in one call.
@@ -132,8 +162,7 @@ impl<'a> Cursor<'a> {
         label: impl Into<String>,
         help: impl Into<String>,
     ) {
-        self.diagnostics
-            .push(Diagnostic::new(code, span, message).label(label).help(help));
+        self.report(Diagnostic::new(code, span, message).label(label).help(help));
     }
 
     /// Reports a disallowed code point at `pos` and returns its length.
@@ -162,8 +191,23 @@ impl<'a> Cursor<'a> {
     /// Skips `ws*`: spaces and block comments. Disallowed code points are reported and
     /// skipped as if they were spaces, so one stray control character costs one diagnostic.
     /// Returns whether anything was skipped.
+    #[inline]
     pub(super) fn skip_ws(&mut self) -> bool {
         let start = self.pos;
+        while self.peek() == Some(b' ') {
+            self.pos += 1;
+        }
+        // Anything else that may be whitespace: a tab, `/*`, a control character or a
+        // non-ASCII byte. Newlines end whitespace, so `\n` and `\r` stay on the fast path.
+        if let Some(byte) = self.peek()
+            && (byte == b'/' || !(0x20..0x7F).contains(&byte) && byte != b'\n' && byte != b'\r')
+        {
+            self.skip_ws_slow();
+        }
+        self.pos > start
+    }
+
+    fn skip_ws_slow(&mut self) {
         loop {
             match self.peek() {
                 Some(b' ' | b'\t') => self.pos += 1,
@@ -184,11 +228,11 @@ impl<'a> Cursor<'a> {
                 _ => break,
             }
         }
-        self.pos > start
     }
 
     /// Skips `node-space*`: whitespace, and `\` line continuations. Returns whether anything
     /// was skipped.
+    #[inline]
     pub(super) fn skip_node_space(&mut self) -> bool {
         let start = self.pos;
         loop {
@@ -380,6 +424,19 @@ mod tests {
                 (Code::InvalidCharacter, 0..1),
                 (Code::InvalidCharacter, 2..5)
             ]
+        );
+    }
+
+    #[test]
+    fn diagnostics_are_capped() {
+        let text = "\u{1}".repeat(MAX_DIAGNOSTICS * 3);
+        let mut c = cursor(&text);
+        c.skip_ws();
+        assert_eq!(c.diagnostics.len(), MAX_DIAGNOSTICS + 1);
+        assert!(
+            c.diagnostics[MAX_DIAGNOSTICS]
+                .message
+                .starts_with("too many syntax errors")
         );
     }
 

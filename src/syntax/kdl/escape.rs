@@ -11,9 +11,12 @@ use super::cursor::Cursor;
 
 /// Maps offsets in a rebuilt string back to the source text: a sorted list of
 /// `(offset in rebuilt text, offset in source)` pairs, each starting a run of bytes copied
-/// unchanged.
+/// unchanged. The common case, text copied unchanged, needs no allocation.
 #[derive(Debug, Clone)]
 pub(super) struct OffsetMap {
+    /// Source offset of rebuilt offset 0.
+    first: usize,
+    /// Later runs.
     segments: Vec<(usize, usize)>,
 }
 
@@ -21,20 +24,18 @@ impl OffsetMap {
     /// A map for text copied unchanged from `source_start`.
     pub(super) fn identity(source_start: usize) -> Self {
         Self {
-            segments: vec![(0, source_start)],
-        }
-    }
-
-    /// An empty map, to be filled with [`OffsetMap::push`].
-    pub(super) fn new() -> Self {
-        Self {
+            first: source_start,
             segments: Vec::new(),
         }
     }
 
-    /// Records that rebuilt offset `rebuilt` corresponds to source offset `source`, and the
-    /// bytes after it follow unchanged.
+    /// Records that rebuilt offset `rebuilt` (after 0) corresponds to source offset
+    /// `source`, and the bytes after it follow unchanged.
     pub(super) fn push(&mut self, rebuilt: usize, source: usize) {
+        if rebuilt == 0 {
+            self.first = source;
+            return;
+        }
         if let Some(last) = self.segments.last_mut()
             && last.0 == rebuilt
         {
@@ -51,7 +52,7 @@ impl OffsetMap {
             .partition_point(|&(rebuilt, _)| rebuilt <= offset);
         match index.checked_sub(1).and_then(|i| self.segments.get(i)) {
             Some(&(rebuilt, source)) => source + (offset - rebuilt),
-            None => offset,
+            None => self.first + offset,
         }
     }
 }
@@ -256,7 +257,7 @@ mod tests {
 
     #[test]
     fn offset_map_follows_segments() {
-        let mut map = OffsetMap::new();
+        let mut map = OffsetMap::identity(0);
         map.push(0, 10);
         map.push(5, 30);
         assert_eq!(map.to_source(0), 10);

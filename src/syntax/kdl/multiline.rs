@@ -24,12 +24,7 @@ pub(super) fn quoted(cursor: &mut Cursor<'_>) -> String {
     let bytes = cursor.bytes;
     let mut escaped = false;
     let close = loop {
-        while let Some(&byte) = bytes.get(cursor.pos) {
-            if chars::is_string_stop(byte) {
-                break;
-            }
-            cursor.pos += 1;
-        }
+        cursor.pos = chars::skip_string_body(bytes, cursor.pos);
         match cursor.peek() {
             None => {
                 unterminated(cursor, start, 3);
@@ -73,12 +68,7 @@ pub(super) fn raw(cursor: &mut Cursor<'_>, start: usize, hashes: usize) -> Strin
     let body_start = cursor.pos;
     let bytes = cursor.bytes;
     let close = loop {
-        while let Some(&byte) = bytes.get(cursor.pos) {
-            if chars::is_string_stop(byte) && byte != b'\\' {
-                break;
-            }
-            cursor.pos += 1;
-        }
+        cursor.pos = chars::skip_string_body(bytes, cursor.pos);
         match cursor.peek() {
             None => {
                 unterminated(cursor, start, hashes + 3);
@@ -155,8 +145,7 @@ fn unterminated(cursor: &mut Cursor<'_>, start: usize, opener: usize) {
 fn resolve_whitespace_escapes(body: &str, body_start: usize) -> (String, OffsetMap) {
     let bytes = body.as_bytes();
     let mut pre = String::with_capacity(body.len());
-    let mut map = OffsetMap::new();
-    map.push(0, body_start);
+    let mut map = OffsetMap::identity(body_start);
     let mut copied = 0;
     let mut pos = 0;
     while let Some(found) = bytes[pos..].iter().position(|&b| b == b'\\') {
@@ -199,20 +188,15 @@ fn dedent(
     escapes: bool,
 ) -> String {
     let bytes = pre.as_bytes();
-    let mut lines = Vec::new();
-    let mut line_start = 0;
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let len = chars::newline_len(bytes, pos);
-        if len > 0 {
-            lines.push(line_start..pos);
-            pos += len;
-            line_start = pos;
-        } else {
-            pos += chars::utf8_len(bytes[pos]);
-        }
-    }
-    let last = line_start..bytes.len();
+    // The closing line starts after the last newline.
+    let last_start = (0..bytes.len())
+        .rev()
+        .find_map(|pos| match chars::newline_len(bytes, pos) {
+            0 => None,
+            len => Some(pos + len),
+        })
+        .unwrap_or(0);
+    let last = last_start..bytes.len();
     let mut prefix = &pre[last.clone()];
     if let Some(close) = close
         && !chars::is_all_space(prefix)
@@ -228,10 +212,27 @@ fn dedent(
         );
         prefix = "";
     }
+    // An unclosed string was reported already; its lines are not judged against a closing
+    // line that does not exist.
+    let mut reported = close.is_none();
+    if reported {
+        prefix = "";
+    }
     let mut out = String::with_capacity(pre.len());
-    let mut reported = false;
-    for (index, line) in lines.into_iter().enumerate() {
-        if index > 0 {
+    let mut line_start = 0;
+    let mut pos = 0;
+    while line_start < last_start {
+        // Find the end of this line (every line before the closing one ends in a newline).
+        let newline = loop {
+            match chars::newline_len(bytes, pos) {
+                0 => pos += chars::utf8_len(bytes[pos]),
+                len => break len,
+            }
+        };
+        let line = line_start..pos;
+        pos += newline;
+        line_start = pos;
+        if line.start > 0 {
             out.push('\n');
         }
         let text = &pre[line.clone()];
@@ -337,6 +338,8 @@ mod tests {
         let (_, _, d) = scan("\"\"\"\n  foo\n  bar\\\n  \"\"\"");
         assert_eq!(d[0].0, Code::SyntaxError);
         let (_, _, d) = scan("\"\"\"\n  foo\n");
+        assert_eq!(d, [(Code::UnterminatedString, "\"\"\"".to_owned())]);
+        let (_, _, d) = scan("\"\"\"\nfoo\n  bar");
         assert_eq!(d, [(Code::UnterminatedString, "\"\"\"".to_owned())]);
         let (_, _, d) = scan("\"\"\"\n\\s escaped\n  lit\n  \"\"\"");
         assert_eq!(d[0].0, Code::SyntaxError);

@@ -64,7 +64,7 @@ pub fn parse(text: &str, source: SourceId) -> KdlParse {
 
 /// Parses nodes until the end of the text or, inside a block, a `}` (not consumed).
 fn parse_nodes(cursor: &mut Cursor<'_>, depth: usize, in_block: bool) -> Vec<Node> {
-    let mut nodes = Vec::new();
+    let base = cursor.node_stack.len();
     loop {
         cursor.skip_line_space();
         match cursor.peek() {
@@ -109,33 +109,27 @@ fn parse_nodes(cursor: &mut Cursor<'_>, depth: usize, in_block: bool) -> Vec<Nod
                     );
                     continue;
                 }
-                let parsed = parse_node(cursor, depth);
-                let span = cursor.span(start, parsed.end_any);
+                let kept = cursor.node_stack.len();
+                let end = parse_node(cursor, depth);
+                cursor.node_stack.truncate(kept);
+                let span = cursor.span(start, end);
                 cursor.comments.push(Comment {
                     span,
                     kind: CommentKind::Slashdash,
                 });
             }
             Some(_) => {
-                if let Some(node) = parse_node(cursor, depth).node {
-                    nodes.push(node);
-                }
+                parse_node(cursor, depth);
             }
         }
     }
-    nodes
-}
-
-/// A node, or `None` if it had no usable name, and where its text ends.
-struct ParsedNode {
-    node: Option<Node>,
-    /// End of the last element including slashdashed ones (for a slashdash comment's span).
-    end_any: usize,
+    cursor.node_stack.split_off(base)
 }
 
 /// Parses one node at the cursor (which is on its first character) through its
-/// terminator; a `}` ending it is left for the caller.
-fn parse_node(cursor: &mut Cursor<'_>, depth: usize) -> ParsedNode {
+/// terminator (a `}` ending it is left for the caller), and pushes it on the node stack
+/// unless it had no usable name. Returns the end of its text, slashdashed parts included.
+fn parse_node(cursor: &mut Cursor<'_>, depth: usize) -> usize {
     let start = cursor.pos;
     let mut ty = None;
     if cursor.peek() == Some(b'(') {
@@ -148,7 +142,7 @@ fn parse_node(cursor: &mut Cursor<'_>, depth: usize) -> ParsedNode {
     let name = parse_name(cursor);
     let mut end = cursor.pos;
     let mut end_any = cursor.pos;
-    let mut entries = Vec::new();
+    let entries_base = cursor.entry_stack.len();
     let mut children: Option<Document> = None;
     let mut seen_children = false;
     loop {
@@ -187,7 +181,9 @@ fn parse_node(cursor: &mut Cursor<'_>, depth: usize) -> ParsedNode {
                 seen_children = true;
             }
             b'/' if cursor.peek_at(1) == Some(b'-') => {
-                if !spaced {
+                // `}/-{` is accepted like the reference parser does (the current spec
+                // draft allows it); before an entry the space is required.
+                if !spaced && !seen_children {
                     missing_space(cursor);
                 }
                 let slashdash = cursor.pos;
@@ -202,7 +198,10 @@ fn parse_node(cursor: &mut Cursor<'_>, depth: usize) -> ParsedNode {
                     if seen_children {
                         entry_after_children(cursor, children.is_some());
                     }
-                    if parse_entry(cursor).is_err() {
+                    let kept = cursor.entry_stack.len();
+                    let parsed = parse_entry(cursor);
+                    cursor.entry_stack.truncate(kept);
+                    if parsed.is_err() {
                         skip_junk(cursor);
                     }
                 } else {
@@ -242,34 +241,37 @@ fn parse_node(cursor: &mut Cursor<'_>, depth: usize) -> ParsedNode {
                     skip_junk(cursor);
                     continue;
                 }
+                let starts_entry =
+                    byte == b'(' || token_start(cursor.bytes, cursor.pos) != TokenStart::Other;
                 if seen_children {
                     entry_after_children(cursor, false);
-                } else if !spaced {
+                } else if !spaced && starts_entry {
                     missing_space(cursor);
                 }
+                let kept = cursor.entry_stack.len();
                 match parse_entry(cursor) {
-                    Ok(Some(entry)) => {
-                        end = entry.span.end as usize;
-                        entries.push(entry);
+                    Ok(()) if cursor.entry_stack.len() > kept => {
+                        end = cursor.pos;
                     }
-                    Ok(None) => {}
+                    Ok(()) => {}
                     Err(Broken) => skip_junk(cursor),
                 }
                 end_any = cursor.pos;
             }
         }
     }
-    let node = name.map(|name| Node {
-        ty,
-        name,
-        entries,
-        children,
-        span: cursor.span(start, end.max(start)),
-    });
-    ParsedNode {
-        node,
-        end_any: end_any.max(end),
+    let entries = cursor.entry_stack.split_off(entries_base);
+    if let Some(name) = name {
+        let span = cursor.span(start, end.max(start));
+        cursor.node_stack.push(Node {
+            ty,
+            name,
+            entries,
+            children,
+            span,
+        });
     }
+    end_any.max(end)
 }
 
 /// Parses a node name (any string). Reports anything else; a number or keyword still names
@@ -317,15 +319,16 @@ fn parse_name(cursor: &mut Cursor<'_>) -> Option<Ident> {
     }
 }
 
-/// Parses an argument or property at the cursor. `Ok(None)`: it was invalid but consumed
-/// and reported; `Err(Broken)`: the caller must skip the rest of the node.
-fn parse_entry(cursor: &mut Cursor<'_>) -> Result<Option<Entry>, Broken> {
+/// Parses an argument or property at the cursor and pushes it on the entry stack. If it
+/// was invalid it is consumed and reported but not pushed; `Err(Broken)`: the caller must
+/// skip the rest of the node.
+fn parse_entry(cursor: &mut Cursor<'_>) -> Result<(), Broken> {
     let start = cursor.pos;
     if cursor.peek() == Some(b'(') {
         let ty = parse_type(cursor)?;
         cursor.skip_node_space();
         let Some(atom) = expect_value(cursor, "the type annotation")? else {
-            return Ok(None);
+            return Ok(());
         };
         if property_follows(cursor) {
             let span = cursor.span(start, atom.end);
@@ -339,17 +342,18 @@ fn parse_entry(cursor: &mut Cursor<'_>) -> Result<Option<Entry>, Broken> {
             cursor.pos += 1;
             cursor.skip_node_space();
             skip_value(cursor)?;
-            return Ok(None);
+            return Ok(());
         }
         let value_span = cursor.span(atom.start, atom.end);
         let span = cursor.span(start, atom.end);
-        return Ok(Some(Entry {
+        cursor.entry_stack.push(Entry {
             key: None,
             ty,
             value: atom.value,
             value_span,
             span,
-        }));
+        });
+        return Ok(());
     }
     let atom = match scan_atom(cursor) {
         Scanned::Atom(atom) => atom,
@@ -359,7 +363,7 @@ fn parse_entry(cursor: &mut Cursor<'_>) -> Result<Option<Entry>, Broken> {
                 cursor.skip_node_space();
                 skip_value(cursor)?;
             }
-            return Ok(None);
+            return Ok(());
         }
         Scanned::Nothing => {
             let found = cursor.describe(cursor.pos);
@@ -376,13 +380,14 @@ fn parse_entry(cursor: &mut Cursor<'_>) -> Result<Option<Entry>, Broken> {
     };
     if !property_follows(cursor) {
         let span = cursor.span(atom.start, atom.end);
-        return Ok(Some(Entry {
+        cursor.entry_stack.push(Entry {
             key: None,
             ty: None,
             value: atom.value,
             value_span: span,
             span,
-        }));
+        });
+        return Ok(());
     }
     let key_is_string = atom.kind == AtomKind::String;
     if !key_is_string {
@@ -415,18 +420,19 @@ fn parse_entry(cursor: &mut Cursor<'_>) -> Result<Option<Entry>, Broken> {
         "`=`"
     };
     let Some(value) = expect_value(cursor, context)? else {
-        return Ok(None);
+        return Ok(());
     };
     if !key_is_string {
-        return Ok(None);
+        return Ok(());
     }
-    Ok(Some(Entry {
+    cursor.entry_stack.push(Entry {
         span: cursor.span(start, value.end),
         value_span: cursor.span(value.start, value.end),
         key: Some(key),
         ty,
         value: value.value,
-    }))
+    });
+    Ok(())
 }
 
 /// Scans the value expected after `context` (`=` or a type annotation).
@@ -869,6 +875,8 @@ mod tests {
             "node { } { }",
             "node { } /-{ } { }",
             "node \"a\"/-b",
+            "node/-{ }",
+            "node { }/-a",
             "/- /- node",
         ] {
             assert!(!parse0(bad).diagnostics.is_empty(), "{bad:?} should fail");
@@ -877,6 +885,7 @@ mod tests {
             "node /-a b",
             "node /- \n  a b",
             "node /-{ } { } /-{ }",
+            "node { }/-{ }",
             "/-node; other",
             "/- // c\n node\nother",
             "node /-key=1 /-(t)2",
@@ -904,6 +913,38 @@ mod tests {
         let _ = parse0(&text);
         let text = format!("{}x{}", "a { ".repeat(MAX_DEPTH), "}".repeat(MAX_DEPTH));
         assert!(parse0(&text).diagnostics.is_empty());
+    }
+
+    #[test]
+    fn spans_in_multibyte_and_crlf_text() {
+        let text = "ノード\u{3000}お名前=\"ฅ^•ﻌ•^ฅ\"\r\n(t)b 1\r\n";
+        let parsed = parse0(text);
+        assert!(parsed.diagnostics.is_empty());
+        let [first, second] = &parsed.document.nodes[..] else {
+            panic!("two nodes")
+        };
+        assert_eq!(&text[first.name.span.range()], "ノード");
+        let entry = &first.entries[0];
+        assert_eq!(&text[entry.span.range()], "お名前=\"ฅ^•ﻌ•^ฅ\"");
+        assert_eq!(&text[entry.value_span.range()], "\"ฅ^•ﻌ•^ฅ\"");
+        assert_eq!(
+            &text[first.span.range()],
+            "ノード\u{3000}お名前=\"ฅ^•ﻌ•^ฅ\""
+        );
+        assert_eq!(&text[second.span.range()], "(t)b 1");
+    }
+
+    #[test]
+    fn line_continuations_join_lines() {
+        let parsed = parse0("node 1 \\ // more\n   2 \\\n\n next\n");
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(names(&parsed.document), ["node", "next"]);
+        assert_eq!(parsed.document.nodes[0].entries.len(), 2);
+        let found = problems("node \\ x");
+        assert_eq!(
+            found[0].2,
+            "expected a newline after the line continuation `\\`, found `x`"
+        );
     }
 
     #[test]

@@ -24,12 +24,7 @@ pub(super) fn quoted(cursor: &mut Cursor<'_>) -> String {
     let bytes = cursor.bytes;
     let mut escaped = false;
     let body_end = loop {
-        while let Some(&byte) = bytes.get(cursor.pos) {
-            if chars::is_string_stop(byte) {
-                break;
-            }
-            cursor.pos += 1;
-        }
+        cursor.pos = chars::skip_string_body(bytes, cursor.pos);
         match cursor.peek() {
             None => {
                 unterminated(cursor, start, false);
@@ -97,12 +92,7 @@ pub(super) fn raw(cursor: &mut Cursor<'_>) -> String {
     let body_start = cursor.pos;
     let bytes = cursor.bytes;
     let body_end = loop {
-        while let Some(&byte) = bytes.get(cursor.pos) {
-            if chars::is_string_stop(byte) && byte != b'\\' {
-                break;
-            }
-            cursor.pos += 1;
-        }
+        cursor.pos = chars::skip_string_body(bytes, cursor.pos);
         match cursor.peek() {
             None => {
                 unterminated(cursor, start, false);

@@ -18,7 +18,7 @@ pub mod fake_openai;
 pub mod http_server;
 mod pipeline;
 
-pub use pipeline::{compile_file, fixture, kdl_files, render, root};
+pub use pipeline::{compile_file, compile_text, fixture, kdl_files, render, root};
 pub mod scripted_anthropic;
 
 use std::future::Future;

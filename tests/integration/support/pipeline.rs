@@ -39,6 +39,15 @@ pub fn compile_file(path: &Path) -> (Sources, Compiled) {
     (sources, compiled)
 }
 
+/// Compiles `text` as if it were the file at `relative` (a path relative to the crate root),
+/// so the files it refers to resolve as they would for that file.
+pub fn compile_text(relative: &Path, text: &str) -> (Sources, Compiled) {
+    let mut sources = Sources::new();
+    let file = sources.add(relative, text);
+    let compiled = compile::compile(&mut sources, file, &RootedDisk, &Config::new());
+    (sources, compiled)
+}
+
 /// Disk reads relative to the crate root, whatever the test's working directory.
 struct RootedDisk;
 

@@ -41,7 +41,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             .help("remove it and rotate it; read secrets from the environment (`api-key-env=` on a provider, or `env \"NAME\"` and `{{ env.NAME }}`)"),
         );
     };
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         scan_template(site.template, &mut report);
     }
     for node in &workflow.nodes {

@@ -1,11 +1,14 @@
 //! `parallel-write-conflict`: two branches of a `parallel` write one `replace` field.
 //!
 //! ## What it does
-//! Collects, per `parallel`, the state fields each branch writes (outputs, `set`, subgraph
-//! `output` mappings, `on-error` fallbacks, at any depth) whose reducer replaces the value
-//! (`replace`, the default, or `if-defined`). A field written by two branches is reported
-//! at the later write, with the earlier one labelled; a field written inside a `for-each`
-//! body is reported too, since every copy of the body writes it.
+//! Collects, per `strategy="all"` `parallel`, the state fields each branch writes (outputs,
+//! `set`, subgraph `output` mappings, `on-error` fallbacks, at any depth) whose reducer
+//! replaces the value (`replace`, the default, or `if-defined`). A field written by two
+//! branches is reported at the later write, with the earlier one labelled; a field written
+//! inside a `for-each` body is reported too (for every strategy), since every copy of the
+//! body writes it. `race` and `any` parallels with separate branches are not reported:
+//! one branch wins and the others are cancelled, so writing one result field from each
+//! branch is how "first answer wins" is written.
 //!
 //! ## Why is this bad?
 //! The branches finish in any order and the last write wins: the result differs from run
@@ -28,11 +31,11 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{NodeIdx, NodeKind};
+use crate::ir::{NodeIdx, NodeKind, Strategy};
 use crate::source::Span;
 
 use super::super::driver::Facts;
-use super::super::model::{replaces, writes};
+use super::super::model::replaces;
 
 /// Reports fields written by more than one branch (or every `for-each` copy).
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
@@ -43,7 +46,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         if chain.is_empty() {
             continue;
         }
-        for write in writes(workflow, NodeIdx(index as u32)) {
+        for write in facts.model.writes(NodeIdx(index as u32)) {
             let field = write.field.value.as_str();
             if !workflow
                 .field(field)
@@ -88,7 +91,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             );
             continue;
         }
-        if list.len() < 2 {
+        if list.len() < 2 || par.strategy != Strategy::All {
             continue;
         }
         let (first_branch, first) = list[0];
@@ -146,6 +149,21 @@ mod tests {
             "branches `security` and `perf` of `reviews` both write `review`"
         );
         assert_eq!(found[0].labels.len(), 1);
+    }
+
+    #[test]
+    fn race_and_any_branches_may_write_one_result() {
+        let mut b = Builder::new();
+        b.field("answer", ValueType::String, None);
+        b.parallel("first", Strategy::Any, None, |b| {
+            b.branch("docs", |b| {
+                b.agent_to("docs", "x", "answer");
+            });
+            b.branch("code", |b| {
+                b.agent_to("code", "x", "answer");
+            });
+        });
+        assert!(only(run(&b.finish()), Code::ParallelWriteConflict).is_empty());
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //! parallel whose winning branch did not write it, an empty `for-each`, a node that failed
 //! and was skipped by `on-error "skip"`, or a backward `goto` to before the writer.
 //! `until` loops count as having run once. Reads of a sibling branch's output are left to
-//! `sibling-branch-read`.
+//! `sibling-branch-read`. Reads that test for the value (`state.x is none`, `is defined`,
+//! `is undefined`, `state.x | default(…)`, and bare truth tests such as `when "state.x"`,
+//! `until="not state.x"` or `{% if state.x %}`, which the runtime evaluates as false when
+//! unset) are not reported.
 //!
 //! ## Why is this bad?
 //! An unset value renders as nothing, so the agent or condition silently sees a hole.
@@ -17,7 +20,7 @@
 //! ```kdl
 //! decision "route" { when "input.quick" goto="gate"; otherwise; }
 //! agent "review" { prompt "Review"; }
-//! decision "gate" { when "outputs.review" goto="ship"; otherwise goto="end"; }
+//! decision "gate" { when "outputs.review | length > 0" goto="ship"; otherwise goto="end"; }
 //! ```
 //!
 //! ## Use instead
@@ -31,7 +34,8 @@ use super::super::assigned::{Assigned, Key};
 use super::super::driver::Facts;
 use super::super::flow::{Cfg, Effect, PointKind};
 use super::super::model::{Role, has_output};
-use super::super::reads::Read;
+use super::super::reads::{Read, relative};
+use crate::ir::Template;
 
 /// Reports reads that may happen before any write.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
@@ -42,7 +46,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let mut keys: Vec<Key> = reads.iter().map(|read| read.key).collect();
     keys.sort();
     keys.dedup();
-    let assigned = Assigned::compute(facts.workflow, &facts.cfg, &keys);
+    let assigned = Assigned::compute(&facts.model, &facts.cfg, &keys);
     let mut reported = HashSet::new();
     for read in reads {
         if assigned.holds(read.point, read.key) || !reported.insert((read.point, read.key)) {
@@ -76,8 +80,9 @@ fn tracked_reads<'f>(facts: &'f Facts<'_>) -> Vec<TrackedRead<'f>> {
                     .iter()
                     .position(|field| field.name.value == name && field.default.is_none())
                     .map(Key::Field),
-                ("outputs", Some(id)) => workflow
-                    .find_node(id)
+                ("outputs", Some(id)) => facts
+                    .model
+                    .node(id)
                     .filter(|&target| {
                         has_output(&workflow.node(target).kind)
                             && facts.model.sibling_branches(site.node, target).is_none()
@@ -85,7 +90,9 @@ fn tracked_reads<'f>(facts: &'f Facts<'_>) -> Vec<TrackedRead<'f>> {
                     .map(Key::Output),
                 _ => None,
             };
-            if let Some(key) = key {
+            if let Some(key) = key
+                && !is_guarded(site.template, site.is_expr, read)
+            {
                 reads.push(TrackedRead {
                     read,
                     key,
@@ -96,6 +103,62 @@ fn tracked_reads<'f>(facts: &'f Facts<'_>) -> Vec<TrackedRead<'f>> {
         }
     }
     reads
+}
+
+/// Whether the read tests for a value rather than using it: `state.x is none`,
+/// `is defined`, `is undefined` (with or without `not`), `state.x | default(…)`, or a bare
+/// truth test (a condition that is just `state.x` or `not state.x`, `{% if state.x %}`),
+/// which the runtime evaluates as false when the value is unset.
+fn is_guarded(template: &Template, is_expr: bool, read: &Read) -> bool {
+    let Some(range) = relative(template, read.span) else {
+        return false;
+    };
+    let (Some(before), Some(rest)) = (
+        template.source.get(..range.start),
+        template.source.get(range.end..),
+    ) else {
+        return false;
+    };
+    if is_truth_test(before, rest, is_expr) {
+        return true;
+    }
+    let rest = rest.trim_start();
+    if let Some(test) = rest.strip_prefix("is ") {
+        let test = test.trim_start();
+        let test = test.strip_prefix("not ").map_or(test, str::trim_start);
+        return ["none", "defined", "undefined"].iter().any(|name| {
+            test.starts_with(name)
+                && !test[name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        });
+    }
+    if let Some(filter) = rest.strip_prefix('|') {
+        let filter = filter.trim_start();
+        return filter.starts_with("default")
+            || filter.starts_with("d(")
+            || filter == "d"
+            || filter.starts_with("d ");
+    }
+    false
+}
+
+fn is_truth_test(before: &str, after: &str, is_expr: bool) -> bool {
+    let before = before.trim_end();
+    let before = before
+        .strip_suffix("not")
+        .filter(|rest| rest.is_empty() || rest.ends_with(char::is_whitespace))
+        .map_or(before, str::trim_end);
+    if is_expr {
+        return before.is_empty() && after.trim().is_empty();
+    }
+    let after = after.trim_start();
+    let closes = after.starts_with("%}") || after.starts_with("-%}");
+    let opens = ["if", "elif"].iter().any(|keyword| {
+        before.strip_suffix(keyword).is_some_and(|rest| {
+            let rest = rest.trim_end();
+            rest.ends_with("{%") || rest.ends_with("{%-")
+        })
+    });
+    closes && opens
 }
 
 fn diagnostic(facts: &Facts<'_>, assigned: &Assigned, read: &TrackedRead<'_>) -> Diagnostic {
@@ -189,7 +252,11 @@ mod tests {
         b.input("quick", ValueType::Boolean, None);
         b.decision("route", &[("input.quick", "gate")], Some("next"));
         b.agent("review", "x");
-        b.decision("gate", &[("outputs.review", "end")], Some("next"));
+        b.decision(
+            "gate",
+            &[("outputs.review | length > 2", "end")],
+            Some("next"),
+        );
         let found = only(run(&b.finish()), Code::PossiblyUnset);
         assert_eq!(found.len(), 1);
         assert_eq!(
@@ -254,8 +321,64 @@ mod tests {
                 b.agent("right", "x");
             });
         });
-        b.agent("use", "{{ outputs.left }} {{ outputs.right }}");
+        b.agent(
+            "use",
+            "{{ outputs.left }} {{ outputs.right }} {{ outputs.all.winner }}",
+        );
         assert!(only(run(&b.finish()), Code::PossiblyUnset).is_empty());
+    }
+
+    #[test]
+    fn use_inherits_prompts_and_outputs_like_the_runtime() {
+        let mut b = Builder::new();
+        b.field("findings", ValueType::Array, None);
+        // `early` runs `review`'s prompt before `plan` exists, and writes `findings`.
+        let early = b.agent("early", "");
+        b.agent_mut(early).prompt = None;
+        let name = b.name("review");
+        b.agent_mut(early).use_ = Some(name);
+        // Written only through `early`'s inherited `output`.
+        b.agent("after", "{{ state.findings }}");
+        b.agent("plan", "x");
+        b.agent_to("review", "{{ outputs.plan }} {{ bogus }}", "findings");
+        let found = run(&b.finish());
+        assert_eq!(
+            messages(&found, Code::PossiblyUnset),
+            ["`outputs.plan` may be unset when `early` is reached"]
+        );
+        // The inherited text's own problems are reported once, at its owner.
+        assert_eq!(messages(&found, Code::UndeclaredVariable).len(), 1);
+    }
+
+    #[test]
+    fn guarded_reads_are_not_reported() {
+        let mut b = Builder::new();
+        b.field("latest", ValueType::Any, None);
+        b.loop_("poll", None, Some("state.latest is none"), 3, |b| {
+            b.set("latest", "1");
+        });
+        b.agent(
+            "a",
+            "{{ state.latest | default('none') }} {{ state.latest is not defined }}",
+        );
+        b.agent(
+            "c",
+            "{% if state.latest %}{{ 1 }}{%- elif not state.latest -%}{% endif %}",
+        );
+        b.decision("d", &[("not state.latest", "end")], Some("next"));
+        b.agent(
+            "b",
+            "{{ state.latest is nonesuch }} {{ state.latest | dict }}",
+        );
+        b.decision("e", &[("state.latest > 3", "end")], Some("next"));
+        let found = run(&b.finish());
+        assert_eq!(
+            messages(&found, Code::PossiblyUnset),
+            [
+                "`state.latest` may be unset when `b` is reached",
+                "`state.latest` may be unset when `e` is reached"
+            ]
+        );
     }
 
     #[test]
@@ -265,7 +388,7 @@ mod tests {
         b.loop_("u", Some("state.done"), None, 3, |b| {
             b.set("done", "true");
         });
-        b.loop_("w", None, Some("not outputs.probe"), 3, |b| {
+        b.loop_("w", None, Some("outputs.probe != 'ok'"), 3, |b| {
             b.tool("probe", &["true"]);
         });
         let found = run(&b.finish());

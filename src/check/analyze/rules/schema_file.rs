@@ -184,6 +184,30 @@ mod tests {
     }
 
     #[test]
+    fn odd_documents_are_judged_without_panicking() {
+        let odd = [
+            r#"{"$schema": "http://example.com/custom-meta"}"#,
+            r#"{"$schema": 5}"#,
+            r#"{"$schema": "https://json-schema.org/draft-04/schema#", "type": "object"}"#,
+            "42",
+            "[]",
+            "\"text\"",
+            "true",
+            r##"{"$ref": "#/definitions/missing"}"##,
+            r#"{"properties": {"a": {"pattern": "\\p{Nope}"}}}"#,
+        ];
+        for (index, text) in odd.iter().enumerate() {
+            let mut b = Builder::new();
+            b.field("out", ValueType::Any, None);
+            with_schema(&mut b, "agent", &format!("s{index}.json"));
+            let mut files = MemoryFiles::new();
+            files.insert(format!("s{index}.json"), *text);
+            let found = run_with(&b.finish(), &files);
+            assert!(only(found, Code::MissingSchemaFile).is_empty());
+        }
+    }
+
+    #[test]
     fn input_and_field_schemas_are_checked_once_per_file() {
         let mut b = Builder::new();
         let span = b.span(10);

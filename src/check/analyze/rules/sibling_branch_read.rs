@@ -38,7 +38,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             let ("outputs", Some(id)) = (read.root(), read.member()) else {
                 continue;
             };
-            let Some(target) = workflow.find_node(id) else {
+            let Some(target) = facts.model.node(id) else {
                 continue;
             };
             let Some((parallel, mine, theirs)) = facts.model.sibling_branches(site.node, target)

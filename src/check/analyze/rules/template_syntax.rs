@@ -25,7 +25,7 @@ use super::super::driver::Facts;
 
 /// Reports every site whose text does not parse.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         let Err(error) = &site.reads else {
             continue;
         };

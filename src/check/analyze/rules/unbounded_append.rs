@@ -27,7 +27,6 @@ use crate::ir::{NodeIdx, Reducer};
 
 use super::super::driver::Facts;
 use super::super::flow::Cfg;
-use super::super::model::writes;
 
 /// Reports append fields that grow without bound.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
@@ -51,7 +50,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         if !cyclic[Cfg::entry(node)] {
             continue;
         }
-        for write in writes(workflow, node) {
+        for write in facts.model.writes(node) {
             let name = write.field.value.as_str();
             if !unbounded(name) || !reported.insert(name) {
                 continue;

@@ -28,7 +28,7 @@ use super::super::driver::Facts;
 /// Reports reads of undeclared environment variables.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let declared = &facts.workflow.env;
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         let mut seen = HashSet::new();
         for read in site.reads() {
             let ("env", Some(name)) = (read.root(), read.member()) else {

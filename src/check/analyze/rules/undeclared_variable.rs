@@ -3,9 +3,10 @@
 //! ## What it does
 //! Every template sees `input`, `state`, `outputs`, `run` and `env`. Inside a `for-each`
 //! parallel it also sees the item (`item`, or the `as=` name) and `index`; in a node marked
-//! `recovery=#true` (and inside it) it sees `error`. This rule reports any other root, an
-//! `input.<name>` that is not a declared input, a `state.<name>` that is not a declared
-//! field, and a `run.<name>` other than `run.id`, `run.step` and `run.iteration`.
+//! `recovery=#true` or targeted by an `on-error "goto"` (and inside it) it sees `error`.
+//! This rule reports any other root, an `input.<name>` that is not a declared input, a
+//! `state.<name>` that is not a declared field, and a `run.<name>` other than `run.id`,
+//! `run.step` and `run.iteration`.
 //! (`outputs.<id>` and `env.<NAME>` have their own rules.)
 //!
 //! ## Why is this bad?
@@ -39,7 +40,7 @@ const ROOTS: &[&str] = &["input", "state", "outputs", "run", "env"];
 
 /// Reports reads of names not in scope.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         let mut seen = HashSet::new();
         for read in site.reads() {
             if seen.insert(read.head())
@@ -188,8 +189,9 @@ fn unknown_root(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Diagnostic {
         format!("did you mean `state.{root}`?")
     } else if workflow.input(root).is_some() {
         format!("did you mean `input.{root}`?")
-    } else if workflow
-        .find_node(root)
+    } else if facts
+        .model
+        .node(root)
         .is_some_and(|node| has_output(&workflow.node(node).kind))
     {
         format!("did you mean `outputs.{root}`?")

@@ -2,8 +2,9 @@
 //!
 //! ## What it does
 //! `outputs.<id>` is the result of an `agent` (its reply), a `tool` (its stdout), a `wait`
-//! (the answer) or a `subgraph` (the called workflow's state). This rule reports ids that
-//! are not nodes, and nodes of other kinds (`set`, `decision`, `loop`, `parallel`).
+//! (the answer), a `subgraph` (the called workflow's state) or a `parallel` (how many
+//! branches ran and which won). This rule reports ids that are not nodes, and nodes of
+//! other kinds (`set`, `decision`, `loop`).
 //!
 //! ## Why is this bad?
 //! The read is always empty, so the prompt or condition is not what it looks like.
@@ -30,7 +31,7 @@ use super::super::reads::dashed_member;
 /// Reports `outputs.<id>` reads of nodes without output.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let workflow = facts.workflow;
-    for site in &facts.model.sites {
+    for site in facts.model.sites.iter().filter(|site| !site.inherited) {
         let mut seen = HashSet::new();
         for read in site.reads() {
             let ("outputs", Some(id)) = (read.root(), read.member()) else {
@@ -39,7 +40,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             if !seen.insert(id) {
                 continue;
             }
-            match workflow.find_node(id) {
+            match facts.model.node(id) {
                 Some(node) if has_output(&workflow.node(node).kind) => {}
                 Some(node) => {
                     let node = workflow.node(node);
@@ -47,7 +48,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         NodeKind::Set(set) => {
                             format!("read the field it writes: `state.{}`", set.field.value)
                         }
-                        _ => "only `agent`, `tool`, `wait` and `subgraph` nodes have outputs"
+                        _ => "only `agent`, `tool`, `wait`, `subgraph` and `parallel` nodes have outputs"
                             .to_owned(),
                     };
                     out.push(
@@ -61,9 +62,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         .help(help),
                     );
                 }
-                None if let Some(full) = dashed_member(site.template, read, |name| {
-                    workflow.find_node(name).is_some()
-                }) =>
+                None if let Some(full) =
+                    dashed_member(site.template, read, |name| facts.model.node(name).is_some()) =>
                 {
                     out.push(
                         Diagnostic::new(
