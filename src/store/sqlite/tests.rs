@@ -270,7 +270,10 @@ async fn long_loop_over_large_state_stays_small() {
     drop(store);
     // A large log is folded back on close (`Db::close`), leaving it empty.
     let closed_wal = std::fs::metadata(&wal).map_or(0, |m| m.len());
-    assert_eq!(closed_wal, 0, "closing checkpoints and truncates a large log");
+    assert_eq!(
+        closed_wal, 0,
+        "closing checkpoints and truncates a large log"
+    );
     let size = std::fs::metadata(&db).unwrap().len();
     assert!(size <= 2 * 1024 * 1024, "db {size} B");
     // And reconstructing from the database alone still works.
