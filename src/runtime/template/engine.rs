@@ -65,6 +65,10 @@ impl TemplateError {
 pub struct Templates {
     env: Environment<'static>,
     compiled: HashMap<usize, Compiled>,
+    /// Compiled templates by their text (and whether it is an expression): a text that
+    /// occurs many times (`state.n + 1` in a thousand `set`s) is compiled once, which
+    /// keeps a large workflow's memory and start-up time down.
+    by_text: HashMap<(bool, String), Compiled>,
 }
 
 impl Default for Templates {
@@ -95,6 +99,7 @@ impl Templates {
         Self {
             env,
             compiled: HashMap::new(),
+            by_text: HashMap::new(),
         }
     }
 
@@ -107,7 +112,7 @@ impl Templates {
         if self.compiled.contains_key(&key) {
             return Ok(());
         }
-        let name = format!("t{}", self.compiled.len());
+        let name = format!("t{}", self.by_text.len());
         let compiled = match role {
             Role::Expr => self.add_expr(&name, template, template.source.trim())?,
             Role::Value => match lone_expression(&template.source) {
@@ -124,10 +129,16 @@ impl Templates {
         if template.is_literal() {
             return Ok(Compiled::Literal(Arc::from(template.source.as_str())));
         }
+        let text = (false, template.source.clone());
+        if let Some(compiled) = self.by_text.get(&text) {
+            return Ok(compiled.clone());
+        }
         self.env
             .add_template_owned(name.clone(), template.source.clone())
             .map_err(|error| TemplateError::new(template, &error))?;
-        Ok(Compiled::Text(name))
+        let compiled = Compiled::Text(name);
+        self.by_text.insert(text, compiled.clone());
+        Ok(compiled)
     }
 
     fn add_expr(
@@ -136,6 +147,10 @@ impl Templates {
         template: &Template,
         expr: &str,
     ) -> Result<Compiled, TemplateError> {
+        let text = (true, expr.to_owned());
+        if let Some(compiled) = self.by_text.get(&text) {
+            return Ok(compiled.clone());
+        }
         // Parse it as an expression first so a stray `%}` cannot escape the wrapper.
         self.env
             .compile_expression(expr)
@@ -143,7 +158,9 @@ impl Templates {
         self.env
             .add_template_owned(name.to_owned(), format!("{{% set {RESULT} = ({expr}) %}}"))
             .map_err(|error| TemplateError::new(template, &error))?;
-        Ok(Compiled::Expr(name.to_owned()))
+        let compiled = Compiled::Expr(name.to_owned());
+        self.by_text.insert(text, compiled.clone());
+        Ok(compiled)
     }
 
     fn compiled(&self, template: &Template) -> Result<&Compiled, TemplateError> {
@@ -320,6 +337,33 @@ mod tests {
             locals: Some(Arc::new(vec![(Arc::from("item"), Value::from("a.rs"))])),
         }
         .into_value()
+    }
+
+    #[test]
+    fn identical_texts_compile_once() {
+        let mut templates = Templates::new();
+        let sets: Vec<Template> = (0..100).map(|_| template("state.rounds + 1")).collect();
+        let prompts: Vec<Template> = (0..100)
+            .map(|_| template("Round {{ state.rounds }}"))
+            .collect();
+        for set in &sets {
+            templates.add(set, Role::Expr).unwrap();
+        }
+        for prompt in &prompts {
+            templates.add(prompt, Role::Text).unwrap();
+        }
+        // The same text as a prompt and as an expression are different templates.
+        let as_text = template("state.rounds + 1");
+        templates.add(&as_text, Role::Text).unwrap();
+        assert_eq!(templates.env.templates().count(), 2);
+        assert_eq!(templates.by_text.len(), 2);
+        let scope = scope();
+        assert_eq!(templates.eval(&sets[99], &scope).unwrap(), Value::from(3));
+        assert_eq!(templates.render(&prompts[42], &scope).unwrap(), "Round 2");
+        assert_eq!(
+            templates.render(&as_text, &scope).unwrap(),
+            "state.rounds + 1"
+        );
     }
 
     #[test]
