@@ -258,6 +258,29 @@ fn a_wait_pauses_and_resumes_with_a_checked_answer() {
 }
 
 #[test]
+fn a_paused_run_in_memory_says_it_cannot_be_resumed() {
+    let project = CliProject::new();
+    project.write("gate.kdl", GATE);
+    let output = project
+        .atomic()
+        .args(["run", "gate.kdl", "--store", "memory"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(4), "{err}");
+    assert!(err.contains("cannot be resumed"), "{err}");
+    assert!(!err.contains("atomic resume"), "{err}");
+    // And the full durability level runs the same.
+    let output = project
+        .atomic()
+        .args(["run", "gate.kdl", "--durability", "full", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(stderr(&output).contains("atomic resume"));
+}
+
+#[test]
 fn resume_refuses_an_edited_workflow_unless_forced() {
     let project = CliProject::new();
     project.write("gate.kdl", GATE);

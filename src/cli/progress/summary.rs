@@ -61,7 +61,17 @@ impl Summary<'_> {
                     paint.warn("⏸"),
                     self.workflow
                 );
-                out.push_str(&pause_help(run.as_str(), prompt, answer, choices, paint));
+                if self.resumable {
+                    out.push_str(&pause_help(run.as_str(), prompt, answer, choices, paint));
+                } else {
+                    for line in prompt.lines() {
+                        let _ = writeln!(out, "  {}", paint.bold(line));
+                    }
+                    let _ = writeln!(
+                        out,
+                        "  this run was kept in memory and cannot be resumed; run it with the default store (`--store sqlite`) to answer"
+                    );
+                }
             }
             RunEnd::Failed {
                 node,
