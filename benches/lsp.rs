@@ -1,9 +1,10 @@
 //! The language server's latency on a 5,000-line workflow (generated, valid):
 //!
-//! - `lsp/diagnostics-after-edit`: one incremental edit applied to the buffer, then the
-//!   whole check the server runs before publishing — compile (parse, resolve, analyze,
-//!   lower), parse and index for the editor features, and conversion to protocol
-//!   diagnostics. Target ≤ 30 ms (the 50 ms debounce comes on top, by design).
+//! - `lsp/diagnostics-after-edit`: one incremental edit applied to the buffer, then what the
+//!   server does before publishing — compile (parse, resolve, analyze, lower, with the
+//!   project configuration looked up) and conversion to protocol diagnostics. Target
+//!   ≤ 30 ms (the 50 ms debounce comes on top, by design). Freeing the analysis is left
+//!   out: the server does it after publishing.
 //! - `lsp/completion-after-edit`: what a completion request costs right after typing: a
 //!   fresh snapshot (parse + index) of the buffer and the completion itself, inside `{{ }}`.
 //!   Target ≤ 10 ms.
@@ -75,9 +76,11 @@ fn lsp(c: &mut Criterion) {
     group
         .sample_size(20)
         .measurement_time(Duration::from_secs(8));
+    // The server frees an analysis after publishing the next one's diagnostics, so the
+    // drop is not part of the latency.
     group.bench_function("diagnostics-after-edit", |b| {
         let mut version = 1;
-        b.iter(|| {
+        b.iter_with_large_drop(|| {
             version += 1;
             let mut buffer = text.clone();
             // Type one character into the last prompt (`Summarise` → `Summarisex`).
@@ -93,7 +96,8 @@ fn lsp(c: &mut Criterion) {
                 },
             );
             let analysis = Analysis::new(path, &buffer, version, &buffers, &disk);
-            black_box(analysis.diagnostics())
+            let published = analysis.diagnostics();
+            (analysis, published)
         });
     });
     group.bench_function("completion-after-edit", |b| {

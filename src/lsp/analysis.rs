@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use tower_lsp_server::ls_types as lsp;
 
@@ -17,14 +18,19 @@ use crate::source::{Files, Sources};
 /// A checked buffer.
 #[derive(Debug)]
 pub struct Analysis {
-    /// The buffer as parsed and indexed.
-    pub snapshot: Snapshot,
+    /// The buffer's path.
+    pub path: PathBuf,
+    /// The buffer's version.
+    pub version: i32,
     /// Every file of the compilation; the buffer is [`Snapshot::FILE`].
     pub sources: Sources,
     /// What the compiler produced.
     pub compiled: Compiled,
     /// Every other file read (called workflows, schemas, the configuration), normalised.
     pub dependencies: BTreeSet<PathBuf>,
+    /// The buffer parsed and indexed, for quick fixes; built on first use, so publishing
+    /// diagnostics does not wait for it.
+    snapshot: OnceLock<Snapshot>,
 }
 
 impl Analysis {
@@ -47,11 +53,22 @@ impl Analysis {
         let mut dependencies = overlay.into_read();
         dependencies.remove(path);
         Self {
-            snapshot: Snapshot::new(path, text, version),
+            path: path.to_path_buf(),
+            version,
             sources,
             compiled,
             dependencies,
+            snapshot: OnceLock::new(),
         }
+    }
+
+    /// The buffer parsed and indexed (the same text the compiler saw, so diagnostic spans
+    /// are spans of the snapshot).
+    pub fn snapshot(&self) -> &Snapshot {
+        self.snapshot.get_or_init(|| {
+            let text = &self.sources.get(Snapshot::FILE).text;
+            Snapshot::new(&self.path, text, self.version)
+        })
     }
 
     /// The protocol diagnostics by file: this file's (always present, maybe empty), and
@@ -59,7 +76,7 @@ impl Analysis {
     #[must_use]
     pub fn diagnostics(&self) -> BTreeMap<PathBuf, Vec<lsp::Diagnostic>> {
         let mut by_file: BTreeMap<PathBuf, Vec<lsp::Diagnostic>> = BTreeMap::new();
-        by_file.insert(self.snapshot.path.clone(), Vec::new());
+        by_file.insert(self.path.clone(), Vec::new());
         for diagnostic in &self.compiled.diagnostics {
             let path = convert::normalize(&self.sources.get(diagnostic.span.source).path);
             by_file

@@ -162,7 +162,7 @@ mod tests {
     /// Every quick fix for `text`, applied one at a time, with the diagnostics left after.
     fn fixes(text: &str) -> String {
         let analysis = analysis(text, &[]);
-        let snapshot = &analysis.snapshot;
+        let snapshot = analysis.snapshot();
         let whole = Range::new(Position::new(0, 0), Position::new(u32::MAX, 0));
         let actions = code_actions(
             snapshot,

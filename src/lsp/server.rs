@@ -122,7 +122,7 @@ impl Backend {
                 return;
             }
         };
-        let (publish, dependents) = {
+        let (publish, dependents, previous) = {
             let mut state = self.state();
             if state.documents.get(&path).map(|document| document.version) != Some(version) {
                 tracing::debug!(path = %path.display(), version, "dropping a stale check");
@@ -139,19 +139,21 @@ impl Backend {
                     Some((uri, diagnostics, version))
                 })
                 .collect();
-            state.analyses.insert(path.clone(), analysis);
+            let previous = state.analyses.insert(path.clone(), analysis);
             let dependents = if cascade {
                 dependents(&state, &path)
             } else {
                 Vec::new()
             };
-            (publish, dependents)
+            (publish, dependents, previous)
         };
         for (uri, diagnostics, version) in publish {
             self.client
                 .publish_diagnostics(uri, diagnostics, version)
                 .await;
         }
+        // Freeing a large analysis takes a few milliseconds: after publishing, not before.
+        drop(previous);
         for (dependent, version) in dependents {
             self.schedule(dependent, version, Duration::ZERO, false);
         }
@@ -183,7 +185,7 @@ impl Backend {
             let state = self.state();
             let document = state.documents.get(&path)?;
             if let Some(analysis) = state.analyses.get(&path)
-                && analysis.snapshot.version == document.version
+                && analysis.version == document.version
             {
                 return Some(analysis.clone());
             }
@@ -445,7 +447,7 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         let actions = code_action::code_actions(
-            &analysis.snapshot,
+            analysis.snapshot(),
             &analysis.sources,
             &analysis.compiled.diagnostics,
             params.range,

@@ -39,7 +39,7 @@ fn every_quick_fix_removes_its_diagnostic() {
         let before = Analysis::new(&path, &text, 1, &buffers, &Disk);
         let everything = Range::new(Position::new(0, 0), Position::new(u32::MAX, 0));
         let actions = atomic::lsp::code_actions(
-            &before.snapshot,
+            before.snapshot(),
             &before.sources,
             &before.compiled.diagnostics,
             everything,
