@@ -101,6 +101,18 @@ fn isolated_env(root: &Path) -> Environment {
         )
 }
 
+/// The isolated environment plus Copilot's own home. Copilot unpacks its 235 MB runtime into
+/// `$XDG_CACHE_HOME/copilot/pkg` on first start; one cache shared by every test (keyed by the
+/// CLI's version, unpacked atomically by the CLI) keeps that to once per build directory
+/// instead of once per test, which filled CI's disk.
+fn copilot_env(root: &Path) -> Environment {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache");
+    std::fs::create_dir_all(&cache).expect("copilot cache dir");
+    isolated_env(root)
+        .with("COPILOT_HOME", root.join("copilot").display().to_string())
+        .with("XDG_CACHE_HOME", cache.display().to_string())
+}
+
 fn tools(names: &[&str]) -> Vec<ToolGrant> {
     names
         .iter()
@@ -409,11 +421,7 @@ async fn copilot_edits_a_file_with_a_byok_model() {
     ])
     .await;
 
-    let env = isolated_env(root.path())
-        .with(
-            "COPILOT_HOME",
-            root.path().join("copilot").display().to_string(),
-        )
+    let env = copilot_env(root.path())
         .with("ATOMIC_TEST_KEY", SECRET)
         // Never handed to the CLI: the GitHub token is a secret it is not given.
         .with("GITHUB_TOKEN", "ghp-wrong-token");
@@ -590,12 +598,7 @@ async fn copilot_cancellation_kills_the_process_group() {
     let workspace = root.path().join("workspace");
     std::fs::create_dir_all(&workspace).expect("workspace");
     let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
-    let env = isolated_env(root.path())
-        .with(
-            "COPILOT_HOME",
-            root.path().join("copilot").display().to_string(),
-        )
-        .with("ATOMIC_TEST_KEY", SECRET);
+    let env = copilot_env(root.path()).with("ATOMIC_TEST_KEY", SECRET);
     let provider = Copilot::new(
         &decl(
             "copilot",
@@ -839,12 +842,7 @@ async fn example_agent_copilot_runs_to_its_closing_text() {
     let workspace = example_workspace(root.path());
     let closing = "Copilot replaced `draft` with `final`.";
     let fake = ScriptedAnthropic::start(example_script(&workspace, "view", "edit", closing)).await;
-    let env = isolated_env(root.path())
-        .with(
-            "COPILOT_HOME",
-            root.path().join("copilot").display().to_string(),
-        )
-        .with("ATOMIC_TEST_KEY", SECRET);
+    let env = copilot_env(root.path()).with("ATOMIC_TEST_KEY", SECRET);
     let state = run_example(
         "agent-copilot.kdl",
         &fake,
