@@ -36,7 +36,12 @@ done
 
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "install-agents: installing ${missing[*]}"
-  npm install --prefix "$prefix" --no-audit --no-fund --save-exact --loglevel=error "${packages[@]}"
+  # A throwaway npm cache: the tarballs (~400 MB) are not needed once unpacked, and CI's disk
+  # is small.
+  npm_cache="$(mktemp -d)"
+  trap 'rm -rf "$npm_cache"' EXIT
+  npm install --prefix "$prefix" --cache "$npm_cache" --no-audit --no-fund --save-exact \
+    --loglevel=error "${packages[@]}"
 fi
 
 bin="$prefix/node_modules/.bin"
