@@ -120,6 +120,21 @@ pub enum RunEvent {
         /// The answer it will give.
         answer: String,
     },
+    /// An `on "<event>"` hook failed. A failing `*.before` hook also fails the action it
+    /// guards (`blocked`); any other hook's failure changes nothing else.
+    HookFailed {
+        /// The hook's event (`tool.before`, `run.end`, …).
+        event: &'static str,
+        /// The node the event concerns, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        node: Option<Arc<str>>,
+        /// The hook's command line.
+        command: String,
+        /// What went wrong: exit code, signal, timeout or spawn error, with stderr's tail.
+        message: String,
+        /// Whether the action was blocked.
+        blocked: bool,
+    },
     /// An event raised by a workflow or an embedding application.
     Custom {
         /// Where it came from.
@@ -222,6 +237,7 @@ impl RunEvent {
             Self::Agent { .. } => "agent",
             Self::ToolOutput { .. } => "tool-output",
             Self::WaitAutoApprove { .. } => "wait-auto-approve",
+            Self::HookFailed { .. } => "hook-failed",
             Self::Custom { .. } => "custom",
             Self::Debug { .. } => "debug",
             Self::RunPaused { .. } => "run-paused",

@@ -16,6 +16,7 @@ mod error;
 mod event;
 mod exec;
 mod frame;
+mod hooks;
 mod interpreter;
 mod output;
 mod pattern;

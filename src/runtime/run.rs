@@ -8,6 +8,7 @@ use tracing::Instrument;
 
 use super::cursor::Cursor;
 use super::frame::Frame;
+use super::hooks::{self, HookEvent};
 use super::interpreter::{Stop, WalkEnd, Walker};
 use super::shared::{OUTPUT_PREFIX, Shared};
 use super::state::State;
@@ -239,6 +240,11 @@ async fn drive(
         resumed: seq > 0 || matches!(start, Start::Answer(..)),
         from_step: seq,
     });
+    let mut fields = Map::new();
+    fields.insert("resumed".into(), (seq > 0).into());
+    fields.insert("from_step".into(), seq.into());
+    // Not a blocking event: a failure is reported and the run goes on.
+    let _ = hooks::fire(shared, HookEvent::RunStart, None, fields).await;
     let span = tracing::info_span!(
         "run",
         id = shared.run_id.as_str(),
@@ -283,6 +289,19 @@ async fn drive(
     let state = walker.frame.state.to_json();
     let store = &shared.ctx.store;
     let run_id = shared.run_id.to_string();
+    let status = match &result {
+        Ok(Ok(WalkEnd::End | WalkEnd::Reached)) => Some("completed"),
+        Err(Stop::Failed { .. }) => Some("failed"),
+        Err(Stop::Limit(_) | Stop::Cancelled) => Some("cancelled"),
+        // A pause is not an end; a store failure ends the process, not the run.
+        _ => None,
+    };
+    if let Some(status) = status {
+        let mut fields = Map::new();
+        fields.insert("status".into(), status.into());
+        fields.insert("steps".into(), seq.into());
+        let _ = hooks::fire(shared, HookEvent::RunEnd, None, fields).await;
+    }
     let end = match result {
         Ok(Err(error)) => return Err(error),
         Ok(Ok(WalkEnd::End | WalkEnd::Reached)) => {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::cursor::Cursor;
 use super::frame::Frame;
+use super::hooks::Hooks;
 use super::pattern::Patterns;
 use super::state::{State, StateSchema, coerce};
 use super::template::{Role, RunInfo, Scope, Templates};
@@ -54,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) log: Mutex<Vec<Value>>,
     /// A subgraph's run: nothing is committed.
     pub(crate) nested: bool,
+    /// The workflow's `on "<event>"` hooks.
+    pub(crate) hooks: Hooks,
 }
 
 impl std::fmt::Debug for Shared {
@@ -97,6 +100,7 @@ impl Shared {
             .map(|node| Arc::from(node.id.value.as_str()))
             .collect();
         let loop_of = enclosing_loops(&plan);
+        let hooks = Hooks::new(workflow);
         let deadline = workflow
             .limits
             .timeout
@@ -121,6 +125,7 @@ impl Shared {
             deadline,
             log: Mutex::new(Vec::new()),
             nested,
+            hooks,
         })
     }
 

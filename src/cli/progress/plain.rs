@@ -152,6 +152,21 @@ impl View for Plain {
                     text::duration(std::time::Duration::from_millis(*after_ms))
                 ));
             }
+            RunEvent::HookFailed {
+                event,
+                node,
+                command,
+                message,
+                blocked,
+            } => {
+                self.line(&format!(
+                    "{}{} {}",
+                    node.as_deref()
+                        .map_or(String::new(), |node| self.indent(node)),
+                    paint.warn("!"),
+                    text::hook_failure(event, node.as_deref(), command, message, *blocked)
+                ));
+            }
             _ => {}
         }
     }

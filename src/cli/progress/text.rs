@@ -64,6 +64,28 @@ pub(crate) fn target(key: &str) -> &str {
     if key == "#end" { "end" } else { key }
 }
 
+/// A failed hook, one line: what ran, on what, what happened, and whether it stopped
+/// the action.
+pub(crate) fn hook_failure(
+    event: &str,
+    node: Option<&str>,
+    command: &str,
+    message: &str,
+    blocked: bool,
+) -> String {
+    let on = node.map_or(String::new(), |node| format!(" for `{node}`"));
+    let what = if blocked {
+        "; the action was blocked"
+    } else {
+        ""
+    };
+    format!(
+        "`{event}` hook `{}`{on} {}{what}",
+        clip(command, 60),
+        clip(message, 200)
+    )
+}
+
 /// Colours, or none.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Paint {

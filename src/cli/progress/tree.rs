@@ -243,6 +243,22 @@ impl View for Tree {
                 );
                 self.println(&line);
             }
+            RunEvent::HookFailed {
+                event,
+                node,
+                command,
+                message,
+                blocked,
+            } => {
+                let line = format!(
+                    "{}{} {}",
+                    node.as_deref()
+                        .map_or(String::new(), |node| self.indent(node)),
+                    paint.warn("!"),
+                    text::hook_failure(event, node.as_deref(), command, message, *blocked)
+                );
+                self.println(&line);
+            }
             _ => {}
         }
     }

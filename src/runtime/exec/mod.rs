@@ -12,8 +12,11 @@ mod wait;
 
 use std::sync::Arc;
 
+use serde_json::Map;
+
 use super::NodeError;
 use super::frame::{Frame, Write};
+use super::hooks::{self, HookEvent};
 use super::shared::Shared;
 use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
@@ -22,8 +25,69 @@ pub(crate) use canned::answer as canned_answer;
 pub(crate) use set::eval_sets;
 pub(crate) use wait::{Question, answer_writes, pending_wait};
 
-/// Runs the node of step `at` once.
+/// Runs the node of step `at` once, inside its hooks when the workflow has any.
 pub(crate) async fn execute(
+    shared: &Arc<Shared>,
+    frame: &Frame,
+    at: StepIdx,
+    node: NodeIdx,
+    seq: u64,
+) -> Result<Vec<Write>, NodeError> {
+    if shared.hooks.is_empty() {
+        run_node(shared, frame, at, node, seq).await
+    } else {
+        Box::pin(hooked(shared, frame, at, node, seq)).await
+    }
+}
+
+/// One attempt with its hooks: `node.start`, then `tool.before` (which may block) or
+/// `session.start`, the node, `tool.after` or `session.end`, and `node.end`.
+async fn hooked(
+    shared: &Arc<Shared>,
+    frame: &Frame,
+    at: StepIdx,
+    node: NodeIdx,
+    seq: u64,
+) -> Result<Vec<Write>, NodeError> {
+    let kind = shared.workflow().node(node).kind.name();
+    let start = || {
+        let mut fields = Map::new();
+        fields.insert("kind".into(), kind.into());
+        fields.insert("step".into(), seq.into());
+        fields
+    };
+    let end = |result: &Result<Vec<Write>, NodeError>| {
+        let mut fields = start();
+        fields.insert("ok".into(), result.is_ok().into());
+        if let Err(error) = result {
+            fields.insert("error".into(), error.message.clone().into());
+        }
+        fields
+    };
+    let (before, after) = match kind {
+        "tool" => (HookEvent::ToolBefore, HookEvent::ToolAfter),
+        "agent" => (HookEvent::SessionStart, HookEvent::SessionEnd),
+        _ => (HookEvent::NodeStart, HookEvent::NodeEnd),
+    };
+    hooks::fire(shared, HookEvent::NodeStart, Some(node), start()).await?;
+    let result = if before == HookEvent::NodeStart {
+        run_node(shared, frame, at, node, seq).await
+    } else {
+        match hooks::fire(shared, before, Some(node), start()).await {
+            Ok(()) => {
+                let result = run_node(shared, frame, at, node, seq).await;
+                hooks::fire(shared, after, Some(node), end(&result)).await?;
+                result
+            }
+            Err(blocked) => Err(blocked),
+        }
+    };
+    hooks::fire(shared, HookEvent::NodeEnd, Some(node), end(&result)).await?;
+    result
+}
+
+/// Runs the node of step `at` once.
+async fn run_node(
     shared: &Arc<Shared>,
     frame: &Frame,
     at: StepIdx,

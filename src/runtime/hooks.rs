@@ -1,0 +1,414 @@
+//! `on "<event>" { run "prog" "arg"… }`: commands the run starts on its events.
+//!
+//! A hook gets the event as one JSON object on stdin and in `ATOMIC_HOOK_EVENT`,
+//! `ATOMIC_RUN_ID` and `ATOMIC_NODE`; it runs in the run's working directory, in its own
+//! process group, for at most [`HOOK_TIMEOUT`]. A non-zero exit (or a timeout) of a
+//! `*.before` hook blocks the action; any other hook's failure is reported and the run
+//! goes on, because a notification must not change what the workflow computes.
+//!
+//! Which actions atomic can see, and so block: its own `tool` nodes (`tool.before` /
+//! `tool.after`, each attempt), agent calls (`session.start` / `session.end`), steps
+//! (`node.start` / `node.end`) and the run (`run.start` / `run.end`). Tool calls an agent
+//! CLI makes inside its own session are that agent's business and are not seen here.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+use super::shared::Shared;
+use super::{NodeError, RunEvent};
+use crate::ir::{NodeIdx, Workflow};
+
+/// Longest a hook may run before it is killed (and, for a `*.before` hook, blocks).
+pub(crate) const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Most bytes of a hook's stderr kept for its failure message.
+const STDERR_TAIL: usize = 2_000;
+
+/// The events a hook can be attached to (the grammar's `on` choices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HookEvent {
+    RunStart,
+    RunEnd,
+    NodeStart,
+    NodeEnd,
+    SessionStart,
+    SessionEnd,
+    ToolBefore,
+    ToolAfter,
+}
+
+impl HookEvent {
+    const ALL: [Self; 8] = [
+        Self::RunStart,
+        Self::RunEnd,
+        Self::NodeStart,
+        Self::NodeEnd,
+        Self::SessionStart,
+        Self::SessionEnd,
+        Self::ToolBefore,
+        Self::ToolAfter,
+    ];
+
+    /// The name a workflow writes: `on "tool.before"`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::RunStart => "run.start",
+            Self::RunEnd => "run.end",
+            Self::NodeStart => "node.start",
+            Self::NodeEnd => "node.end",
+            Self::SessionStart => "session.start",
+            Self::SessionEnd => "session.end",
+            Self::ToolBefore => "tool.before",
+            Self::ToolAfter => "tool.after",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|event| event.name() == name)
+    }
+
+    /// Whether a failing hook stops the action it precedes.
+    pub(crate) fn blocks(self) -> bool {
+        matches!(self, Self::ToolBefore)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Why a hook did not succeed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct HookFailure {
+    /// The event it ran on.
+    pub(crate) event: HookEvent,
+    /// Its command line, for the message.
+    pub(crate) command: String,
+    /// What went wrong: exit code, signal, timeout or spawn error, with stderr's tail.
+    pub(crate) reason: String,
+}
+
+impl std::fmt::Display for HookFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the `{}` hook `{}` {}",
+            self.event.name(),
+            self.command,
+            self.reason
+        )
+    }
+}
+
+/// The workflow's hooks, by event; empty for most workflows, which then pay nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Hooks {
+    by_event: [Vec<Arc<[String]>>; 8],
+}
+
+impl Hooks {
+    pub(crate) fn new(workflow: &Workflow) -> Self {
+        let mut hooks = Self::default();
+        for hook in &workflow.hooks {
+            // The checker rejects unknown events and empty commands; a plan built without
+            // it simply has no hook for them.
+            let Some(event) = HookEvent::parse(&hook.event.value) else {
+                continue;
+            };
+            if hook.run.is_empty() {
+                continue;
+            }
+            let argv: Arc<[String]> = hook.run.iter().map(|arg| arg.value.clone()).collect();
+            hooks.by_event[event.index()].push(argv);
+        }
+        hooks
+    }
+
+    /// Whether the workflow declares no hook at all (the common case, kept free).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.by_event.iter().all(Vec::is_empty)
+    }
+
+    /// Whether any hook listens to `event` (so callers can skip building the payload).
+    pub(crate) fn wants(&self, event: HookEvent) -> bool {
+        !self.by_event[event.index()].is_empty()
+    }
+
+    /// Runs the hooks of `event` in declaration order. For a blocking event the first
+    /// failure stops and is returned; otherwise every hook runs and the failures are
+    /// returned for the caller to report.
+    pub(crate) async fn fire(
+        &self,
+        event: HookEvent,
+        payload: &Value,
+        dir: &Path,
+    ) -> Vec<HookFailure> {
+        let mut failures = Vec::new();
+        for argv in &self.by_event[event.index()] {
+            if let Err(failure) = run_one(event, argv, payload, dir, HOOK_TIMEOUT).await {
+                failures.push(failure);
+                if event.blocks() {
+                    break;
+                }
+            }
+        }
+        failures
+    }
+}
+
+/// Fires `event`'s hooks for the run (and `node`, when the event concerns one), with
+/// `fields` added to the payload. Failures are emitted as `hook-failed` events; for a
+/// blocking event the first failure is returned as the guarded action's error. Free when
+/// the workflow declares no hook for `event`, and in a dry run, which starts no process.
+pub(crate) async fn fire(
+    shared: &Shared,
+    event: HookEvent,
+    node: Option<NodeIdx>,
+    fields: serde_json::Map<String, Value>,
+) -> Result<(), NodeError> {
+    if !shared.hooks.wants(event) || shared.ctx.dry_run {
+        return Ok(());
+    }
+    let node = node.map(|node| shared.id(node).clone());
+    let mut payload = serde_json::Map::new();
+    payload.insert("event".into(), event.name().into());
+    payload.insert("run_id".into(), shared.run_id_str.as_ref().into());
+    payload.insert(
+        "workflow".into(),
+        shared.workflow().name.value.clone().into(),
+    );
+    if let Some(node) = &node {
+        payload.insert("node".into(), node.as_ref().into());
+    }
+    payload.extend(fields);
+    let failures = shared
+        .hooks
+        .fire(event, &Value::Object(payload), &shared.ctx.working_dir)
+        .await;
+    let blocked = event.blocks();
+    for failure in &failures {
+        tracing::debug!(%failure, "hook failed");
+        shared.emit(RunEvent::HookFailed {
+            event: event.name(),
+            node: node.clone(),
+            command: failure.command.clone(),
+            message: failure.reason.clone(),
+            blocked,
+        });
+    }
+    match failures.into_iter().next() {
+        Some(failure) if blocked => {
+            let what = node.map_or_else(String::new, |node| format!(" `{node}`"));
+            Err(NodeError::fatal(format!("{failure}, so{what} did not run")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Runs one hook to its end, or kills its process group at `limit`.
+async fn run_one(
+    event: HookEvent,
+    argv: &[String],
+    payload: &Value,
+    dir: &Path,
+    limit: Duration,
+) -> Result<(), HookFailure> {
+    let command_line = argv.join(" ");
+    let fail = |reason: String| HookFailure {
+        event,
+        command: command_line.clone(),
+        reason,
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(());
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("ATOMIC_HOOK_EVENT", event.name())
+        .env("ATOMIC_RUN_ID", field(payload, "run_id"))
+        .env("ATOMIC_NODE", field(payload, "node"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
+        .spawn()
+        .map_err(|error| fail(format!("could not start: {error}")))?;
+    let guard = GroupKill(child.id());
+
+    let input = format!("{payload}\n");
+    let mut stdin = child.stdin.take();
+    let mut stderr = child.stderr.take();
+    let finished = tokio::time::timeout(limit, async {
+        if let Some(pipe) = stdin.as_mut() {
+            // A hook that exits without reading its input is not an error.
+            let _ = pipe.write_all(input.as_bytes()).await;
+        }
+        drop(stdin.take());
+        let mut err = Vec::new();
+        if let Some(pipe) = stderr.as_mut() {
+            let _ = pipe.read_to_end(&mut err).await;
+        }
+        (child.wait().await, err)
+    })
+    .await;
+    drop(guard);
+    let (status, err) = finished.map_err(|_| fail(format!("timed out after {limit:?}")))?;
+    let status = status.map_err(|error| fail(format!("could not be waited for: {error}")))?;
+    if status.success() {
+        return Ok(());
+    }
+    let how = status.code().map_or_else(
+        || "was killed by a signal".to_owned(),
+        |code| format!("exited with code {code}"),
+    );
+    let err = String::from_utf8_lossy(&err);
+    let err = err.trim();
+    let tail = match err.char_indices().rev().nth(STDERR_TAIL) {
+        Some((at, _)) => &err[at..],
+        None => err,
+    };
+    Err(fail(if tail.is_empty() {
+        how
+    } else {
+        format!("{how}: {tail}")
+    }))
+}
+
+fn field<'a>(payload: &'a Value, name: &str) -> &'a str {
+    payload.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Kills the hook's process group when dropped: a hook's own children (a `sh -c`
+/// pipeline) must not outlive a timeout.
+struct GroupKill(Option<u32>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        let Some(pgid) = self.0 else { return };
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{Signal, killpg};
+            use nix::unistd::Pid;
+            if let Ok(pgid) = i32::try_from(pgid) {
+                // ESRCH (already gone) is the normal case after a hook exits.
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = pgid;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    fn payload() -> Value {
+        json!({"event": "tool.before", "run_id": "r1", "node": "build"})
+    }
+
+    #[tokio::test]
+    async fn a_hook_reads_the_event_on_stdin_and_in_its_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let script =
+            "cat > seen.json; echo \"$ATOMIC_HOOK_EVENT $ATOMIC_RUN_ID $ATOMIC_NODE\" > env.txt";
+        run_one(
+            HookEvent::ToolBefore,
+            &sh(script),
+            &payload(),
+            dir.path(),
+            HOOK_TIMEOUT,
+        )
+        .await
+        .unwrap();
+        let seen: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("seen.json")).unwrap())
+                .unwrap();
+        assert_eq!(seen, payload());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("env.txt")).unwrap(),
+            "tool.before r1 build\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failing_hook_reports_its_exit_code_and_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let failure = run_one(
+            HookEvent::ToolBefore,
+            &sh("echo 'rm -rf is not allowed' >&2; exit 3"),
+            &payload(),
+            dir.path(),
+            HOOK_TIMEOUT,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(
+            failure.to_string(),
+            "the `tool.before` hook `sh -c echo 'rm -rf is not allowed' >&2; exit 3` \
+             exited with code 3: rm -rf is not allowed"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hook_past_its_limit_is_killed_with_its_children() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::time::Instant::now();
+        let failure = run_one(
+            HookEvent::NodeEnd,
+            &sh("sleep 30 & echo $! > child.pid; wait"),
+            &payload(),
+            dir.path(),
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap_err();
+        assert!(failure.reason.contains("timed out"), "{failure}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let pid: i32 = std::fs::read_to_string(dir.path().join("child.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The grandchild died with the group (give the kernel a moment to reap it).
+        let gone = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.contains(") Z "))
+        });
+        assert!(gone, "the hook's child {pid} outlived the timeout");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_failure_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let failure = run_one(
+            HookEvent::RunStart,
+            &["./no-such-hook".to_owned()],
+            &payload(),
+            dir.path(),
+            HOOK_TIMEOUT,
+        )
+        .await
+        .unwrap_err();
+        assert!(failure.reason.starts_with("could not start"), "{failure}");
+    }
+}
