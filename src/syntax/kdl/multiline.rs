@@ -274,7 +274,7 @@ mod tests {
     fn scan(text: &str) -> (String, usize, Vec<(Code, String)>) {
         let mut cursor = Cursor::new(text, SourceId(0));
         let value = if text.starts_with('#') {
-            super::super::string::raw(&mut cursor)
+            super::super::string::raw(&mut cursor).into()
         } else {
             quoted(&mut cursor)
         };
