@@ -91,3 +91,18 @@ pub enum CommentKind {
     /// `/-` and the node, entry or children block it comments out.
     Slashdash,
 }
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// Every node and entry is written, moved and freed once per parse: their size is
+    /// parse speed (BENCHMARKS.md, "KDL parser").
+    #[test]
+    fn tree_types_stay_small() {
+        assert_eq!(size_of::<Ident>(), 40);
+        assert_eq!(size_of::<Value>(), 32);
+        assert_eq!(size_of::<Entry>(), 112);
+        assert_eq!(size_of::<Node>(), 128);
+    }
+}
