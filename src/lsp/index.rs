@@ -232,11 +232,11 @@ impl Index {
             if let Some(kind) = declaration {
                 self.occurrences.push(Occurrence {
                     kind,
-                    name: value.clone(),
+                    name: value.as_str().to_owned(),
                     span: name_span(sources, value, entry),
                     declaration: true,
                     written: Written::Value,
-                    node: Some((frame.node.span, frame.node.name.value.clone())),
+                    node: Some((frame.node.span, frame.node.name.value.as_str().to_owned())),
                 });
                 continue;
             }
@@ -247,7 +247,7 @@ impl Index {
             };
             let used = |kind| Occurrence {
                 kind,
-                name: value.clone(),
+                name: value.as_str().to_owned(),
                 span: name_span(sources, value, entry),
                 declaration: false,
                 written: Written::Value,

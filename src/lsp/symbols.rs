@@ -44,10 +44,10 @@ fn symbol(snapshot: &Snapshot, frame: Frame<'_>) -> Option<DocumentSymbol> {
     };
     let (name, selection) = match node.entries.iter().find(|entry| entry.key.is_none()) {
         Some(entry) => match &entry.value {
-            Value::String(name) if !name.is_empty() => (name.clone(), entry.value_span),
-            _ => (node.name.value.clone(), node.name.span),
+            Value::String(name) if !name.is_empty() => (name.as_str().to_owned(), entry.value_span),
+            _ => (node.name.value.as_str().to_owned(), node.name.span),
         },
-        None => (node.name.value.clone(), node.name.span),
+        None => (node.name.value.as_str().to_owned(), node.name.span),
     };
     let children: Vec<DocumentSymbol> = node
         .children
@@ -66,7 +66,7 @@ fn symbol(snapshot: &Snapshot, frame: Frame<'_>) -> Option<DocumentSymbol> {
     #[allow(deprecated)] // `deprecated` is a required field of the protocol type
     Some(DocumentSymbol {
         name,
-        detail: Some(node.name.value.clone()),
+        detail: Some(node.name.value.as_str().to_owned()),
         kind,
         tags: None,
         deprecated: None,

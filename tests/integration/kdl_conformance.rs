@@ -325,7 +325,7 @@ fn from_reference(doc: &::kdl::KdlDocument) -> Document {
 
 fn node_from_reference(node: &::kdl::KdlNode) -> Node {
     Node {
-        ty: node.ty().map(ident_from_reference),
+        ty: node.ty().map(ident_from_reference).map(Box::new),
         name: ident_from_reference(node.name()),
         entries: node.entries().iter().map(entry_from_reference).collect(),
         children: node.children().map(from_reference),
@@ -335,14 +335,14 @@ fn node_from_reference(node: &::kdl::KdlNode) -> Node {
 
 fn ident_from_reference(ident: &::kdl::KdlIdentifier) -> Ident {
     Ident {
-        value: ident.value().to_owned(),
+        value: ident.value().into(),
         span: Span::default(),
     }
 }
 
 fn entry_from_reference(entry: &::kdl::KdlEntry) -> Entry {
     let value = match entry.value() {
-        ::kdl::KdlValue::String(text) => Value::String(text.clone()),
+        ::kdl::KdlValue::String(text) => Value::String(text.as_str().into()),
         ::kdl::KdlValue::Integer(number) => Value::Integer(*number),
         ::kdl::KdlValue::Float(number) => Value::Float(*number),
         ::kdl::KdlValue::Bool(flag) => Value::Bool(*flag),
@@ -350,7 +350,7 @@ fn entry_from_reference(entry: &::kdl::KdlEntry) -> Entry {
     };
     Entry {
         key: entry.name().map(ident_from_reference),
-        ty: entry.ty().map(ident_from_reference),
+        ty: entry.ty().map(ident_from_reference).map(Box::new),
         value,
         value_span: Span::default(),
         span: Span::default(),

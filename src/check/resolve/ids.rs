@@ -54,7 +54,7 @@ fn collect_into(checked: &Checked<'_>, taken: &mut HashSet<String>) {
             None
         };
         if let Some(Value::String(id)) = written.map(|entry| &entry.value) {
-            taken.insert(id.clone());
+            taken.insert(id.as_str().to_owned());
         }
         collect_into(child, taken);
     }

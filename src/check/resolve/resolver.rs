@@ -37,7 +37,7 @@ impl<'a> Resolver<'a> {
     pub(super) fn string(&self, entry: Option<&Entry>) -> Option<Spanned<String>> {
         let entry = entry?;
         match &entry.value {
-            Value::String(text) => Some(Spanned::new(text.clone(), entry.value_span)),
+            Value::String(text) => Some(Spanned::new(text.as_str().to_owned(), entry.value_span)),
             _ => None,
         }
     }

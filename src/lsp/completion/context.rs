@@ -348,7 +348,7 @@ fn locals(snapshot: &Snapshot, offset: usize) -> Vec<String> {
         let Some(spec) = spec else { continue };
         if spec.id == "parallel" && tree::property(node, "for-each").is_some() {
             let name = match tree::property(node, "as").map(|entry| &entry.value) {
-                Some(Value::String(name)) => name.clone(),
+                Some(Value::String(name)) => name.as_str().to_owned(),
                 _ => "item".to_owned(),
             };
             locals.push(name);

@@ -291,7 +291,7 @@ fn own_id(snapshot: &Snapshot, offset: usize) -> Option<String> {
         .find(|entry| entry.key.is_none())
         .map(|entry| &entry.value)
     {
-        Some(Value::String(id)) => Some(id.clone()),
+        Some(Value::String(id)) => Some(id.as_str().to_owned()),
         _ => None,
     }
 }
@@ -387,7 +387,7 @@ fn env_names(snapshot: &Snapshot) -> Vec<String> {
         .filter(|node| node.name.value == "env")
         .filter_map(
             |node| match node.entries.first().map(|entry| &entry.value) {
-                Some(Value::String(name)) => Some(name.clone()),
+                Some(Value::String(name)) => Some(name.as_str().to_owned()),
                 _ => None,
             },
         )

@@ -12,7 +12,7 @@ use super::cursor::Cursor;
 use super::ident::{RESERVED, TokenStart, token_start};
 use super::number::parse_number;
 use super::string;
-use super::tree::{Ident, Value};
+use super::tree::{CompactString, Ident, Value};
 
 /// What kind of literal an atom was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,13 +114,13 @@ pub(super) fn into_ident(cursor: &Cursor<'_>, atom: Atom) -> Ident {
     match atom.value {
         Value::String(value) => Ident { value, span },
         _ => Ident {
-            value: cursor.text[atom.start..atom.end].to_owned(),
+            value: CompactString::new(&cursor.text[atom.start..atom.end]),
             span,
         },
     }
 }
 
-fn identifier(cursor: &mut Cursor<'_>) -> Option<String> {
+fn identifier(cursor: &mut Cursor<'_>) -> Option<CompactString> {
     let start = cursor.pos;
     cursor.pos = chars::ident_end(cursor.bytes, start);
     let word = &cursor.text[start..cursor.pos];
@@ -142,7 +142,7 @@ fn identifier(cursor: &mut Cursor<'_>) -> Option<String> {
         );
         return None;
     }
-    Some(word.to_owned())
+    Some(CompactString::new(word))
 }
 
 fn number(cursor: &mut Cursor<'_>) -> Option<Value> {
@@ -201,12 +201,14 @@ fn keyword(cursor: &mut Cursor<'_>) -> Option<Value> {
 
 /// Parses a `(type)` annotation at the cursor (on `(`). `Ok(None)` means it was malformed
 /// but skipped through its `)`; `Err(Broken)` means no `)` was found.
-pub(super) fn parse_type(cursor: &mut Cursor<'_>) -> Result<Option<Ident>, Broken> {
+pub(super) fn parse_type(cursor: &mut Cursor<'_>) -> Result<Option<Box<Ident>>, Broken> {
     let open = cursor.pos;
     cursor.pos += 1;
     cursor.skip_node_space();
     let ty = match scan_atom(cursor) {
-        Scanned::Atom(atom) if atom.kind == AtomKind::String => Some(into_ident(cursor, atom)),
+        Scanned::Atom(atom) if atom.kind == AtomKind::String => {
+            Some(Box::new(into_ident(cursor, atom)))
+        }
         Scanned::Atom(atom) => {
             let span = cursor.span(atom.start, atom.end);
             let found = describe_atom(cursor, &atom);

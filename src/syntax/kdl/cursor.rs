@@ -234,6 +234,15 @@ impl<'a> Cursor<'a> {
     /// was skipped.
     #[inline]
     pub(super) fn skip_node_space(&mut self) -> bool {
+        // Fast exit: most calls land on a token or a newline, and printable ASCII other
+        // than a space, `/` (a block comment) and `\` (a continuation) cannot start
+        // node-space.
+        match self.peek() {
+            None | Some(b'\n' | b'\r') => return false,
+            Some(b' ' | b'/' | b'\\') => {}
+            Some(byte) if (0x21..0x7F).contains(&byte) => return false,
+            Some(_) => {}
+        }
         let start = self.pos;
         loop {
             self.skip_ws();

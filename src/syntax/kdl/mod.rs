@@ -29,4 +29,4 @@ mod string;
 mod tree;
 
 pub use parser::{KdlParse, MAX_DEPTH, parse};
-pub use tree::{Comment, CommentKind, Document, Entry, Ident, Node, Value};
+pub use tree::{Comment, CommentKind, CompactString, Document, Entry, Ident, Node, Value};

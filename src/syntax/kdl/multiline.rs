@@ -224,6 +224,15 @@ fn dedent(
     while line_start < last_start {
         // Find the end of this line (every line before the closing one ends in a newline).
         let newline = loop {
+            // Only a byte below 0x0E, 0xC2 or 0xE2 can start a newline; step over the
+            // rest without the full check.
+            while let Some(&byte) = bytes.get(pos)
+                && byte >= 0x0E
+                && byte != 0xC2
+                && byte != 0xE2
+            {
+                pos += 1;
+            }
             match chars::newline_len(bytes, pos) {
                 0 => pos += chars::utf8_len(bytes[pos]),
                 len => break len,
@@ -274,7 +283,7 @@ mod tests {
     fn scan(text: &str) -> (String, usize, Vec<(Code, String)>) {
         let mut cursor = Cursor::new(text, SourceId(0));
         let value = if text.starts_with('#') {
-            super::super::string::raw(&mut cursor)
+            super::super::string::raw(&mut cursor).into()
         } else {
             quoted(&mut cursor)
         };

@@ -19,7 +19,7 @@ use super::atom::{
 use super::cursor::Cursor;
 use super::ident::{TokenStart, token_start};
 use super::string;
-use super::tree::{Comment, CommentKind, Document, Entry, Ident, Node};
+use super::tree::{Comment, CommentKind, CompactString, Document, Entry, Ident, Node};
 
 /// How deeply children blocks may nest. Deeper blocks are reported and skipped, so that
 /// hostile input cannot overflow the stack.
@@ -293,7 +293,7 @@ fn parse_name(cursor: &mut Cursor<'_>) -> Option<Ident> {
             Some(into_ident(cursor, atom))
         }
         Scanned::Invalid { start, end } => Some(Ident {
-            value: cursor.text[start..end].to_owned(),
+            value: CompactString::new(&cursor.text[start..end]),
             span: cursor.span(start, end),
         }),
         Scanned::Nothing => {
@@ -778,7 +778,7 @@ mod tests {
             values,
             [
                 Value::Integer(2),
-                Value::String(String::new()),
+                Value::String(CompactString::default()),
                 Value::Integer(4)
             ]
         );

@@ -11,12 +11,13 @@ use super::chars;
 use super::cursor::Cursor;
 use super::escape::{OffsetMap, unescape};
 use super::multiline;
+use super::tree::CompactString;
 
 /// Scans the quoted string at the cursor (which is on `"`) and returns its value. Errors
 /// are reported; the value is then what could be read.
-pub(super) fn quoted(cursor: &mut Cursor<'_>) -> String {
+pub(super) fn quoted(cursor: &mut Cursor<'_>) -> CompactString {
     if cursor.at(b"\"\"\"") {
-        return multiline::quoted(cursor);
+        return multiline::quoted(cursor).into();
     }
     let start = cursor.pos;
     cursor.pos += 1;
@@ -56,21 +57,21 @@ pub(super) fn quoted(cursor: &mut Cursor<'_>) -> String {
     if escaped {
         let mut value = String::with_capacity(raw.len());
         unescape(cursor, raw, 0, &OffsetMap::identity(body_start), &mut value);
-        value
+        value.into()
     } else {
-        raw.to_owned()
+        CompactString::new(raw)
     }
 }
 
 /// Scans the raw string at the cursor (which is on the first `#`) and returns its value.
-pub(super) fn raw(cursor: &mut Cursor<'_>) -> String {
+pub(super) fn raw(cursor: &mut Cursor<'_>) -> CompactString {
     let start = cursor.pos;
     while cursor.peek() == Some(b'#') {
         cursor.pos += 1;
     }
     let hashes = cursor.pos - start;
     if cursor.at(b"\"\"\"") {
-        return multiline::raw(cursor, start, hashes);
+        return multiline::raw(cursor, start, hashes).into();
     }
     if cursor.peek() != Some(b'"') {
         let found = cursor.describe(cursor.pos);
@@ -86,7 +87,7 @@ pub(super) fn raw(cursor: &mut Cursor<'_>) -> String {
             "a raw string looks like `#\"text\"#`; keywords are written `#true`, `#false`, \
              `#null`, `#inf`, `#-inf` or `#nan`",
         );
-        return String::new();
+        return CompactString::default();
     }
     cursor.pos += 1;
     let body_start = cursor.pos;
@@ -115,7 +116,7 @@ pub(super) fn raw(cursor: &mut Cursor<'_>) -> String {
             }
         }
     };
-    cursor.text[body_start..body_end].to_owned()
+    CompactString::new(&cursor.text[body_start..body_end])
 }
 
 /// Whether `hashes` `#` follow at `pos`.
@@ -179,7 +180,10 @@ mod tests {
     use super::*;
     use crate::source::SourceId;
 
-    fn scan(text: &str, f: fn(&mut Cursor<'_>) -> String) -> (String, usize, Vec<(Code, String)>) {
+    fn scan(
+        text: &str,
+        f: fn(&mut Cursor<'_>) -> CompactString,
+    ) -> (CompactString, usize, Vec<(Code, String)>) {
         let mut cursor = Cursor::new(text, SourceId(0));
         let value = f(&mut cursor);
         let diagnostics = cursor
@@ -225,7 +229,10 @@ mod tests {
             scan(r###"##"a"#b"## x"###, raw),
             ("a\"#b".into(), 10, vec![])
         );
-        assert_eq!(scan(r##"#""#"##, raw), (String::new(), 4, vec![]));
+        assert_eq!(
+            scan(r##"#""#"##, raw),
+            (CompactString::default(), 4, vec![])
+        );
         let (_, _, diagnostics) = scan("##\"foo\"#\n", raw);
         assert_eq!(
             diagnostics,

@@ -2,6 +2,8 @@
 //! span. Equality ignores nothing, so tests compare through [`Document::to_canonical`] —
 //! the same normalised text the `kdl` crate's conformance suite uses.
 
+pub use compact_str::CompactString;
+
 use crate::source::Span;
 
 /// A whole file, or the children block of a node.
@@ -16,8 +18,8 @@ pub struct Document {
 /// A node: `(type)name arg key=value { children }`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
-    /// The optional type annotation.
-    pub ty: Option<Ident>,
+    /// The optional type annotation (boxed: rare, and it would double the size of a node).
+    pub ty: Option<Box<Ident>>,
     /// The node name.
     pub name: Ident,
     /// Arguments and properties in source order, slashdashed ones removed. Duplicate
@@ -33,8 +35,8 @@ pub struct Node {
 /// An identifier or string used as a name, key or type annotation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ident {
-    /// The decoded value (escapes resolved, quotes removed).
-    pub value: String,
+    /// The decoded value (escapes resolved, quotes removed); short ones are stored inline.
+    pub value: CompactString,
     /// Where it was written, quotes included.
     pub span: Span,
 }
@@ -44,8 +46,8 @@ pub struct Ident {
 pub struct Entry {
     /// The property key, or `None` for an argument.
     pub key: Option<Ident>,
-    /// The optional type annotation of the value.
-    pub ty: Option<Ident>,
+    /// The optional type annotation of the value (boxed: rare).
+    pub ty: Option<Box<Ident>>,
     /// The decoded value.
     pub value: Value,
     /// Where the value literal was written (without key or type annotation).
@@ -58,7 +60,7 @@ pub struct Entry {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// Any string form: identifier string, quoted, multi-line or raw.
-    String(String),
+    String(CompactString),
     /// An integer literal in any base (KDL allows arbitrary size; we keep 128 bits, like
     /// the `kdl` crate).
     Integer(i128),
@@ -88,4 +90,19 @@ pub enum CommentKind {
     Block,
     /// `/-` and the node, entry or children block it comments out.
     Slashdash,
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// Every node and entry is written, moved and freed once per parse: their size is
+    /// parse speed (BENCHMARKS.md, "KDL parser").
+    #[test]
+    fn tree_types_stay_small() {
+        assert_eq!(size_of::<Ident>(), 40);
+        assert_eq!(size_of::<Value>(), 32);
+        assert_eq!(size_of::<Entry>(), 112);
+        assert_eq!(size_of::<Node>(), 128);
+    }
 }
