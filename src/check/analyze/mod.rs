@@ -24,6 +24,7 @@ mod rules;
 mod taint;
 #[cfg(test)]
 mod testing;
+mod undeclared;
 
 pub use context::{AnalyzeContext, LoadWorkflow, load_workflow};
 pub use driver::analyze;

@@ -21,12 +21,16 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::LazyLock;
 
 use minijinja::Environment;
+use minijinja::machinery;
+use minijinja::syntax::SyntaxConfig;
+
+use super::undeclared;
 
 use crate::ir::{Expr, Template};
 use crate::source::Span;
 
-/// The one environment templates are parsed with: minijinja's defaults (its filters, tests
-/// and global functions such as `range` and `namespace`). Built once.
+/// The environment the runtime renders with: minijinja's defaults (its filters, tests and
+/// global functions such as `range` and `namespace`). Built once; its globals are not reads.
 static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(Environment::new);
 
 /// One variable path read by a template, and where.
@@ -85,10 +89,11 @@ pub fn template_reads(template: &Template) -> Result<Vec<Read>, TemplateError> {
     if template.is_literal() {
         return Ok(Vec::new());
     }
-    let paths = ENVIRONMENT
-        .template_from_str(&template.source)
-        .map_err(|error| template_error(template, &error))?
-        .undeclared_variables(true);
+    // Parsed once, with the syntax `ENVIRONMENT` compiles with: its parse error is the
+    // one compiling would report (compiling adds nothing but bytecode).
+    let ast = machinery::parse(&template.source, "<string>", SyntaxConfig::default())
+        .map_err(|error| template_error(template, &error))?;
+    let paths = undeclared::in_template(&ast);
     Ok(locate(template, paths, &code_regions(&template.source)))
 }
 
@@ -98,10 +103,8 @@ pub fn template_reads(template: &Template) -> Result<Vec<Read>, TemplateError> {
 /// # Errors
 /// The parse error, positioned with [`Template::span_of`].
 pub fn expression_reads(expr: &Expr) -> Result<Vec<Read>, TemplateError> {
-    let paths = ENVIRONMENT
-        .compile_expression(&expr.source)
-        .map_err(|error| template_error(expr, &error))?
-        .undeclared_variables(true);
+    let ast = machinery::parse_expr(&expr.source).map_err(|error| template_error(expr, &error))?;
+    let paths = undeclared::in_expression(&ast);
     let whole = 0..expr.source.len();
     Ok(locate(expr, paths, std::slice::from_ref(&whole)))
 }

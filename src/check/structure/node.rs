@@ -1,7 +1,7 @@
 //! Checks one node and, recursively, its children against their specs.
 
 use super::Checked;
-use super::value::{Expect, check_value};
+use super::value::{Expect, What, check_value};
 use crate::check::grammar::{Grammar, NodeSpec};
 use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
 use crate::syntax::kdl::{Entry, Node};
@@ -51,7 +51,10 @@ fn check_arguments<'a>(
             choices: &argument.choices,
             min: None,
             max: None,
-            what: format!("the `{}` of `{}`", argument.name, spec.name),
+            what: What::Argument {
+                name: &argument.name,
+                node: &spec.name,
+            },
         };
         let valid = check_value(&expect, entry, out);
         args.push(valid.then_some(entry));
@@ -141,7 +144,7 @@ fn check_properties<'a>(
             choices: &property.choices,
             min: property.min,
             max: property.max,
-            what: format!("`{}`", property.name),
+            what: What::Property(&property.name),
         };
         if check_value(&expect, entry, out) {
             props.push(entry);
