@@ -19,6 +19,7 @@ mod context;
 mod driver;
 mod flow;
 mod model;
+mod read_cache;
 mod reads;
 mod rules;
 mod taint;
