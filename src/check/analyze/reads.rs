@@ -103,7 +103,10 @@ pub fn expression_reads(expr: &Expr) -> Result<Vec<Read>, TemplateError> {
 /// same text written twice scans the same, so the analysis scans each distinct text once
 /// (`read_cache.rs`). A `None` range stands for the whole literal.
 #[derive(Clone, Debug)]
-pub(super) struct Scan(Result<Vec<(String, Option<Range<usize>>)>, (String, Option<Range<usize>>)>);
+pub(super) struct Scan(Result<Vec<Ranged>, Ranged>);
+
+/// A path read, or a parse error's message, with the text range it points at.
+type Ranged = (String, Option<Range<usize>>);
 
 /// Scans a template's text.
 pub(super) fn scan_template(source: &str) -> Scan {
@@ -164,7 +167,7 @@ pub(super) fn place(template: &Template, scan: &Scan) -> Result<Vec<Read>, Templ
 }
 
 /// minijinja's message and the offending range, if it gives a usable one.
-fn parse_error(source: &str, error: &minijinja::Error) -> (String, Option<Range<usize>>) {
+fn parse_error(source: &str, error: &minijinja::Error) -> Ranged {
     let message = match error.detail() {
         Some(detail) => detail.to_owned(),
         None => error.kind().to_string(),
@@ -180,11 +183,7 @@ fn parse_error(source: &str, error: &minijinja::Error) -> (String, Option<Range<
 }
 
 /// Pairs each reported path with the places it is written, as ranges of `source`.
-fn locate(
-    source: &str,
-    paths: HashSet<String>,
-    regions: &[Range<usize>],
-) -> Vec<(String, Option<Range<usize>>)> {
+fn locate(source: &str, paths: HashSet<String>, regions: &[Range<usize>]) -> Vec<Ranged> {
     let paths: BTreeSet<String> = paths
         .into_iter()
         .filter(|path| !is_global(path.split('.').next().unwrap_or(path)))

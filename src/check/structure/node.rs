@@ -198,10 +198,9 @@ fn check_children<'a>(
     depth: usize,
     out: &mut Vec<Diagnostic>,
 ) -> Vec<Checked<'a>> {
-    let mut checked = Vec::new();
     let Some(block) = &node.children else {
         missing_children(grammar, spec, node, &[], out);
-        return checked;
+        return Vec::new();
     };
     if spec.children.is_empty() {
         if let Some(first) = block.nodes.first() {
@@ -215,7 +214,7 @@ fn check_children<'a>(
                 .help("remove the `{ … }` block"),
             );
         }
-        return checked;
+        return Vec::new();
     }
     if depth >= MAX_DEPTH {
         out.push(
@@ -227,8 +226,10 @@ fn check_children<'a>(
             .label(format!("more than {MAX_DEPTH} levels deep"))
             .help("flatten the workflow, e.g. with a `subgraph`"),
         );
-        return checked;
+        return Vec::new();
     }
+    // Sized once: the checked tree of a large file is held through resolving.
+    let mut checked = Vec::with_capacity(block.nodes.len());
     let mut seen: Vec<&'a Node> = Vec::new();
     for child in &block.nodes {
         let Some((child_spec_ref, child_spec)) = grammar.child(spec, &child.name.value) else {
