@@ -16,8 +16,13 @@ fn peak_rss_kib() -> Option<u64> {
 
 #[allow(clippy::print_stdout)] // a benchmark report
 fn main() {
-    // `cargo bench` passes `--bench`; nothing to parse.
-    for nodes in [1_000usize, 10_000, 100_000] {
+    // `cargo bench` passes `--bench`; nothing to parse. `ATOMIC_CHECK_NODES=10000` measures
+    // one size alone (for callgrind or massif, whose counts are then per size).
+    let sizes: Vec<usize> = match std::env::var("ATOMIC_CHECK_NODES") {
+        Ok(nodes) => vec![nodes.parse().expect("ATOMIC_CHECK_NODES is a number")],
+        Err(_) => vec![1_000, 10_000, 100_000],
+    };
+    for nodes in sizes {
         let text = generator::generate_workflow(nodes);
         let before = peak_rss_kib().unwrap_or(0);
         let started = std::time::Instant::now();

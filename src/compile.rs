@@ -58,12 +58,19 @@ pub fn compile(
     files: &dyn Files,
     config: &Config,
 ) -> Compiled {
-    let text = sources.get(file).text.clone();
+    // The tree owns its strings: the source need not be copied out of `sources`.
+    let syntax::kdl::KdlParse {
+        document,
+        comments,
+        mut diagnostics,
+    } = syntax::kdl::parse(&sources.get(file).text, file);
     let path = sources.get(file).path.clone();
-    let parsed = syntax::kdl::parse(&text, file);
-    let mut diagnostics = parsed.diagnostics;
 
-    let resolved = check::resolve(sources, file, &parsed.document);
+    let resolved = check::resolve(sources, file, &document);
+    // Nothing reads the tree after resolving (suppression needs only the comments); it is
+    // about as large as the IR, so holding it through analysis and lowering would raise the
+    // peak.
+    drop(document);
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
     if let Some(resolved) = &workflow {
@@ -90,7 +97,7 @@ pub fn compile(
         }
     }
 
-    let mut diagnostics = suppress::apply(diagnostics, sources, file, &parsed.comments);
+    let mut diagnostics = suppress::apply(diagnostics, sources, file, &comments);
     config.apply(&mut diagnostics);
     diagnostics.sort_by_key(|d| (d.span, d.code));
     diagnostics.dedup();

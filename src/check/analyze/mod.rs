@@ -19,11 +19,13 @@ mod context;
 mod driver;
 mod flow;
 mod model;
+mod read_cache;
 mod reads;
 mod rules;
 mod taint;
 #[cfg(test)]
 mod testing;
+mod undeclared;
 
 pub use context::{AnalyzeContext, LoadWorkflow, load_workflow};
 pub use driver::analyze;

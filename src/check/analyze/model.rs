@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Agent, Expr, Jump, NodeIdx, NodeKind, OnError, Reducer, Template, Workflow};
+use crate::ir::{Agent, Jump, NodeIdx, NodeKind, OnError, Reducer, Template, Workflow};
 use crate::source::Spanned;
 
-use super::reads::{Read, TemplateError, expression_reads, template_reads};
+use super::read_cache::ReadCache;
+use super::reads::{Read, TemplateError};
 
 /// Where in a node a template sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -178,13 +179,14 @@ impl<'w> Model<'w> {
                 .or_insert(NodeIdx(index as u32));
         }
         let mut sites = Vec::new();
+        let mut cache = ReadCache::default();
         let mut site_starts = Vec::with_capacity(count + 1);
         let mut outputs_from = Vec::with_capacity(count);
         for index in 0..count {
             let idx = NodeIdx(index as u32);
             let chain = use_chain(workflow, &ids, idx);
             site_starts.push(sites.len());
-            collect_sites(workflow, idx, &chain, &mut sites);
+            collect_sites(workflow, idx, &chain, &mut cache, &mut sites);
             let from = chain
                 .iter()
                 .find(|(_, agent)| !agent.outputs.is_empty())
@@ -375,15 +377,12 @@ fn collect_sites<'w>(
     workflow: &'w Workflow,
     idx: NodeIdx,
     chain: &[(NodeIdx, &'w Agent)],
+    cache: &mut ReadCache<'w>,
     sites: &mut Vec<Site<'w>>,
 ) {
     let node = workflow.node(idx);
     let mut add = |role: Role, template: &'w Template, is_expr: bool, inherited: bool| {
-        let reads = if is_expr {
-            expression_reads(template as &Expr)
-        } else {
-            template_reads(template)
-        };
+        let reads = cache.reads(template, is_expr);
         sites.push(Site {
             node: idx,
             role,

@@ -18,15 +18,20 @@
 //! at its root's first occurrence, or at the whole literal.
 
 use std::collections::{BTreeSet, HashSet};
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use minijinja::Environment;
+use minijinja::machinery;
+use minijinja::syntax::SyntaxConfig;
+
+use super::undeclared;
 
 use crate::ir::{Expr, Template};
 use crate::source::Span;
 
-/// The one environment templates are parsed with: minijinja's defaults (its filters, tests
-/// and global functions such as `range` and `namespace`). Built once.
+/// The environment the runtime renders with: minijinja's defaults (its filters, tests and
+/// global functions such as `range` and `namespace`). Built once; its globals are not reads.
 static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(Environment::new);
 
 /// One variable path read by a template, and where.
@@ -82,14 +87,7 @@ pub struct TemplateError {
 /// # Errors
 /// The parse error, positioned with [`Template::span_of`].
 pub fn template_reads(template: &Template) -> Result<Vec<Read>, TemplateError> {
-    if template.is_literal() {
-        return Ok(Vec::new());
-    }
-    let paths = ENVIRONMENT
-        .template_from_str(&template.source)
-        .map_err(|error| template_error(template, &error))?
-        .undeclared_variables(true);
-    Ok(locate(template, paths, &code_regions(&template.source)))
+    place(template, &scan_template(&template.source))
 }
 
 /// Every variable path `expr` (a `when`, `until`, `while` or `for-each` expression) reads,
@@ -98,35 +96,94 @@ pub fn template_reads(template: &Template) -> Result<Vec<Read>, TemplateError> {
 /// # Errors
 /// The parse error, positioned with [`Template::span_of`].
 pub fn expression_reads(expr: &Expr) -> Result<Vec<Read>, TemplateError> {
-    let paths = ENVIRONMENT
-        .compile_expression(&expr.source)
-        .map_err(|error| template_error(expr, &error))?
-        .undeclared_variables(true);
-    let whole = 0..expr.source.len();
-    Ok(locate(expr, paths, std::slice::from_ref(&whole)))
+    place(expr, &scan_expression(&expr.source))
 }
 
-fn template_error(template: &Template, error: &minijinja::Error) -> TemplateError {
+/// What one text reads, with byte ranges in the text rather than spans in the file: the
+/// same text written twice scans the same, so the analysis scans each distinct text once
+/// (`read_cache.rs`). A `None` range stands for the whole literal.
+#[derive(Clone, Debug)]
+pub(super) struct Scan(Result<Vec<Ranged>, Ranged>);
+
+/// A path read, or a parse error's message, with the text range it points at.
+type Ranged = (String, Option<Range<usize>>);
+
+/// Scans a template's text.
+pub(super) fn scan_template(source: &str) -> Scan {
+    if !(source.contains("{{") || source.contains("{%") || source.contains("{#")) {
+        // A constant (`Template::is_literal`): minijinja is not called.
+        return Scan(Ok(Vec::new()));
+    }
+    // Parsed once, with the syntax `ENVIRONMENT` compiles with: its parse error is the
+    // one compiling would report (compiling adds nothing but bytecode).
+    match machinery::parse(source, "<string>", SyntaxConfig::default()) {
+        Ok(ast) => Scan(Ok(locate(
+            source,
+            undeclared::in_template(&ast),
+            &code_regions(source),
+        ))),
+        Err(error) => Scan(Err(parse_error(source, &error))),
+    }
+}
+
+/// Scans an expression's text.
+pub(super) fn scan_expression(source: &str) -> Scan {
+    match machinery::parse_expr(source) {
+        Ok(ast) => {
+            let whole = 0..source.len();
+            Scan(Ok(locate(
+                source,
+                undeclared::in_expression(&ast),
+                std::slice::from_ref(&whole),
+            )))
+        }
+        Err(error) => Scan(Err(parse_error(source, &error))),
+    }
+}
+
+/// The reads of `template`, whose text `scan` describes, positioned in the file.
+pub(super) fn place(template: &Template, scan: &Scan) -> Result<Vec<Read>, TemplateError> {
+    let span = |range: &Option<Range<usize>>| match range {
+        Some(range) => template.span_of(range.clone()),
+        None => template.span,
+    };
+    match &scan.0 {
+        Ok(found) => {
+            let mut reads: Vec<Read> = found
+                .iter()
+                .map(|(path, range)| Read {
+                    path: path.clone(),
+                    span: span(range),
+                })
+                .collect();
+            reads.sort_by(|a, b| (a.span, &a.path).cmp(&(b.span, &b.path)));
+            Ok(reads)
+        }
+        Err((message, range)) => Err(TemplateError {
+            message: message.clone(),
+            span: span(range),
+        }),
+    }
+}
+
+/// minijinja's message and the offending range, if it gives a usable one.
+fn parse_error(source: &str, error: &minijinja::Error) -> Ranged {
     let message = match error.detail() {
         Some(detail) => detail.to_owned(),
         None => error.kind().to_string(),
     };
-    let source = &template.source;
-    let span = match error.range() {
+    let range = match error.range() {
         // minijinja may point at one byte of a multi-byte character: widen to whole chars.
-        Some(range) if range.start <= range.end && range.end <= source.len() => template
-            .span_of(source.floor_char_boundary(range.start)..source.ceil_char_boundary(range.end)),
-        _ => template.span,
+        Some(range) if range.start <= range.end && range.end <= source.len() => {
+            Some(source.floor_char_boundary(range.start)..source.ceil_char_boundary(range.end))
+        }
+        _ => None,
     };
-    TemplateError { message, span }
+    (message, range)
 }
 
-/// Pairs each reported path with the places it is written.
-fn locate(
-    template: &Template,
-    paths: HashSet<String>,
-    regions: &[std::ops::Range<usize>],
-) -> Vec<Read> {
+/// Pairs each reported path with the places it is written, as ranges of `source`.
+fn locate(source: &str, paths: HashSet<String>, regions: &[Range<usize>]) -> Vec<Ranged> {
     let paths: BTreeSet<String> = paths
         .into_iter()
         .filter(|path| !is_global(path.split('.').next().unwrap_or(path)))
@@ -134,35 +191,26 @@ fn locate(
     if paths.is_empty() {
         return Vec::new();
     }
-    let chains = dotted_chains(&template.source, regions);
+    let chains = dotted_chains(source, regions);
     let mut reads = Vec::new();
     for path in paths {
         let mut found = false;
         for chain in chains.iter().filter(|chain| chain.plain == path) {
             found = true;
             reads.push(match &chain.extended {
-                Some((extended, range)) => Read {
-                    path: extended.clone(),
-                    span: template.span_of(range.clone()),
-                },
-                None => Read {
-                    path: path.clone(),
-                    span: template.span_of(chain.range.clone()),
-                },
+                Some((extended, range)) => (extended.clone(), Some(range.clone())),
+                None => (path.clone(), Some(chain.range.clone())),
             });
         }
         if !found {
             let root = path.split('.').next().unwrap_or(&path);
-            let span = chains
+            let range = chains
                 .iter()
                 .find(|chain| chain.root() == root)
-                .map_or(template.span, |chain| {
-                    template.span_of(chain.range.start..chain.range.start + root.len())
-                });
-            reads.push(Read { path, span });
+                .map(|chain| chain.range.start..chain.range.start + root.len());
+            reads.push((path, range));
         }
     }
-    reads.sort_by(|a, b| (a.span, &a.path).cmp(&(b.span, &b.path)));
     reads
 }
 

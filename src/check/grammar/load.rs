@@ -42,5 +42,22 @@ fn expand(mut grammar: Grammar) -> Grammar {
         .enumerate()
         .map(|(position, node)| (node.id.clone(), position))
         .collect();
+    for position in 0..grammar.nodes.len() {
+        let specs: Vec<(usize, usize)> = grammar.nodes[position]
+            .children
+            .iter()
+            .enumerate()
+            .filter_map(|(child, spec)| Some((child, *grammar.index.get(&spec.node)?)))
+            .collect();
+        let mut index = std::collections::HashMap::new();
+        for &(child, spec) in &specs {
+            // The first child with a name wins, as a search in order would find it.
+            index
+                .entry(grammar.nodes[spec].name.clone())
+                .or_insert((child, spec));
+        }
+        grammar.nodes[position].child_index = index;
+        grammar.nodes[position].child_specs = specs;
+    }
     grammar
 }

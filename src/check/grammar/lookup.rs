@@ -35,10 +35,8 @@ impl Grammar {
         parent: &'a NodeSpec,
         name: &str,
     ) -> Option<(&'a ChildSpec, &'a NodeSpec)> {
-        parent.children.iter().find_map(|child| {
-            let spec = self.node(&child.node)?;
-            (spec.name == name).then_some((child, spec))
-        })
+        let &(child, spec) = parent.child_index.get(name)?;
+        Some((parent.children.get(child)?, self.nodes.get(spec)?))
     }
 
     /// Every child `parent` accepts, with its spec.
@@ -47,9 +45,9 @@ impl Grammar {
         parent: &'a NodeSpec,
     ) -> impl Iterator<Item = (&'a ChildSpec, &'a NodeSpec)> {
         parent
-            .children
+            .child_specs
             .iter()
-            .filter_map(|child| Some((child, self.node(&child.node)?)))
+            .filter_map(|&(child, spec)| Some((parent.children.get(child)?, self.nodes.get(spec)?)))
     }
 
     /// Whether `parent` holds statements (so an unknown child is an unknown node kind).

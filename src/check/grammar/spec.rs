@@ -63,6 +63,13 @@ pub struct NodeSpec {
     /// Children the node may have.
     #[serde(default)]
     pub children: Vec<ChildSpec>,
+    /// By child KDL name: its position in `children` and its spec's in [`Grammar::nodes`].
+    /// Built on load; the structure pass looks up every child of every node.
+    #[serde(skip)]
+    pub(super) child_index: std::collections::HashMap<String, (usize, usize)>,
+    /// The same pairs in the order of `children` (those whose spec exists).
+    #[serde(skip)]
+    pub(super) child_specs: Vec<(usize, usize)>,
 }
 
 /// A positional argument.

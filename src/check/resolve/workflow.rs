@@ -22,6 +22,9 @@ pub fn resolve(sources: &Sources, file: SourceId, document: &Document) -> Outcom
         return Outcome::new(None, out);
     };
     let mut r = Resolver::new(sources, out);
+    // The arena holds every statement; sized up front, it is not regrown (a regrowth holds
+    // the old and the new buffer at once, the peak of the whole check on large files).
+    r.nodes.reserve_exact(statements(&checked));
     let mut workflow = declarations(&mut r, &checked);
     let mut ids = IdAllocator::collect(&checked);
     let body = statement::resolve_block(&mut r, &mut ids, &checked, None);
@@ -43,6 +46,15 @@ pub fn resolve(sources: &Sources, file: SourceId, document: &Document) -> Outcom
     names::resolve_names(&mut workflow, &mut out);
     features::check_providers(&workflow, &mut out);
     Outcome::new(Some(workflow), out)
+}
+
+/// How many statements `checked` holds, at any depth: at least the arena's final length.
+fn statements(checked: &Checked<'_>) -> usize {
+    checked
+        .children
+        .iter()
+        .map(|child| usize::from(child.spec.statement) + statements(child))
+        .sum()
 }
 
 /// The workflow's own properties and its declaration children.

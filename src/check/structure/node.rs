@@ -1,7 +1,7 @@
 //! Checks one node and, recursively, its children against their specs.
 
 use super::Checked;
-use super::value::{Expect, check_value};
+use super::value::{Expect, What, check_value};
 use crate::check::grammar::{Grammar, NodeSpec};
 use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
 use crate::syntax::kdl::{Entry, Node};
@@ -51,7 +51,10 @@ fn check_arguments<'a>(
             choices: &argument.choices,
             min: None,
             max: None,
-            what: format!("the `{}` of `{}`", argument.name, spec.name),
+            what: What::Argument {
+                name: &argument.name,
+                node: &spec.name,
+            },
         };
         let valid = check_value(&expect, entry, out);
         args.push(valid.then_some(entry));
@@ -141,7 +144,7 @@ fn check_properties<'a>(
             choices: &property.choices,
             min: property.min,
             max: property.max,
-            what: format!("`{}`", property.name),
+            what: What::Property(&property.name),
         };
         if check_value(&expect, entry, out) {
             props.push(entry);
@@ -195,10 +198,9 @@ fn check_children<'a>(
     depth: usize,
     out: &mut Vec<Diagnostic>,
 ) -> Vec<Checked<'a>> {
-    let mut checked = Vec::new();
     let Some(block) = &node.children else {
         missing_children(grammar, spec, node, &[], out);
-        return checked;
+        return Vec::new();
     };
     if spec.children.is_empty() {
         if let Some(first) = block.nodes.first() {
@@ -212,7 +214,7 @@ fn check_children<'a>(
                 .help("remove the `{ … }` block"),
             );
         }
-        return checked;
+        return Vec::new();
     }
     if depth >= MAX_DEPTH {
         out.push(
@@ -224,8 +226,10 @@ fn check_children<'a>(
             .label(format!("more than {MAX_DEPTH} levels deep"))
             .help("flatten the workflow, e.g. with a `subgraph`"),
         );
-        return checked;
+        return Vec::new();
     }
+    // Sized once: the checked tree of a large file is held through resolving.
+    let mut checked = Vec::with_capacity(block.nodes.len());
     let mut seen: Vec<&'a Node> = Vec::new();
     for child in &block.nodes {
         let Some((child_spec_ref, child_spec)) = grammar.child(spec, &child.name.value) else {

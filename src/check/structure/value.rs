@@ -16,7 +16,31 @@ pub(super) struct Expect<'s> {
     /// Bounds of a number.
     pub(super) max: Option<f64>,
     /// How to name the value in messages: "`max`", "the `id` of `agent`".
-    pub(super) what: String,
+    pub(super) what: What<'s>,
+}
+
+/// How a value is named in messages. Rendered only when a message is written: the
+/// structure pass checks every value of every node, and almost all are valid.
+#[derive(Clone, Copy)]
+pub(super) enum What<'s> {
+    /// A property: "`max`".
+    Property(&'s str),
+    /// A positional argument of a node: "the `id` of `agent`".
+    Argument {
+        /// The argument's name.
+        name: &'s str,
+        /// The node's name.
+        node: &'s str,
+    },
+}
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Property(name) => write!(f, "`{name}`"),
+            Self::Argument { name, node } => write!(f, "the `{name}` of `{node}`"),
+        }
+    }
 }
 
 /// Whether `entry` is a valid value; otherwise reports why.
@@ -189,7 +213,7 @@ mod tests {
             choices,
             min: Some(1.0),
             max: None,
-            what: "`max`".to_owned(),
+            what: What::Property("max"),
         }
     }
 
