@@ -28,6 +28,10 @@ pub(super) struct Cursor<'a> {
     pub(super) node_stack: Vec<Node>,
     /// Entries of the nodes being parsed, likewise.
     pub(super) entry_stack: Vec<Entry>,
+    /// The first `}` that closed a block while indented differently from the line that
+    /// opened it (`}` position, `{` position): when a stray `}` turns up later, this is
+    /// most likely the extra one, so the error points at it too.
+    pub(super) misindented_close: Option<(usize, usize)>,
 }
 
 impl<'a> Cursor<'a> {
@@ -41,7 +45,22 @@ impl<'a> Cursor<'a> {
             comments: Vec::new(),
             node_stack: Vec::new(),
             entry_stack: Vec::new(),
+            misindented_close: None,
         }
+    }
+
+    /// The indentation of the line holding `pos` (spaces and tabs before its first other
+    /// character), and whether `pos` is that first character.
+    pub(super) fn indentation(&self, pos: usize) -> (usize, bool) {
+        let line_start = self.bytes[..pos]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        let indent = self.bytes[line_start..]
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        (indent, line_start + indent == pos)
     }
 
     /// A span in this file.

@@ -72,13 +72,29 @@ fn parse_nodes(cursor: &mut Cursor<'_>, depth: usize, in_block: bool) -> Vec<Nod
             Some(b'}') if in_block => break,
             Some(b'}') => {
                 let span = cursor.char_span(cursor.pos);
-                cursor.error(
-                    Code::UnmatchedBrace,
-                    span,
-                    "unmatched `}`",
-                    "no `{` opens this",
-                    "delete it, or add the `{` it was meant to close",
-                );
+                let mut diagnostic = Diagnostic::new(Code::UnmatchedBrace, span, "unmatched `}`")
+                    .label("no `{` opens this");
+                diagnostic = match cursor.misindented_close {
+                    Some((close, open)) => {
+                        let line = 1 + cursor.bytes[..close]
+                            .iter()
+                            .filter(|&&b| b == b'\n')
+                            .count();
+                        diagnostic
+                            .with_label(
+                                cursor.char_span(close),
+                                "this `}` is indented unlike the line that opened its block",
+                            )
+                            .with_label(cursor.char_span(open), "the block it closes")
+                            .help(format!(
+                                "an earlier `}}` closed a block too soon, so what follows it ended up \
+                                 outside: the one on line {line} looks extra; delete it (or delete \
+                                 this one, or add the `{{` it was meant to close)"
+                            ))
+                    }
+                    None => diagnostic.help("delete it, or add the `{` it was meant to close"),
+                };
+                cursor.report(diagnostic);
                 cursor.pos += 1;
             }
             Some(b';') => {
@@ -503,6 +519,9 @@ fn parse_children(cursor: &mut Cursor<'_>, depth: usize) -> Document {
     }
     let nodes = parse_nodes(cursor, depth, true);
     if cursor.peek() == Some(b'}') {
+        if cursor.misindented_close.is_none() {
+            note_misindented_close(cursor, open);
+        }
         cursor.pos += 1;
     } else {
         let span = cursor.span(open, open + 1);
@@ -517,6 +536,19 @@ fn parse_children(cursor: &mut Cursor<'_>, depth: usize) -> Document {
     Document {
         nodes,
         span: cursor.span(open, cursor.pos),
+    }
+}
+
+/// Remembers the `}` at the cursor if it starts its own line, indented differently from
+/// the line of the `{` at `open` (formatters put them level; a stray `}` rarely is).
+fn note_misindented_close(cursor: &mut Cursor<'_>, open: usize) {
+    let close = cursor.pos;
+    let (close_indent, leads) = cursor.indentation(close);
+    if !leads || !cursor.bytes[open..close].contains(&b'\n') {
+        return;
+    }
+    if close_indent != cursor.indentation(open).0 {
+        cursor.misindented_close = Some((close, open));
     }
 }
 
@@ -817,6 +849,40 @@ mod tests {
             [(Code::UnmatchedBrace, 2), (Code::UnmatchedBrace, 6)]
         );
         assert_eq!(names(&parsed.document), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_stray_brace_points_at_the_misindented_one_that_closed_too_soon() {
+        let text = "wf {\n    loop {\n        set\n        }\n    }\n    after\n}\n";
+        let parsed = parse0(text);
+        let stray = parsed
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::UnmatchedBrace)
+            .expect("the last `}` is unmatched");
+        let at = |pos: usize| u32::try_from(pos).unwrap();
+        assert_eq!(stray.span.start, at(text.len() - 2));
+        let labelled: Vec<u32> = stray.labels.iter().map(|label| label.span.start).collect();
+        let misindented = text.find("        }").unwrap() + 8;
+        assert_eq!(
+            labelled,
+            [at(misindented), at(text.find("loop {").unwrap() + 5)]
+        );
+        assert!(
+            stray
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("line 4 looks extra")
+        );
+
+        // Level braces, or blocks on one line, accuse nobody.
+        for text in ["wf {\n    a { b; }\n}\n}\n", "wf {\n    a {\n    }\n}\n}\n"] {
+            let parsed = parse0(text);
+            let stray = &parsed.diagnostics[0];
+            assert_eq!(stray.code, Code::UnmatchedBrace);
+            assert!(stray.labels.is_empty(), "{text:?}");
+        }
     }
 
     #[test]
