@@ -1,6 +1,6 @@
-//! Engine overhead benchmarks (issue 3, W1–W3, W5), in memory on the store `atomic run
-//! --store memory` uses ([`LatestStore`]: the latest checkpoint only), events logged to the
-//! store as by default, no event sink. Workflows are built as IR in code (the KDL pipeline
+//! Engine overhead benchmarks (issue 3, W1–W3, W5), in memory as `atomic run --store
+//! memory` runs: on a [`LatestStore`] (the latest checkpoint only), with no event log (the
+//! CLI logs events only to a durable store) and no event sink. Workflows are built as IR in code (the KDL pipeline
 //! is not on main yet) and lowered with `lower::lower`.
 //!
 //! `cargo bench --bench runtime`. Each figure is one whole run (setup, template
@@ -243,9 +243,11 @@ fn w5() -> Arc<Plan> {
     plan(wf)
 }
 
-/// A context on the store `--store memory` uses.
+/// A context as `--store memory` builds it.
 fn in_memory() -> RunContext {
-    RunContext::new(Arc::new(LatestStore::new()))
+    let mut ctx = RunContext::new(Arc::new(LatestStore::new()));
+    ctx.log_events = false;
+    ctx
 }
 
 fn once(rt: &tokio::runtime::Runtime, plan: &Arc<Plan>, ctx: RunContext) {
@@ -303,7 +305,7 @@ criterion_group!(runtime, benches);
 /// `ATOMIC_BENCH_ONCE=w1|w2|w3 target/release/deps/runtime-…` runs that workload once and
 /// exits, for instruction counts under `valgrind --tool=callgrind` (wall time is too noisy
 /// on a shared machine to compare small changes). `ATOMIC_BENCH_STORE=history` runs it on
-/// the [`MemoryStore`] that keeps every step, as tests do.
+/// the [`MemoryStore`] that keeps every step, with events logged, as tests do.
 fn main() {
     if let Ok(which) = std::env::var("ATOMIC_BENCH_ONCE") {
         let rt = tokio::runtime::Builder::new_multi_thread()
