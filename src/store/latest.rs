@@ -3,10 +3,11 @@
 //! process ends, so keeping its step history (as [`MemoryStore`](super::MemoryStore) does,
 //! for tests) would only grow the process by every step's delta and cursor.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde_json::Value;
+
+use crate::fxhash::FxHashMap;
 
 use super::{
     Checkpoint, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
@@ -25,7 +26,7 @@ struct Latest {
 /// events, and `load_state` only the latest state.
 #[derive(Debug, Default)]
 pub struct LatestStore {
-    runs: Mutex<HashMap<RunId, Latest>>,
+    runs: Mutex<FxHashMap<RunId, Latest>>,
 }
 
 impl LatestStore {

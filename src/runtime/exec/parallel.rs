@@ -20,9 +20,20 @@ use crate::runtime::shared::Shared;
 
 struct BranchRun {
     index: u32,
-    name: String,
     entry: StepIdx,
     frame: Frame,
+}
+
+/// A branch's name in error messages: its `branch` name, or its for-each position (made
+/// only when needed: formatting a name per item cost more than running a small branch).
+fn branch_name(parallel: &Parallel, index: u32) -> String {
+    if parallel.for_each.is_some() {
+        return format!("item {index}");
+    }
+    parallel.branches.get(index as usize).map_or_else(
+        || format!("branch {index}"),
+        |branch| branch.name.value.clone(),
+    )
 }
 
 pub(super) async fn execute(
@@ -90,7 +101,6 @@ pub(super) async fn execute(
             locals.push((index_name.clone(), minijinja::Value::from(position)));
             runs.push(BranchRun {
                 index,
-                name: format!("item {position}"),
                 entry,
                 frame: branch_frame(counters, Some(Arc::new(locals)), index),
             });
@@ -99,13 +109,8 @@ pub(super) async fn execute(
         for branch in &branches {
             let mut counters = frame.counters.clone();
             let entry = plan.take(branch.edge, &mut counters);
-            let name = parallel.branches.get(branch.index as usize).map_or_else(
-                || format!("branch {}", branch.index),
-                |b| b.name.value.clone(),
-            );
             runs.push(BranchRun {
                 index: branch.index,
-                name,
                 entry,
                 frame: branch_frame(counters, frame.locals.clone(), branch.index),
             });
@@ -121,7 +126,6 @@ pub(super) async fn execute(
         .as_ref()
         .map_or(count, |max| (max.value as usize).max(1));
     let semaphore = Arc::new(Semaphore::new(limit));
-    let names: Vec<String> = runs.iter().map(|run| run.name.clone()).collect();
     let mut set = JoinSet::new();
     for run in runs {
         let walk = walk_detached(shared.clone(), run.frame, run.entry, Some(join), seq);
@@ -150,7 +154,7 @@ pub(super) async fn execute(
                 }
             }
             Err(stop) => {
-                let error = branch_error(&id, &names[slot], stop);
+                let error = branch_error(&id, &branch_name(parallel, index), stop);
                 match parallel.strategy {
                     Strategy::All | Strategy::Race => {
                         cancel(&mut set).await;
