@@ -1,5 +1,6 @@
-//! Engine overhead benchmarks (issue 3, W1–W3, W5), memory store, events logged to the
-//! store as by default, no event sink. Workflows are built as IR in code (the KDL pipeline
+//! Engine overhead benchmarks (issue 3, W1–W3, W5), in memory as `atomic run --store
+//! memory` runs: on a [`LatestStore`] (the latest checkpoint only), with no event log (the
+//! CLI logs events only to a durable store) and no event sink. Workflows are built as IR in code (the KDL pipeline
 //! is not on main yet) and lowered with `lower::lower`.
 //!
 //! `cargo bench --bench runtime`. Each figure is one whole run (setup, template
@@ -13,7 +14,8 @@ use atomic::lower::{Plan, lower};
 use atomic::providers::{AgentReply, AgentRequest, EventSink, Provider, ProviderFuture};
 use atomic::runtime::{Providers, RunContext, RunEnd, run};
 use atomic::source::{SourceId, Span, Spanned};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use atomic::store::{LatestStore, MemoryStore};
+use criterion::{Criterion, Throughput, criterion_group};
 use serde_json::{Map, json};
 
 fn sp<T>(value: T) -> Spanned<T> {
@@ -241,6 +243,13 @@ fn w5() -> Arc<Plan> {
     plan(wf)
 }
 
+/// A context as `--store memory` builds it.
+fn in_memory() -> RunContext {
+    let mut ctx = RunContext::new(Arc::new(LatestStore::new()));
+    ctx.log_events = false;
+    ctx
+}
+
 fn once(rt: &tokio::runtime::Runtime, plan: &Arc<Plan>, ctx: RunContext) {
     let outcome = rt
         .block_on(run(plan.clone(), Map::new(), ctx))
@@ -261,19 +270,19 @@ fn benches(c: &mut Criterion) {
     let plan = w1();
     group.throughput(Throughput::Elements(1000));
     group.bench_function("w1_set_chain_1000", |b| {
-        b.iter(|| once(&rt, &plan, RunContext::in_memory()))
+        b.iter(|| once(&rt, &plan, in_memory()))
     });
 
     let plan = w2();
     group.throughput(Throughput::Elements(1000));
     group.bench_function("w2_for_each_append_1000", |b| {
-        b.iter(|| once(&rt, &plan, RunContext::in_memory()))
+        b.iter(|| once(&rt, &plan, in_memory()))
     });
 
     let plan = w3();
     group.throughput(Throughput::Elements(20_000));
     group.bench_function("w3_loop_10000x2", |b| {
-        b.iter(|| once(&rt, &plan, RunContext::in_memory()))
+        b.iter(|| once(&rt, &plan, in_memory()))
     });
 
     let plan = w5();
@@ -283,7 +292,7 @@ fn benches(c: &mut Criterion) {
     group.throughput(Throughput::Elements(200));
     group.bench_function("w5_200_agents_50ms_c16", |b| {
         b.iter(|| {
-            let mut ctx = RunContext::in_memory();
+            let mut ctx = in_memory();
             ctx.providers = Providers::new().with("p", Arc::new(Sleepy(Duration::from_millis(50))));
             once(&rt, &plan, ctx);
         });
@@ -292,4 +301,30 @@ fn benches(c: &mut Criterion) {
 }
 
 criterion_group!(runtime, benches);
-criterion_main!(runtime);
+
+/// `ATOMIC_BENCH_ONCE=w1|w2|w3 target/release/deps/runtime-…` runs that workload once and
+/// exits, for instruction counts under `valgrind --tool=callgrind` (wall time is too noisy
+/// on a shared machine to compare small changes). `ATOMIC_BENCH_STORE=history` runs it on
+/// the [`MemoryStore`] that keeps every step, with events logged, as tests do.
+fn main() {
+    if let Ok(which) = std::env::var("ATOMIC_BENCH_ONCE") {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let plan = match which.as_str() {
+            "w1" => w1(),
+            "w2" => w2(),
+            "w3" => w3(),
+            other => panic!("ATOMIC_BENCH_ONCE: unknown workload `{other}`"),
+        };
+        let ctx = match std::env::var("ATOMIC_BENCH_STORE").as_deref() {
+            Ok("history") => RunContext::new(Arc::new(MemoryStore::new())),
+            _ => in_memory(),
+        };
+        once(&rt, &plan, ctx);
+        return;
+    }
+    runtime();
+    Criterion::default().configure_from_args().final_summary();
+}

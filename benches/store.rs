@@ -47,10 +47,10 @@ fn step(seq: u64) -> StepCommit {
         status: StepStatus::Completed,
         attempts: 1,
         delta,
-        cursor: json!({"at": node, "loop": {"iteration": seq / 2}}),
+        cursor: json!({"at": node, "loop": {"iteration": seq / 2}}).into(),
         events: vec![
-            json!({"type": "node-started", "node": node}),
-            json!({"type": "node-finished", "node": node, "ms": 0}),
+            json!({"type": "node-started", "node": node}).into(),
+            json!({"type": "node-finished", "node": node, "ms": 0}).into(),
         ],
         error: None,
         run_status: RunStatus::Running,

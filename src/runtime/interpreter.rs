@@ -326,7 +326,7 @@ impl Walker<'_> {
             status,
             attempts,
             delta,
-            cursor: serde_json::to_value(&cursor).expect("cursors serialise"),
+            cursor: store::Json::lazy(Arc::new(cursor)),
             events: shared.take_log(),
             error,
             run_status: if wait.is_some() {

@@ -388,6 +388,10 @@ fn totals(shared: &Shared) -> (Usage, f64) {
 async fn flush(shared: &Shared) -> Result<(), RunError> {
     let events = shared.take_log();
     if !events.is_empty() {
+        let events = events
+            .into_iter()
+            .map(crate::store::Json::into_value)
+            .collect();
         shared.ctx.store.log_events(&shared.run_id, events).await?;
     }
     Ok(())

@@ -19,7 +19,7 @@ use super::{RunContext, RunError, RunEvent, Schemas};
 use crate::ir::{AnswerType, NodeIdx, NodeKind, OnError, Workflow};
 use crate::lower::{CounterIdx, Plan, StepIdx, StepKind};
 use crate::providers::Usage;
-use crate::store::RunId;
+use crate::store::{Json, RunId};
 
 /// Run-wide tallies, persisted in the cursor.
 #[derive(Debug, Default)]
@@ -51,8 +51,9 @@ pub(crate) struct Shared {
     pub(crate) tally: Mutex<Tally>,
     pub(crate) steps_taken: AtomicU64,
     pub(crate) deadline: Option<tokio::time::Instant>,
-    /// Events waiting to be committed with the next step.
-    pub(crate) log: Mutex<Vec<Value>>,
+    /// Events waiting to be committed with the next step, still typed: only a durable
+    /// store serialises them.
+    pub(crate) log: Mutex<Vec<Json>>,
     /// A subgraph's run: nothing is committed.
     pub(crate) nested: bool,
     /// The workflow's `on "<event>"` hooks.
@@ -174,11 +175,10 @@ impl Shared {
             sink.emit(&event);
         }
         if self.ctx.log_events && !self.nested && event.is_logged() {
-            let value = serde_json::to_value(&event).expect("events serialise");
             self.log
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(value);
+                .push(Json::lazy(Arc::new(event)));
         }
     }
 
@@ -189,7 +189,7 @@ impl Shared {
     }
 
     /// Takes the buffered log events.
-    pub(crate) fn take_log(&self) -> Vec<Value> {
+    pub(crate) fn take_log(&self) -> Vec<Json> {
         std::mem::take(
             &mut *self
                 .log

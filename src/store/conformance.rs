@@ -40,8 +40,8 @@ pub(crate) fn step(seq: u64) -> StepCommit {
         status: StepStatus::Completed,
         attempts: 1,
         delta,
-        cursor: json!({"next": seq + 1}),
-        events: vec![json!({"type": "step-finished", "seq": seq})],
+        cursor: json!({"next": seq + 1}).into(),
+        events: vec![json!({"type": "step-finished", "seq": seq}).into()],
         error: None,
         run_status: RunStatus::Running,
         wait: None,
@@ -93,7 +93,7 @@ pub(crate) async fn round_trip(store: &dyn Store) {
             status: s.status,
             attempts: 1,
             delta: s.delta,
-            cursor: s.cursor,
+            cursor: s.cursor.into_value(),
             error: None,
         }
     });

@@ -11,8 +11,9 @@ use serde_json::Value;
 use super::delta::approx_state_len;
 use super::snapshot::LiveState;
 use super::{
-    Checkpoint, EventRecord, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus,
-    SnapshotPolicy, State, StepCommit, StepRecord, Store, StoreError, StoreFuture, Timestamp,
+    Checkpoint, EventRecord, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus,
+    SnapshotPolicy, State, StateDelta, StepCommit, StepRecord, StepStatus, Store, StoreError,
+    StoreFuture, Timestamp,
 };
 
 /// An in-memory store. Cloning shares the same data.
@@ -25,11 +26,43 @@ pub struct MemoryStore {
 #[derive(Debug)]
 struct MemoryRun {
     record: RunRecord,
-    steps: Vec<StepRecord>,
-    events: Vec<EventRecord>,
+    steps: Vec<KeptStep>,
+    /// (step committed with, event), in log order.
+    events: Vec<(u64, Json)>,
     /// (step, state after it), ascending; the first is the initial state at 0.
     snapshots: Vec<(u64, Arc<State>)>,
     live: LiveState,
+}
+
+/// A [`StepRecord`] whose cursor stays as it came (typed, usually): it is serialised only
+/// when someone reads it, which for most steps is never.
+#[derive(Debug)]
+struct KeptStep {
+    seq: u64,
+    node_id: String,
+    started_at: Timestamp,
+    finished_at: Timestamp,
+    status: StepStatus,
+    attempts: u32,
+    delta: StateDelta,
+    cursor: Json,
+    error: Option<String>,
+}
+
+impl KeptStep {
+    fn record(&self) -> StepRecord {
+        StepRecord {
+            seq: self.seq,
+            node_id: self.node_id.clone(),
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            status: self.status,
+            attempts: self.attempts,
+            delta: self.delta.clone(),
+            cursor: self.cursor.to_value(),
+            error: self.error.clone(),
+        }
+    }
 }
 
 impl MemoryStore {
@@ -145,7 +178,7 @@ impl MemoryStore {
             } else {
                 None
             };
-            data.steps.push(StepRecord {
+            data.steps.push(KeptStep {
                 seq: step.seq,
                 node_id: step.node_id,
                 started_at: step.started_at,
@@ -214,11 +247,9 @@ fn corrupt(run: &RunId, error: &impl ToString) -> StoreError {
     }
 }
 
-fn push_events(data: &mut MemoryRun, step: u64, events: Vec<Value>) {
-    for event in events {
-        let seq = data.events.len() as u64 + 1;
-        data.events.push(EventRecord { seq, step, event });
-    }
+fn push_events(data: &mut MemoryRun, step: u64, events: impl IntoIterator<Item = Json>) {
+    data.events
+        .extend(events.into_iter().map(|event| (step, event)));
 }
 
 impl Store for MemoryStore {
@@ -232,7 +263,7 @@ impl Store for MemoryStore {
 
     fn log_events<'a>(&'a self, run: &'a RunId, events: Vec<Value>) -> StoreFuture<'a, ()> {
         Box::pin(ready(self.with_run(run, |data| {
-            push_events(data, 0, events);
+            push_events(data, 0, events.into_iter().map(Json::from));
             Ok(())
         })))
     }
@@ -260,7 +291,7 @@ impl Store for MemoryStore {
                 run: data.record.clone(),
                 seq: data.live.seq,
                 state: data.live.state.clone(),
-                cursor: data.steps.last().map(|step| step.cursor.clone()),
+                cursor: data.steps.last().map(|step| step.cursor.to_value()),
             })
         })))
     }
@@ -293,8 +324,15 @@ impl Store for MemoryStore {
         Box::pin(ready(self.with_run(run, |data| {
             Ok(RunDetail {
                 run: data.record.clone(),
-                steps: data.steps.clone(),
-                events: data.events.clone(),
+                steps: data.steps.iter().map(KeptStep::record).collect(),
+                events: (1..)
+                    .zip(&data.events)
+                    .map(|(seq, (step, event))| EventRecord {
+                        seq,
+                        step: *step,
+                        event: event.to_value(),
+                    })
+                    .collect(),
             })
         })))
     }

@@ -1,11 +1,13 @@
 //! The checkpoint store: runs, their steps as state deltas, periodic snapshots, event logs
 //! and pending waits, behind one [`Store`] trait.
 //!
-//! - [`MemoryStore`]: no persistence (`--store memory`), for tests and benchmarks.
+//! - [`MemoryStore`]: no persistence, every step kept, for tests.
+//! - [`LatestStore`]: no persistence, only each run's latest checkpoint (`--store memory`).
 //! - [`SqliteStore`]: one SQLite file, `.atomic/atomic.db`, crash-safe (WAL), the default.
 //!
-//! The store knows nothing of the runtime: inputs, cursors and events are JSON; state is a
-//! JSON object changed by [`StateDelta`]s. It does not decide what a step is or when to
+//! The store knows nothing of the runtime: inputs, cursors and events are JSON (a step's
+//! cursor and events may come still typed, see [`Json`], so a memory store need not
+//! serialise them); state is a JSON object changed by [`StateDelta`]s. It does not decide what a step is or when to
 //! commit; the runtime commits each step before starting the next.
 
 #[cfg(test)]
@@ -13,8 +15,10 @@ pub(crate) mod conformance;
 mod contract;
 mod delta;
 mod error;
+mod latest;
 mod memory;
 mod model;
+mod payload;
 mod run_id;
 mod snapshot;
 mod sqlite;
@@ -22,11 +26,13 @@ mod sqlite;
 pub use contract::{Store, StoreFuture};
 pub use delta::{Change, DeltaError, State, StateDelta};
 pub use error::StoreError;
+pub use latest::LatestStore;
 pub use memory::MemoryStore;
 pub use model::{
     Checkpoint, EventRecord, NewRun, PendingWait, RunDetail, RunFilter, RunRecord, RunStatus,
     StepCommit, StepRecord, StepStatus, Timestamp, WaitChoice,
 };
+pub use payload::{Json, ToJson};
 pub use run_id::RunId;
 pub use snapshot::SnapshotPolicy;
 pub use sqlite::{DB_PATH, Durability, SqliteOptions, SqliteStore, project_db_path};

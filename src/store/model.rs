@@ -1,12 +1,13 @@
 //! The records a store keeps: runs, steps, events, pending waits. Payloads the runtime owns
-//! (inputs, cursors, events) are plain JSON, so the store knows nothing of runtime internals.
+//! (inputs, cursors, events) are plain JSON, so the store knows nothing of runtime internals;
+//! a step's cursor and events may arrive as [`Json`] still to be serialised.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{RunId, State, StateDelta};
+use super::{Json, RunId, State, StateDelta};
 
 /// Milliseconds since the Unix epoch.
 #[derive(
@@ -181,9 +182,9 @@ pub struct StepCommit {
     /// The fields it changed.
     pub delta: StateDelta,
     /// Opaque continuation data: where the runtime goes next, loop counters, route counts.
-    pub cursor: Value,
+    pub cursor: Json,
     /// Events to keep in the run's log, in order.
-    pub events: Vec<Value>,
+    pub events: Vec<Json>,
     /// The error of a failed step (and of the run, when `run_status` is `Failed`).
     pub error: Option<String>,
     /// The run's status after this step.

@@ -5,7 +5,6 @@
 mod drive;
 pub(crate) mod env;
 pub(crate) mod inputs;
-mod latest;
 pub(crate) mod providers;
 pub(crate) mod redacted;
 mod setup;

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::providers::Redactor;
 use crate::store::{
-    Change, Checkpoint, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State,
+    Change, Checkpoint, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State,
     StepCommit, Store, StoreFuture,
 };
 
@@ -31,6 +31,12 @@ impl RedactingStore {
         if let std::borrow::Cow::Owned(clean) = self.redactor.redact(text) {
             *text = clean;
         }
+    }
+
+    fn json(&self, json: Json) -> Json {
+        let mut value = json.into_value();
+        self.redactor.redact_value(&mut value);
+        value.into()
     }
 
     fn state(&self, state: &mut State) {
@@ -62,10 +68,12 @@ impl Store for RedactingStore {
                 Change::Unset => {}
             }
         }
-        self.redactor.redact_value(&mut step.cursor);
-        step.events
-            .iter_mut()
-            .for_each(|event| self.redactor.redact_value(event));
+        step.cursor = self.json(step.cursor);
+        step.events = step
+            .events
+            .into_iter()
+            .map(|event| self.json(event))
+            .collect();
         if let Some(error) = &mut step.error {
             self.text(error);
         }
@@ -166,8 +174,8 @@ mod tests {
                     status: StepStatus::Completed,
                     attempts: 1,
                     delta,
-                    cursor: json!({}),
-                    events: vec![json!({"message": "hunter2-correct-horse"})],
+                    cursor: json!({}).into(),
+                    events: vec![json!({"message": "hunter2-correct-horse"}).into()],
                     error: Some("saw hunter2-correct-horse".into()),
                     run_status: RunStatus::Running,
                     wait: None,

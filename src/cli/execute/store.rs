@@ -3,10 +3,9 @@
 
 use std::sync::Arc;
 
-use super::latest::LatestOnly;
 use crate::cli::args::{DurabilityArg, StoreKind};
 use crate::cli::project::Project;
-use crate::store::{Durability, SqliteOptions, SqliteStore, Store};
+use crate::store::{Durability, LatestStore, SqliteOptions, SqliteStore, Store};
 
 /// The store of `kind` for `project`.
 ///
@@ -18,7 +17,7 @@ pub(crate) fn open(
     durability: DurabilityArg,
 ) -> Result<Arc<dyn Store>, String> {
     match kind {
-        StoreKind::Memory => Ok(Arc::new(LatestOnly::new())),
+        StoreKind::Memory => Ok(Arc::new(LatestStore::new())),
         StoreKind::Sqlite => {
             let options = SqliteOptions {
                 durability: match durability {

@@ -4,6 +4,11 @@
 //! in branch order — never completion order — so results are deterministic. `race` and
 //! `any` abort the losers and wait for them to be dropped (their tools killed, their
 //! provider calls cancelled) before the step ends.
+//!
+//! An `all` parallel whose branches hold only plain `set`s runs them one after another on
+//! the current task instead: such a branch never waits, so running it concurrently gains
+//! nothing, while a task per branch was most of a small branch's cost (spawn, poll on a
+//! worker thread, join). The result is the same, since writes merge in branch order.
 
 use std::sync::Arc;
 
@@ -11,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::ir::{NodeIdx, Parallel, Strategy};
+use crate::ir::{NodeIdx, NodeKind, Parallel, Strategy};
 use crate::lower::StepIdx;
 use crate::runtime::NodeError;
 use crate::runtime::frame::{Frame, Write};
@@ -20,9 +25,20 @@ use crate::runtime::shared::Shared;
 
 struct BranchRun {
     index: u32,
-    name: String,
     entry: StepIdx,
     frame: Frame,
+}
+
+/// A branch's name in error messages: its `branch` name, or its for-each position (made
+/// only when needed: formatting a name per item cost more than running a small branch).
+fn branch_name(parallel: &Parallel, index: u32) -> String {
+    if parallel.for_each.is_some() {
+        return format!("item {index}");
+    }
+    parallel.branches.get(index as usize).map_or_else(
+        || format!("branch {index}"),
+        |branch| branch.name.value.clone(),
+    )
 }
 
 pub(super) async fn execute(
@@ -90,7 +106,6 @@ pub(super) async fn execute(
             locals.push((index_name.clone(), minijinja::Value::from(position)));
             runs.push(BranchRun {
                 index,
-                name: format!("item {position}"),
                 entry,
                 frame: branch_frame(counters, Some(Arc::new(locals)), index),
             });
@@ -99,13 +114,8 @@ pub(super) async fn execute(
         for branch in &branches {
             let mut counters = frame.counters.clone();
             let entry = plan.take(branch.edge, &mut counters);
-            let name = parallel.branches.get(branch.index as usize).map_or_else(
-                || format!("branch {}", branch.index),
-                |b| b.name.value.clone(),
-            );
             runs.push(BranchRun {
                 index: branch.index,
-                name,
                 entry,
                 frame: branch_frame(counters, frame.locals.clone(), branch.index),
             });
@@ -116,12 +126,26 @@ pub(super) async fn execute(
         return Ok(vec![Write::Output(id, json!({"branches": 0}))]);
     }
 
+    if parallel.strategy == Strategy::All && only_plain_sets(shared, parallel) {
+        let mut writes = Vec::new();
+        for run in runs {
+            let walk = walk_detached(shared.clone(), run.frame, run.entry, Some(join), seq);
+            match walk.await {
+                Ok(done) => writes.extend(done.log.unwrap_or_default()),
+                Err(stop) => {
+                    return Err(branch_error(&id, &branch_name(parallel, run.index), stop));
+                }
+            }
+        }
+        writes.push(Write::Output(id, json!({"branches": count})));
+        return Ok(writes);
+    }
+
     let limit = parallel
         .max_concurrency
         .as_ref()
         .map_or(count, |max| (max.value as usize).max(1));
     let semaphore = Arc::new(Semaphore::new(limit));
-    let names: Vec<String> = runs.iter().map(|run| run.name.clone()).collect();
     let mut set = JoinSet::new();
     for run in runs {
         let walk = walk_detached(shared.clone(), run.frame, run.entry, Some(join), seq);
@@ -150,7 +174,7 @@ pub(super) async fn execute(
                 }
             }
             Err(stop) => {
-                let error = branch_error(&id, &names[slot], stop);
+                let error = branch_error(&id, &branch_name(parallel, index), stop);
                 match parallel.strategy {
                     Strategy::All | Strategy::Race => {
                         cancel(&mut set).await;
@@ -179,6 +203,17 @@ pub(super) async fn execute(
         },
     ));
     Ok(writes)
+}
+
+/// Whether every branch holds only `set`s with no timeout or retry: branches that never
+/// wait, so running them in turn cannot change the result.
+fn only_plain_sets(shared: &Shared, parallel: &Parallel) -> bool {
+    parallel.branches.iter().all(|branch| {
+        branch.body.nodes.iter().all(|&node| {
+            let node = shared.workflow().node(node);
+            matches!(node.kind, NodeKind::Set(_)) && node.timeout.is_none() && node.retry.is_none()
+        })
+    })
 }
 
 /// Aborts the branches still running and waits until they are dropped.

@@ -1,8 +1,8 @@
 //! The declared fields of a workflow's state, indexed for O(1) access by position.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::fxhash::FxHashMap;
 use crate::ir::{Reducer, StateField, ValueType};
 
 /// Position of a field in a [`StateSchema`] (declaration order).
@@ -36,7 +36,7 @@ pub struct FieldSpec {
 #[derive(Debug, Default)]
 pub struct StateSchema {
     fields: Vec<FieldSpec>,
-    by_name: HashMap<Arc<str>, FieldIdx>,
+    by_name: FxHashMap<Arc<str>, FieldIdx>,
 }
 
 impl StateSchema {

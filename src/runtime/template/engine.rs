@@ -4,11 +4,12 @@
 //! by the address of their IR [`Template`]: the plan is shared immutably for the whole run,
 //! so that address is a stable identity and a lookup costs one hash.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use minijinja::{Environment, UndefinedBehavior, Value};
 
+use super::fast::Fast;
+use crate::fxhash::FxHashMap;
 use crate::ir::Template;
 use crate::source::Span;
 
@@ -32,9 +33,10 @@ enum Compiled {
     /// No markup: rendering is a copy.
     Literal(Arc<str>),
     /// A template rendered to text; the name in the environment.
-    Text(String),
-    /// An expression, compiled as `{% set RESULT = (expr) %}`; the name.
-    Expr(String),
+    Text(Arc<str>),
+    /// An expression, compiled as `{% set RESULT = (expr) %}`; the name, and the
+    /// expression's shortcut form if it has one (tried first).
+    Expr(Arc<str>, Option<Arc<Fast>>),
 }
 
 /// A template that failed to compile or render.
@@ -64,11 +66,12 @@ impl TemplateError {
 #[derive(Debug)]
 pub struct Templates {
     env: Environment<'static>,
-    compiled: HashMap<usize, Compiled>,
-    /// Compiled templates by their text (and whether it is an expression): a text that
-    /// occurs many times (`state.n + 1` in a thousand `set`s) is compiled once, which
+    compiled: FxHashMap<usize, Compiled>,
+    /// Compiled templates by their text, for text templates and for expressions: a text
+    /// that occurs many times (`state.n + 1` in a thousand `set`s) is compiled once, which
     /// keeps a large workflow's memory and start-up time down.
-    by_text: HashMap<(bool, String), Compiled>,
+    texts: FxHashMap<String, Compiled>,
+    exprs: FxHashMap<String, Compiled>,
 }
 
 impl Default for Templates {
@@ -98,8 +101,9 @@ impl Templates {
         env.add_filter("fromjson", fromjson);
         Self {
             env,
-            compiled: HashMap::new(),
-            by_text: HashMap::new(),
+            compiled: FxHashMap::default(),
+            texts: FxHashMap::default(),
+            exprs: FxHashMap::default(),
         }
     }
 
@@ -112,54 +116,53 @@ impl Templates {
         if self.compiled.contains_key(&key) {
             return Ok(());
         }
-        let name = format!("t{}", self.by_text.len());
         let compiled = match role {
-            Role::Expr => self.add_expr(&name, template, template.source.trim())?,
+            Role::Expr => self.add_expr(template, template.source.trim())?,
             Role::Value => match lone_expression(&template.source) {
-                Some(expr) => self.add_expr(&name, template, expr)?,
-                None => self.add_text(name, template)?,
+                Some(expr) => self.add_expr(template, expr)?,
+                None => self.add_text(template)?,
             },
-            Role::Text => self.add_text(name, template)?,
+            Role::Text => self.add_text(template)?,
         };
         self.compiled.insert(key, compiled);
         Ok(())
     }
 
-    fn add_text(&mut self, name: String, template: &Template) -> Result<Compiled, TemplateError> {
+    /// A fresh name in the environment.
+    fn name(&self) -> Arc<str> {
+        Arc::from(format!("t{}", self.texts.len() + self.exprs.len()))
+    }
+
+    fn add_text(&mut self, template: &Template) -> Result<Compiled, TemplateError> {
         if template.is_literal() {
             return Ok(Compiled::Literal(Arc::from(template.source.as_str())));
         }
-        let text = (false, template.source.clone());
-        if let Some(compiled) = self.by_text.get(&text) {
+        if let Some(compiled) = self.texts.get(template.source.as_str()) {
             return Ok(compiled.clone());
         }
+        let name = self.name();
         self.env
-            .add_template_owned(name.clone(), template.source.clone())
+            .add_template_owned(name.to_string(), template.source.clone())
             .map_err(|error| TemplateError::new(template, &error))?;
         let compiled = Compiled::Text(name);
-        self.by_text.insert(text, compiled.clone());
+        self.texts.insert(template.source.clone(), compiled.clone());
         Ok(compiled)
     }
 
-    fn add_expr(
-        &mut self,
-        name: &str,
-        template: &Template,
-        expr: &str,
-    ) -> Result<Compiled, TemplateError> {
-        let text = (true, expr.to_owned());
-        if let Some(compiled) = self.by_text.get(&text) {
+    fn add_expr(&mut self, template: &Template, expr: &str) -> Result<Compiled, TemplateError> {
+        if let Some(compiled) = self.exprs.get(expr) {
             return Ok(compiled.clone());
         }
         // Parse it as an expression first so a stray `%}` cannot escape the wrapper.
         self.env
             .compile_expression(expr)
             .map_err(|error| TemplateError::new(template, &error))?;
+        let name = self.name();
         self.env
-            .add_template_owned(name.to_owned(), format!("{{% set {RESULT} = ({expr}) %}}"))
+            .add_template_owned(name.to_string(), format!("{{% set {RESULT} = ({expr}) %}}"))
             .map_err(|error| TemplateError::new(template, &error))?;
-        let compiled = Compiled::Expr(name.to_owned());
-        self.by_text.insert(text, compiled.clone());
+        let compiled = Compiled::Expr(name, Fast::parse(expr).map(Arc::new));
+        self.exprs.insert(expr.to_owned(), compiled.clone());
         Ok(compiled)
     }
 
@@ -187,7 +190,7 @@ impl Templates {
                 .get_template(name)
                 .and_then(|compiled| compiled.render(scope))
                 .map_err(|error| TemplateError::new(template, &error)),
-            Compiled::Expr(_) => {
+            Compiled::Expr(..) => {
                 let value = self.eval(template, scope)?;
                 Ok(match value.as_str() {
                     Some(text) => text.to_owned(),
@@ -206,7 +209,10 @@ impl Templates {
         match self.compiled(template)? {
             Compiled::Literal(text) => Ok(Value::from(text.clone())),
             Compiled::Text(_) => self.render(template, scope).map(Value::from),
-            Compiled::Expr(name) => {
+            Compiled::Expr(name, fast) => {
+                if let Some(value) = fast.as_ref().and_then(|fast| fast.eval(scope)) {
+                    return Ok(value);
+                }
                 let fail = |error: minijinja::Error| TemplateError::new(template, &error);
                 let compiled = self.env.get_template(name).map_err(fail)?;
                 let captured = compiled.render_captured(scope).map_err(fail)?;
@@ -262,10 +268,10 @@ pub(crate) fn to_json(value: &Value) -> Result<serde_json::Value, String> {
 /// The expression of a template that is exactly one `{{ … }}` (whitespace around allowed).
 fn lone_expression(source: &str) -> Option<&str> {
     let inner = source.trim().strip_prefix("{{")?.strip_suffix("}}")?;
-    if inner.contains("{{")
-        || inner.contains("}}")
-        || source.contains("{%")
-        || source.contains("{#")
+    if has_pair(inner, b'{', b'{')
+        || has_pair(inner, b'}', b'}')
+        || has_pair(source, b'{', b'%')
+        || has_pair(source, b'{', b'#')
     {
         return None;
     }
@@ -273,6 +279,15 @@ fn lone_expression(source: &str) -> Option<&str> {
     let inner = inner.strip_suffix('-').unwrap_or(inner);
     let inner = inner.trim();
     (!inner.is_empty()).then_some(inner)
+}
+
+/// Whether `text` contains the two bytes `a b` in a row: `str::contains` with a two-byte
+/// needle, without its searcher's set-up, which dominated compiling a thousand short
+/// `set` values.
+fn has_pair(text: &str, a: u8, b: u8) -> bool {
+    text.as_bytes()
+        .windows(2)
+        .any(|pair| pair[0] == a && pair[1] == b)
 }
 
 fn fromjson(text: &str) -> Result<Value, minijinja::Error> {
@@ -356,7 +371,7 @@ mod tests {
         let as_text = template("state.rounds + 1");
         templates.add(&as_text, Role::Text).unwrap();
         assert_eq!(templates.env.templates().count(), 2);
-        assert_eq!(templates.by_text.len(), 2);
+        assert_eq!(templates.texts.len() + templates.exprs.len(), 2);
         let scope = scope();
         assert_eq!(templates.eval(&sets[99], &scope).unwrap(), Value::from(3));
         assert_eq!(templates.render(&prompts[42], &scope).unwrap(), "Round 2");

@@ -8,6 +8,7 @@
 //! `for-each` branch, `error` at a recovery node.
 
 mod engine;
+mod fast;
 mod scope;
 
 pub use engine::{Role, TemplateError, Templates};

@@ -115,7 +115,8 @@ impl Db {
 
     fn try_commit_step(&mut self, run: &RunId, step: StepCommit) -> Result<(), StoreError> {
         let delta = step.delta.to_json();
-        let cursor = step.cursor.to_string();
+        // Through `Value`, as these always were: the stored text keeps its sorted keys.
+        let cursor = step.cursor.to_value().to_string();
         let events = serde_json::to_string(&step.events).expect("JSON values serialise");
         let wait = match (&step.wait, step.run_status) {
             (Some(wait), RunStatus::Paused) => {

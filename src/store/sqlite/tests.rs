@@ -248,8 +248,8 @@ async fn long_loop_over_large_state_stays_small() {
         }
         .to_owned();
         commit.events = vec![
-            json!({"type": "node-started", "node": commit.node_id}),
-            json!({"type": "node-finished", "node": commit.node_id, "ms": 0}),
+            json!({"type": "node-started", "node": commit.node_id}).into(),
+            json!({"type": "node-finished", "node": commit.node_id, "ms": 0}).into(),
         ];
         store.commit_step(&id, commit).await.unwrap();
     }

@@ -58,6 +58,35 @@ async fn for_each_merges_in_branch_order_not_completion_order() {
     assert_eq!(outcome.steps, 1, "a parallel is one committed step");
 }
 
+/// A parallel of plain `set`s runs its branches in turn on the run's task; the result is
+/// what the concurrent path gives: writes in branch order, one committed step.
+#[tokio::test]
+async fn a_for_each_of_plain_sets_merges_in_branch_order() {
+    let mut wf = Wf::new("sets")
+        .field(
+            "items",
+            ValueType::Array,
+            Some(json!((0..40).collect::<Vec<_>>())),
+            Reducer::Replace,
+        )
+        .field("out", ValueType::Array, Some(json!([])), Reducer::Append);
+    let fan = wf.add(
+        None,
+        node(
+            "fan",
+            parallel(Strategy::All, None, Some(("state.items", "it"))),
+        ),
+    );
+    wf.child(fan, 0, node("double", set("out", "{{ it * 2 + index }}")));
+    let outcome = go(wf, RunContext::in_memory()).await;
+    assert_eq!(outcome.end, RunEnd::Completed, "{:?}", outcome.end);
+    assert_eq!(
+        outcome.state["out"],
+        json!((0..40).map(|i| i * 3).collect::<Vec<_>>())
+    );
+    assert_eq!(outcome.steps, 1, "a parallel is one committed step");
+}
+
 /// Delays each call by (40 - item) ms.
 #[derive(Debug)]
 struct SlowFirst(Arc<TestProvider>);

@@ -1,15 +1,16 @@
-//! `--store memory` (and dry runs): a store that keeps only each run's latest checkpoint.
-//! A run stored in memory cannot be inspected or resumed once the process ends, so
-//! keeping its step history (as [`MemoryStore`](crate::store::MemoryStore) does, for
-//! tests) would only grow the process by every step's delta and cursor.
+//! [`LatestStore`]: `--store memory` (and dry runs), a store that keeps only each run's
+//! latest checkpoint. A run stored in memory cannot be inspected or resumed once the
+//! process ends, so keeping its step history (as [`MemoryStore`](super::MemoryStore) does,
+//! for tests) would only grow the process by every step's delta and cursor.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::store::{
-    Checkpoint, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
+use crate::fxhash::FxHashMap;
+
+use super::{
+    Checkpoint, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
     Store, StoreError, StoreFuture, Timestamp,
 };
 
@@ -17,17 +18,21 @@ use crate::store::{
 struct Latest {
     record: RunRecord,
     state: State,
-    cursor: Option<Value>,
+    /// Serialised only if the run is resumed (a paused run in memory cannot be).
+    cursor: Option<Json>,
 }
 
-/// Runs in memory, each only as of its last committed step.
+/// Runs in memory, each only as of its last committed step: `run_detail` has no steps or
+/// events, and `load_state` only the latest state.
 #[derive(Debug, Default)]
-pub(crate) struct LatestOnly {
-    runs: Mutex<HashMap<RunId, Latest>>,
+pub struct LatestStore {
+    runs: Mutex<FxHashMap<RunId, Latest>>,
 }
 
-impl LatestOnly {
-    pub(crate) fn new() -> Self {
+impl LatestStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
         Self::default()
     }
 
@@ -61,7 +66,7 @@ fn ready<'a, T: Send + 'a>(result: Result<T, StoreError>) -> StoreFuture<'a, T> 
     Box::pin(std::future::ready(result))
 }
 
-impl Store for LatestOnly {
+impl Store for LatestStore {
     fn create_run(&self, run: NewRun) -> StoreFuture<'_, ()> {
         let mut runs = self
             .runs
@@ -155,7 +160,7 @@ impl Store for LatestOnly {
                 run: latest.record.clone(),
                 seq: latest.record.steps,
                 state: latest.state.clone(),
-                cursor: latest.cursor.clone(),
+                cursor: latest.cursor.as_ref().map(Json::to_value),
             })
         }))
     }
@@ -249,7 +254,7 @@ mod tests {
             status: StepStatus::Completed,
             attempts: 1,
             delta,
-            cursor: json!({"next": seq}),
+            cursor: json!({"next": seq}).into(),
             events: Vec::new(),
             error: None,
             run_status: RunStatus::Running,
@@ -259,7 +264,7 @@ mod tests {
 
     #[tokio::test]
     async fn keeps_the_latest_checkpoint_only() {
-        let store = LatestOnly::new();
+        let store = LatestStore::new();
         let id = RunId::new("01abc");
         store
             .create_run(NewRun {
