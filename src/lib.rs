@@ -9,7 +9,6 @@ pub mod check;
 pub mod cli;
 pub mod compile;
 pub mod diagnostic;
-mod fxhash;
 pub mod ir;
 pub mod lower;
 pub mod lsp;

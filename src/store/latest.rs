@@ -5,9 +5,8 @@
 
 use std::sync::Mutex;
 
+use rustc_hash::FxHashMap;
 use serde_json::Value;
-
-use crate::fxhash::FxHashMap;
 
 use super::{
     Checkpoint, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,

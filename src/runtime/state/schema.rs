@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
+
 use crate::ir::{Reducer, StateField, ValueType};
 
 /// Position of a field in a [`StateSchema`] (declaration order).

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use minijinja::{Environment, UndefinedBehavior, Value};
+use rustc_hash::FxHashMap;
 
 use super::fast::Fast;
-use crate::fxhash::FxHashMap;
 use crate::ir::Template;
 use crate::source::Span;
 
