@@ -86,7 +86,8 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     let interactive_answer = args.answer.is_none() && output.interactive;
     let mut answer = args.answer.clone();
     if let Some(wait) = &record.wait {
-        if answer.is_none() {
+        // An `auto-approve` wait needs no answer: resuming waits out its deadline.
+        if answer.is_none() && wait.auto_answer_at.is_none() {
             if !interactive_answer {
                 eprintln!(
                     "error: run `{id}` is paused at `{}` and needs an answer",

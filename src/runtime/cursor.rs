@@ -22,6 +22,10 @@ pub struct Cursor {
     /// continues after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub waiting: bool,
+    /// When the wait at `next` answers itself (`auto-approve`), as Unix milliseconds: a
+    /// resumed run keeps the first deadline instead of starting the delay again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_answer_at: Option<u64>,
     /// Loop iterations and bounded-route uses.
     pub counters: Counters,
     /// Provider calls made per agent node (the next call's `call_index`).

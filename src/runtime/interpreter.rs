@@ -60,6 +60,8 @@ pub(crate) struct Walker<'a> {
     /// Durable: the last committed step. Otherwise the step number the walk reports.
     pub(crate) seq: u64,
     pub(crate) durable: bool,
+    /// A resumed run paused at an `auto-approve` wait: when that wait answers itself.
+    pub(crate) resumed_auto_at: Option<u64>,
 }
 
 impl Walker<'_> {
@@ -317,7 +319,11 @@ impl Walker<'_> {
             return Ok(());
         }
         let shared = self.shared;
-        let cursor = shared.cursor(&self.frame, next, waiting);
+        let mut cursor = shared.cursor(&self.frame, next, waiting);
+        cursor.auto_answer_at = wait
+            .as_ref()
+            .and_then(|wait| wait.auto_answer_at)
+            .map(|at| at.0);
         let commit = StepCommit {
             seq: self.seq + 1,
             node_id: node.to_owned(),
@@ -522,31 +528,17 @@ impl Walker<'_> {
         };
         self.check_limits()?;
         // A dry run answers at once, with the auto-approve answer or a canned one.
-        let auto = if shared.ctx.dry_run {
-            Some((0, exec::canned_answer(wait)))
-        } else {
-            wait.auto_approve
-                .as_ref()
-                .map(|auto| (auto.after.value.0, auto.answer.value.clone()))
-        };
-        if let Some((after_ms, answer)) = auto {
+        if shared.ctx.dry_run {
+            let answer = exec::canned_answer(wait);
             shared.emit(RunEvent::WaitAutoApprove {
                 node: shared.id(node).clone(),
-                after_ms,
+                after_ms: 0,
                 answer: answer.clone(),
             });
-            tokio::select! {
-                biased;
-                () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
-                () = tokio::time::sleep(std::time::Duration::from_millis(after_ms)) => {}
-            }
-            return match self.answer(at, node, &answer).await? {
-                Ok(next) => Ok(Ok(next)),
-                Err(message) => self
-                    .fail(at, node, NodeError::fatal(message), 1, Timestamp::now())
-                    .await
-                    .map(Ok),
-            };
+            return self.give_answer(at, node, &answer).await.map(Ok);
+        }
+        if let Some(auto) = &wait.auto_approve {
+            return self.auto_answer(at, node, auto).await;
         }
         let question = match exec::pending_wait(shared, &self.frame, node, self.step_no()) {
             Ok(question) => question,
@@ -558,23 +550,7 @@ impl Walker<'_> {
             }
         };
         let id = shared.id(node).clone();
-        let pending = PendingWait {
-            node_id: id.to_string(),
-            prompt: question.prompt.clone(),
-            answer: question.answer.clone(),
-            choices: question
-                .choices
-                .iter()
-                .map(|choice| store::WaitChoice {
-                    value: choice.value.clone(),
-                    label: choice.label.clone(),
-                })
-                .collect(),
-            schema: question
-                .schema
-                .as_ref()
-                .map(|schema| shared.ctx.base_dir.join(schema).display().to_string()),
-        };
+        let pending = pending_record(shared, &id, &question);
         shared.emit(RunEvent::RunPaused {
             run_id: shared.run_id.to_string(),
             step: self.seq + 1,
@@ -596,6 +572,93 @@ impl Walker<'_> {
         )
         .await?;
         Ok(Err((question, id)))
+    }
+
+    /// Answers the wait at `at` with `answer` given by the workflow itself (auto-approve or a
+    /// dry run); an answer the wait's type refuses fails the node.
+    async fn give_answer(
+        &mut self,
+        at: StepIdx,
+        node: NodeIdx,
+        answer: &str,
+    ) -> Result<StepIdx, Stop> {
+        match self.answer(at, node, answer).await? {
+            Ok(next) => Ok(next),
+            Err(message) => {
+                self.fail(at, node, NodeError::fatal(message), 1, Timestamp::now())
+                    .await
+            }
+        }
+    }
+
+    /// An `auto-approve` wait: the pause is committed first, with its deadline, so a run
+    /// stopped while it waits (a crash, Ctrl-C) is still paused there, answers itself at
+    /// the first deadline when resumed, and can be answered sooner with `atomic resume
+    /// RUN --answer …`. This process then waits out the delay and gives the answer;
+    /// Ctrl-C while it waits leaves the run paused (exit 4) rather than cancelled.
+    async fn auto_answer(
+        &mut self,
+        at: StepIdx,
+        node: NodeIdx,
+        auto: &crate::ir::AutoApprove,
+    ) -> Result<Result<StepIdx, (exec::Question, Arc<str>)>, Stop> {
+        let shared = self.shared;
+        let answer = auto.answer.value.clone();
+        let id = shared.id(node).clone();
+        let question = match exec::pending_wait(shared, &self.frame, node, self.step_no()) {
+            Ok(question) => question,
+            Err(error) => {
+                return self
+                    .fail(at, node, error, 1, Timestamp::now())
+                    .await
+                    .map(Ok);
+            }
+        };
+        let answer_at = match self.resumed_auto_at.take() {
+            Some(answer_at) => answer_at,
+            None => {
+                let answer_at = Timestamp::now().0.saturating_add(auto.after.value.0);
+                let mut pending = pending_record(shared, &id, &question);
+                pending.auto_answer = Some(answer.clone());
+                pending.auto_answer_at = Some(Timestamp(answer_at));
+                self.commit(
+                    &id,
+                    store::StateDelta::new(),
+                    StepStatus::Waiting,
+                    1,
+                    Timestamp::now(),
+                    Some(at),
+                    true,
+                    None,
+                    Some(pending),
+                )
+                .await?;
+                answer_at
+            }
+        };
+        let after_ms = answer_at.saturating_sub(Timestamp::now().0);
+        shared.emit(RunEvent::WaitAutoApprove {
+            node: id.clone(),
+            after_ms,
+            answer: answer.clone(),
+        });
+        tokio::select! {
+            biased;
+            () = shared.ctx.cancel.cancelled() => {
+                shared.emit(RunEvent::RunPaused {
+                    run_id: shared.run_id.to_string(),
+                    step: self.seq,
+                    node: id.clone(),
+                    prompt: question.prompt.clone(),
+                    answer: question.answer.clone(),
+                    choices: question.choices.clone(),
+                });
+                return Ok(Err((question, id)));
+            }
+            () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),
+            () = tokio::time::sleep(std::time::Duration::from_millis(after_ms)) => {}
+        }
+        self.give_answer(at, node, &answer).await.map(Ok)
     }
 
     /// Applies an answer to the wait at `at` and commits it as its own step. The inner
@@ -627,6 +690,29 @@ impl Walker<'_> {
         )
         .await?;
         Ok(Ok(next))
+    }
+}
+
+/// What the store keeps about a pause, for `atomic resume` and `atomic runs`.
+fn pending_record(shared: &Shared, id: &str, question: &exec::Question) -> PendingWait {
+    PendingWait {
+        node_id: id.to_owned(),
+        prompt: question.prompt.clone(),
+        answer: question.answer.clone(),
+        choices: question
+            .choices
+            .iter()
+            .map(|choice| store::WaitChoice {
+                value: choice.value.clone(),
+                label: choice.label.clone(),
+            })
+            .collect(),
+        schema: question
+            .schema
+            .as_ref()
+            .map(|schema| shared.ctx.base_dir.join(schema).display().to_string()),
+        auto_answer: None,
+        auto_answer_at: None,
     }
 }
 
@@ -683,6 +769,7 @@ pub(crate) fn walk_detached(
             frame,
             seq,
             durable: false,
+            resumed_auto_at: None,
         };
         match walker.walk(from, stop_at).await? {
             WalkEnd::End | WalkEnd::Reached => Ok(walker.frame),

@@ -202,6 +202,10 @@ pub async fn resume(
     };
     let start = match (cursor.next, cursor.waiting, answer) {
         (Some(at), true, Some(answer)) => Start::Answer(at, answer.to_owned()),
+        // An `auto-approve` wait answers itself at the deadline it was first given.
+        (Some(at), true, None) if let Some(answer_at) = cursor.auto_answer_at => {
+            Start::AutoWait(at, answer_at)
+        }
         (Some(at), true, None) => {
             let node = shared
                 .plan
@@ -224,6 +228,8 @@ pub async fn resume(
 
 enum Start {
     At(crate::lower::StepIdx),
+    /// At a paused `auto-approve` wait, which answers itself at this Unix-ms deadline.
+    AutoWait(crate::lower::StepIdx, u64),
     Answer(crate::lower::StepIdx, String),
 }
 
@@ -237,7 +243,7 @@ async fn drive(
     shared.emit(RunEvent::RunStarted {
         run_id: shared.run_id.to_string(),
         workflow: shared.workflow().name.value.clone(),
-        resumed: seq > 0 || matches!(start, Start::Answer(..)),
+        resumed: seq > 0 || !matches!(start, Start::At(_)),
         from_step: seq,
     });
     let mut fields = Map::new();
@@ -255,10 +261,15 @@ async fn drive(
         frame,
         seq,
         durable: true,
+        resumed_auto_at: None,
     };
     let result = async {
         let at = match start {
             Start::At(at) => at,
+            Start::AutoWait(at, answer_at) => {
+                walker.resumed_auto_at = Some(answer_at);
+                at
+            }
             Start::Answer(at, answer) => {
                 let node = shared
                     .plan

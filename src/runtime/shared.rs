@@ -205,6 +205,7 @@ impl Shared {
             next,
             next_key: next.map(|step| self.plan.step(step).key.clone()),
             waiting,
+            auto_answer_at: None,
             counters: frame.counters.clone(),
             calls: tally.calls.clone(),
             sessions: tally.sessions.clone(),

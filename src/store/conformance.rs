@@ -194,6 +194,8 @@ pub(crate) async fn pause_fail_and_list(store: &dyn Store) {
         answer: "yes-no".to_owned(),
         choices: Vec::new(),
         schema: None,
+        auto_answer: Some("no".to_owned()),
+        auto_answer_at: Some(Timestamp(1_800_000_000_000)),
     };
     let mut pause = step(1);
     pause.status = StepStatus::Waiting;

@@ -150,6 +150,12 @@ pub struct PendingWait {
     pub choices: Vec<WaitChoice>,
     /// The JSON Schema file of a `json` answer, resolved to a path.
     pub schema: Option<String>,
+    /// `auto-approve`: the answer the wait gives itself if nobody answers first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_answer: Option<String>,
+    /// When it does (Unix milliseconds); `atomic resume` without an answer waits until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_answer_at: Option<Timestamp>,
 }
 
 /// One choice of a [`PendingWait`].

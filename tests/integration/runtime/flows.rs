@@ -437,6 +437,68 @@ async fn auto_approve_answers_after_its_delay() {
     assert_eq!(outcome.state["after"], json!("held"));
 }
 
+/// Real time: the deadline is wall-clock, kept in the store across processes.
+#[tokio::test]
+async fn an_auto_approve_wait_stopped_early_stays_paused_and_keeps_its_first_deadline() {
+    let mut wf = wait_flow();
+    let idx = wf.wf.find_node("approve").unwrap();
+    if let NodeKind::Wait(wait) = &mut wf.node_mut(idx).kind {
+        wait.auto_approve = Some(AutoApprove {
+            after: sp(Duration(2_500)),
+            answer: sp("no".to_owned()),
+        });
+    }
+    let plan = wf.plan();
+    let ctx = RunContext::in_memory();
+    let token = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(StdDuration::from_millis(200)).await;
+        token.cancel();
+    });
+    let outcome = run(plan.clone(), Map::new(), ctx.clone()).await.unwrap();
+    let RunEnd::Paused { node, .. } = &outcome.end else {
+        panic!(
+            "Ctrl-C on an auto-approve wait leaves the run paused: {:?}",
+            outcome.end
+        );
+    };
+    assert_eq!(node, "approve");
+    let checkpoint = ctx.store.checkpoint(&outcome.run_id).await.unwrap();
+    assert_eq!(checkpoint.run.status, atomic::store::RunStatus::Paused);
+    let wait = checkpoint.run.wait.expect("the pause is recorded");
+    assert_eq!(wait.auto_answer.as_deref(), Some("no"));
+    let answer_at = wait.auto_answer_at.expect("with its deadline").0;
+    assert_eq!(checkpoint.seq, 2, "prep, then the pause");
+
+    // Resumed 1.5 s later, it waits only what is left of the first 2.5 s.
+    tokio::time::sleep(StdDuration::from_millis(1_500)).await;
+    let mut again = ctx.clone();
+    again.cancel = tokio_util::sync::CancellationToken::new();
+    let resumed_at = std::time::Instant::now();
+    let done = tokio::time::timeout(
+        StdDuration::from_secs(30),
+        resume(plan, &outcome.run_id, None, again),
+    )
+    .await
+    .expect("resume finishes")
+    .unwrap();
+    let waited = resumed_at.elapsed();
+    assert_eq!(done.end, RunEnd::Completed);
+    assert_eq!(
+        done.state["after"],
+        json!("held"),
+        "the auto answer was `no`"
+    );
+    assert_eq!(
+        done.steps, 4,
+        "prep, the pause, the answer, done: nothing twice"
+    );
+    assert!(
+        waited < StdDuration::from_millis(2_000),
+        "waited {waited:?}: the delay started again instead of keeping {answer_at}"
+    );
+}
+
 #[tokio::test]
 async fn cancellation_kills_the_step_keeps_commits_and_resume_finishes() {
     let dir = tempfile::tempdir().unwrap();
