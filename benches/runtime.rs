@@ -223,11 +223,11 @@ fn w5() -> Arc<Plan> {
         )],
         "state.items",
         Some(16),
-        NodeKind::Agent(Agent {
+        NodeKind::Agent(Box::new(Agent {
             prompt: Some(t("item {{ item }}")),
             provider: Some(sp("p".to_owned())),
             ..Agent::default()
-        }),
+        })),
     );
     wf.providers.push(ProviderDecl {
         name: sp("p".to_owned()),

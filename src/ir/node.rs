@@ -42,13 +42,13 @@ pub struct Node {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum NodeKind {
     /// `agent`.
-    Agent(Agent),
+    Agent(Box<Agent>),
     /// `tool`.
-    Tool(Tool),
+    Tool(Box<Tool>),
     /// `decision`.
     Decision(Decision),
     /// `wait`.
-    Wait(Wait),
+    Wait(Box<Wait>),
     /// `subgraph`.
     Subgraph(Subgraph),
     /// `parallel`.

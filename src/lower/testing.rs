@@ -261,7 +261,7 @@ impl Builder {
             prompt: Some(template("do it")),
             ..Agent::default()
         };
-        self.push(id, NodeKind::Agent(agent))
+        self.push(id, NodeKind::Agent(Box::new(agent)))
     }
 
     pub(crate) fn tool(&mut self, id: &str) -> Handle<'_> {
@@ -270,7 +270,7 @@ impl Builder {
             ok_codes: vec![0],
             ..Tool::default()
         };
-        self.push(id, NodeKind::Tool(tool))
+        self.push(id, NodeKind::Tool(Box::new(tool)))
     }
 
     pub(crate) fn wait(&mut self, id: &str) -> Handle<'_> {
@@ -281,7 +281,7 @@ impl Builder {
             outputs: Vec::new(),
             auto_approve: None,
         };
-        self.push(id, NodeKind::Wait(wait))
+        self.push(id, NodeKind::Wait(Box::new(wait)))
     }
 
     pub(crate) fn set(&mut self, id: &str) -> Handle<'_> {

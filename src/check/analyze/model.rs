@@ -364,7 +364,7 @@ fn use_chain<'w>(
         if chain.len() > 16 || chain.iter().any(|&(seen, _)| seen == idx) {
             break;
         }
-        chain.push((idx, agent));
+        chain.push((idx, &**agent));
         current = agent
             .use_
             .as_ref()

@@ -180,7 +180,7 @@ impl Builder {
             prompt: Some(self.tpl(prompt)),
             ..Agent::default()
         };
-        self.node(id, NodeKind::Agent(agent))
+        self.node(id, NodeKind::Agent(Box::new(agent)))
     }
 
     /// An agent writing its reply into `field`.
@@ -191,17 +191,17 @@ impl Builder {
             outputs: vec![output],
             ..Agent::default()
         };
-        self.node(id, NodeKind::Agent(agent))
+        self.node(id, NodeKind::Agent(Box::new(agent)))
     }
 
     pub(crate) fn tool(&mut self, id: &str, run: &[&str]) -> NodeIdx {
         let run = run.iter().map(|arg| self.tpl(arg)).collect();
         self.node(
             id,
-            NodeKind::Tool(Tool {
+            NodeKind::Tool(Box::new(Tool {
                 run,
                 ..Tool::default()
-            }),
+            })),
         )
     }
 
@@ -237,7 +237,7 @@ impl Builder {
             outputs,
             auto_approve: None,
         };
-        self.node(id, NodeKind::Wait(wait))
+        self.node(id, NodeKind::Wait(Box::new(wait)))
     }
 
     pub(crate) fn subgraph(&mut self, id: &str, workflow: &str) -> NodeIdx {

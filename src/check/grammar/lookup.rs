@@ -189,8 +189,8 @@ mod tests {
             .map(|node| node.name.as_str())
             .collect();
         let kinds = [
-            NodeKind::Agent(ir::Agent::default()),
-            NodeKind::Tool(ir::Tool::default()),
+            NodeKind::Agent(Box::default()),
+            NodeKind::Tool(Box::default()),
             NodeKind::Decision(ir::Decision::default()),
         ];
         for kind in &kinds {

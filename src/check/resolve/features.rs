@@ -13,7 +13,7 @@ pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
         .nodes
         .iter()
         .filter_map(|node| match &node.kind {
-            NodeKind::Agent(agent) => Some((node.id.value.as_str(), agent)),
+            NodeKind::Agent(agent) => Some((node.id.value.as_str(), &**agent)),
             _ => None,
         })
         .collect();

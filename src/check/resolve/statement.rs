@@ -53,10 +53,10 @@ pub(super) fn resolve_statement(
     };
     r.nodes.push(node);
     let kind = match checked.spec.id.as_str() {
-        "agent" => NodeKind::Agent(agent::resolve_agent(r, checked)),
-        "tool" => NodeKind::Tool(tool::resolve_tool(r, checked)),
+        "agent" => NodeKind::Agent(Box::new(agent::resolve_agent(r, checked))),
+        "tool" => NodeKind::Tool(Box::new(tool::resolve_tool(r, checked))),
         "decision" => NodeKind::Decision(decision::resolve_decision(r, checked)),
-        "wait" => NodeKind::Wait(wait::resolve_wait(r, checked)),
+        "wait" => NodeKind::Wait(Box::new(wait::resolve_wait(r, checked))),
         "subgraph" => NodeKind::Subgraph(subgraph::resolve_subgraph(r, checked)),
         "parallel" => NodeKind::Parallel(parallel::resolve_parallel(r, ids, checked, idx)),
         "loop" => NodeKind::Loop(looping::resolve_loop(r, ids, checked, idx)),

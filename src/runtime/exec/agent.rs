@@ -29,7 +29,7 @@ impl<'a> Settings<'a> {
             else {
                 break;
             };
-            if chain.len() > 16 || chain.iter().any(|seen| std::ptr::eq(*seen, next)) {
+            if chain.len() > 16 || chain.iter().any(|seen| std::ptr::eq(*seen, &**next)) {
                 break;
             }
             chain.push(next);

@@ -46,7 +46,7 @@ async fn for_each_merges_in_branch_order_not_completion_order() {
     );
     let mut a = agent("{{ it }}");
     a.outputs = vec![output("out", ParseMode::Number)];
-    wf.child(fan, 0, node("work", NodeKind::Agent(a)));
+    wf.child(fan, 0, node("work", NodeKind::Agent(Box::new(a))));
     // Later items finish first: completion order is the reverse of branch order.
     let provider = TestProvider::new(|request, _| Ok(request.prompt.clone()));
     let slow = Arc::new(SlowFirst(provider));
@@ -117,9 +117,13 @@ fn strategy_flow(strategy: Strategy, fail_fast_branch: bool) -> Wf {
     } else {
         tool(&["sh", "-c", "sleep 0.05"])
     };
-    wf.child(par, 0, node("fast", NodeKind::Tool(fast)));
+    wf.child(par, 0, node("fast", NodeKind::Tool(Box::new(fast))));
     wf.child(par, 0, node("fast-set", set("log", "fast")));
-    wf.child(par, 1, node("slow", NodeKind::Tool(tool(&["sleep", "20"]))));
+    wf.child(
+        par,
+        1,
+        node("slow", NodeKind::Tool(Box::new(tool(&["sleep", "20"])))),
+    );
     wf.child(par, 1, node("slow-set", set("log", "slow")));
     wf
 }
@@ -149,11 +153,18 @@ async fn race_takes_the_first_finisher_and_cancels_the_rest() {
 async fn any_ignores_failures_until_one_succeeds_and_all_fails_on_any_failure() {
     let mut wf = Wf::new("any").field("log", ValueType::Array, Some(json!([])), Reducer::Append);
     let par = wf.add(None, node("par", parallel(Strategy::Any, None, None)));
-    wf.child(par, 0, node("bad", NodeKind::Tool(tool(&["false"]))));
+    wf.child(
+        par,
+        0,
+        node("bad", NodeKind::Tool(Box::new(tool(&["false"])))),
+    );
     wf.child(
         par,
         1,
-        node("good", NodeKind::Tool(tool(&["sh", "-c", "sleep 0.05"]))),
+        node(
+            "good",
+            NodeKind::Tool(Box::new(tool(&["sh", "-c", "sleep 0.05"]))),
+        ),
     );
     wf.child(par, 1, node("good-set", set("log", "good")));
     let outcome = go(wf, RunContext::in_memory()).await;
@@ -187,7 +198,7 @@ async fn all_merges_static_branches_in_branch_order() {
     wf.child(
         par,
         0,
-        node("slow", NodeKind::Tool(tool(&["sleep", "0.1"]))),
+        node("slow", NodeKind::Tool(Box::new(tool(&["sleep", "0.1"])))),
     );
     wf.child(par, 0, node("a", set("log", "first")));
     wf.child(par, 0, node("a2", set("n", "{{ 1 }}")));
@@ -205,7 +216,7 @@ async fn retries_back_off_honour_retry_after_and_then_succeed() {
             .field("out", ValueType::String, None, Reducer::Replace);
     let mut a = agent("hi");
     a.outputs = vec![output("out", ParseMode::Text)];
-    let id = wf.add(None, node("flaky", NodeKind::Agent(a)));
+    let id = wf.add(None, node("flaky", NodeKind::Agent(Box::new(a))));
     wf.node_mut(id).retry = Some(Retry {
         attempts: 3,
         backoff: Duration(1000),
@@ -253,7 +264,7 @@ async fn retry_on_limits_classes_and_gives_up_after_attempts() {
             .field("out", ValueType::Any, None, Reducer::Replace);
     let mut a = agent("hi");
     a.outputs = vec![output("out", ParseMode::Json)];
-    let id = wf.add(None, node("bad", NodeKind::Agent(a)));
+    let id = wf.add(None, node("bad", NodeKind::Agent(Box::new(a))));
     wf.node_mut(id).retry = Some(Retry {
         attempts: 3,
         backoff: Duration(1),
@@ -280,7 +291,10 @@ async fn retry_on_limits_classes_and_gives_up_after_attempts() {
 #[tokio::test]
 async fn on_error_goto_binds_error_at_the_recovery_node() {
     let mut wf = Wf::new("recover").field("why", ValueType::String, None, Reducer::Replace);
-    let fails = wf.add(None, node("fails", NodeKind::Tool(tool(&["false"]))));
+    let fails = wf.add(
+        None,
+        node("fails", NodeKind::Tool(Box::new(tool(&["false"])))),
+    );
     wf.add(None, node("skipped", set("why", "not reached")));
     let rescue = wf.add(
         None,
@@ -317,7 +331,7 @@ async fn max_steps_and_budget_stop_the_run() {
         Reducer::Sum,
     );
     let l = wf.add(None, node("l", looped(None, None, 100)));
-    wf.child(l, 0, node("ask", NodeKind::Agent(agent("x"))));
+    wf.child(l, 0, node("ask", NodeKind::Agent(Box::new(agent("x")))));
     wf.wf.limits.max_budget_usd = Some(sp(1.0));
     let mut ctx = RunContext::in_memory();
     let provider = TestProvider::with(StdDuration::ZERO, Some(0.3), |_, _| Ok("ok".to_owned()));
@@ -333,7 +347,7 @@ async fn max_steps_and_budget_stop_the_run() {
 #[tokio::test(start_paused = true)]
 async fn the_run_timeout_stops_a_slow_step() {
     let mut wf = Wf::new("slow").provider("fake");
-    wf.add(None, node("ask", NodeKind::Agent(agent("x"))));
+    wf.add(None, node("ask", NodeKind::Agent(Box::new(agent("x")))));
     wf.wf.limits.timeout = Some(sp(Duration(5_000)));
     let mut ctx = RunContext::in_memory();
     ctx.providers = Providers::new().with(
@@ -362,7 +376,7 @@ fn wait_flow() -> Wf {
         auto_approve: None,
     };
     wait.outputs[0].parse = ParseMode::Text;
-    wf.add(None, node("approve", NodeKind::Wait(wait)));
+    wf.add(None, node("approve", NodeKind::Wait(Box::new(wait))));
     wf.add(
         None,
         node(
@@ -507,12 +521,12 @@ async fn cancellation_kills_the_step_keeps_commits_and_resume_finishes() {
     let line = |name: &str| {
         let mut t = tool(&[&format!("echo {name} >> {}", log.display())]);
         t.shell = true;
-        NodeKind::Tool(t)
+        NodeKind::Tool(Box::new(t))
     };
     wf.add(None, node("one", line("one")));
     let mut sleepy = tool(&["sh", "-c", "sleep 2"]);
     sleepy.shell = false;
-    wf.add(None, node("sleepy", NodeKind::Tool(sleepy)));
+    wf.add(None, node("sleepy", NodeKind::Tool(Box::new(sleepy))));
     wf.add(None, node("two", line("two")));
     let plan = wf.plan();
     let ctx = RunContext::in_memory();
@@ -562,9 +576,19 @@ async fn emitted_events_match_the_schema() {
             parallel(Strategy::All, Some(2), Some(("[1, 2]", "item"))),
         ),
     );
-    wf.child(par, 0, node("ask", NodeKind::Agent(agent("{{ item }}"))));
-    wf.add(None, node("echo", NodeKind::Tool(tool(&["echo", "line"]))));
-    let flaky = wf.add(None, node("flaky", NodeKind::Tool(tool(&["false"]))));
+    wf.child(
+        par,
+        0,
+        node("ask", NodeKind::Agent(Box::new(agent("{{ item }}")))),
+    );
+    wf.add(
+        None,
+        node("echo", NodeKind::Tool(Box::new(tool(&["echo", "line"])))),
+    );
+    let flaky = wf.add(
+        None,
+        node("flaky", NodeKind::Tool(Box::new(tool(&["false"])))),
+    );
     wf.node_mut(flaky).on_error = Some(OnError::Skip {
         fallback: vec![],
         span: span(),
@@ -585,7 +609,7 @@ async fn emitted_events_match_the_schema() {
         None,
         node(
             "approve",
-            NodeKind::Wait(Wait {
+            NodeKind::Wait(Box::new(Wait {
                 prompt: t("ok?"),
                 answer: AnswerType::Choice,
                 choices: vec![WaitChoice {
@@ -594,7 +618,7 @@ async fn emitted_events_match_the_schema() {
                 }],
                 outputs: vec![],
                 auto_approve: None,
-            }),
+            })),
         ),
     );
     let mut ctx = RunContext::in_memory();

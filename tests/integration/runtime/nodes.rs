@@ -184,7 +184,7 @@ async fn tools_run_argv_shell_stdin_env_cwd_and_map_outputs() {
         .field("lines", ValueType::Array, None, Reducer::Replace);
     let mut echo = tool(&["printf", "%s", "hello {{ state.name }}"]);
     echo.outputs = vec![output("out", ParseMode::Text)];
-    wf.add(None, node("echo", NodeKind::Tool(echo)));
+    wf.add(None, node("echo", NodeKind::Tool(Box::new(echo))));
     let mut shell = tool(&["cat; echo \"$GREETING\" >&2; cat marker.txt; exit 3"]);
     shell.shell = true;
     shell.stdin = Some(t("from stdin\n"));
@@ -195,10 +195,10 @@ async fn tools_run_argv_shell_stdin_env_cwd_and_map_outputs() {
     let mut err = output("err", ParseMode::Text);
     err.from = OutputSource::Stderr;
     shell.outputs = vec![output("lines", ParseMode::Lines), err, code];
-    wf.add(None, node("shell", NodeKind::Tool(shell)));
+    wf.add(None, node("shell", NodeKind::Tool(Box::new(shell))));
     let mut json_tool = tool(&["echo", "Result: {\"ok\": true}"]);
     json_tool.outputs = vec![output("json", ParseMode::Json)];
-    wf.add(None, node("json", NodeKind::Tool(json_tool)));
+    wf.add(None, node("json", NodeKind::Tool(Box::new(json_tool))));
     let mut ctx = RunContext::in_memory();
     ctx.working_dir = dir.path().to_path_buf();
     let outcome = go(wf, ctx).await;
@@ -217,7 +217,7 @@ async fn a_tool_exit_outside_ok_codes_is_a_tool_exit_error() {
         None,
         node(
             "fails",
-            NodeKind::Tool(tool(&["sh", "-c", "echo boom >&2; exit 2"])),
+            NodeKind::Tool(Box::new(tool(&["sh", "-c", "echo boom >&2; exit 2"]))),
         ),
     );
     let outcome = go(wf, RunContext::in_memory()).await;
@@ -239,7 +239,7 @@ async fn a_tool_timeout_kills_the_whole_process_group() {
     let script = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
     let mut slow = tool(&[&script]);
     slow.shell = true;
-    let id = wf.add(None, node("slow", NodeKind::Tool(slow)));
+    let id = wf.add(None, node("slow", NodeKind::Tool(Box::new(slow))));
     wf.node_mut(id).timeout = Some(sp(Duration(300)));
     let started = Instant::now();
     let outcome = go(wf, RunContext::in_memory()).await;
@@ -275,7 +275,7 @@ async fn agents_render_prompts_parse_json_and_record_outputs() {
         .field("summary", ValueType::String, None, Reducer::Replace);
     let mut review = agent("Review {{ input.target }}");
     review.outputs = vec![output("findings", ParseMode::Json)];
-    wf.add(None, node("review", NodeKind::Agent(review)));
+    wf.add(None, node("review", NodeKind::Agent(Box::new(review))));
     wf.add(
         None,
         node(
@@ -324,7 +324,7 @@ async fn schema_failures_are_typed_and_skip_applies_fallbacks() {
     let mut out = output("out", ParseMode::Json);
     out.schema = Some(sp("list.json".to_owned()));
     review.outputs = vec![out];
-    let id = wf.add(None, node("review", NodeKind::Agent(review)));
+    let id = wf.add(None, node("review", NodeKind::Agent(Box::new(review))));
     wf.node_mut(id).on_error = Some(OnError::Skip {
         fallback: vec![Set {
             field: sp("out".to_owned()),
@@ -352,7 +352,7 @@ async fn a_missing_schema_file_is_a_setup_error() {
     let mut out = output("out", ParseMode::Json);
     out.schema = Some(sp("missing.json".to_owned()));
     echo.outputs = vec![out];
-    wf.add(None, node("t", NodeKind::Tool(echo)));
+    wf.add(None, node("t", NodeKind::Tool(Box::new(echo))));
     let error = run(wf.plan(), Map::new(), RunContext::in_memory())
         .await
         .unwrap_err();
