@@ -24,7 +24,14 @@ pub(super) fn resolve_tool(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Tool 
         .children
         .as_ref()
         .is_some_and(|block| block.nodes.iter().any(|node| node.name.value == "run"));
-    match (&use_, wrote_run) {
+    // `run="…"` written as a property is already reported (`unknown-property`, with the
+    // fix); saying the command is missing too would only repeat it.
+    let run_as_property = checked
+        .node
+        .entries
+        .iter()
+        .any(|entry| entry.key.as_ref().is_some_and(|key| key.value == "run"));
+    match (&use_, wrote_run || run_as_property) {
         (None, false) => r.report(
             Diagnostic::new(
                 Code::MissingProperty,
@@ -125,6 +132,11 @@ mod tests {
     fn commands() {
         assert_eq!(codes(&flow("tool \"t\"")), [Code::MissingProperty]);
         assert_eq!(codes(&flow("tool \"t\" use=\"fmt\"")), []);
+        // A command written as a property is one mistake, reported once.
+        assert_eq!(
+            codes(&flow("tool \"t\" run=\"cargo test\"")),
+            [Code::UnknownProperty]
+        );
         assert_eq!(
             codes(&flow("tool \"t\" use=\"fmt\" { run \"x\"; }")),
             [Code::InvalidValue]
