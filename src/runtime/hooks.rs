@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
+use super::process_group::GroupKill;
 use super::shared::Shared;
 use super::{NodeError, RunEvent};
 use crate::ir::{NodeIdx, Workflow};
@@ -244,7 +245,9 @@ async fn run_one(
     let mut child = command
         .spawn()
         .map_err(|error| fail(format!("could not start: {error}")))?;
-    let guard = GroupKill(child.id());
+    // Dropped (killing the group) on every way out: a hook's children must not outlive a
+    // timeout, and a hook that exited leaves nothing for the kill to find.
+    let guard = GroupKill::new(child.id());
 
     let input = format!("{payload}\n");
     let mut stdin = child.stdin.take();
@@ -287,27 +290,6 @@ async fn run_one(
 
 fn field<'a>(payload: &'a Value, name: &str) -> &'a str {
     payload.get(name).and_then(Value::as_str).unwrap_or("")
-}
-
-/// Kills the hook's process group when dropped: a hook's own children (a `sh -c`
-/// pipeline) must not outlive a timeout.
-struct GroupKill(Option<u32>);
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        let Some(pgid) = self.0 else { return };
-        #[cfg(unix)]
-        {
-            use nix::sys::signal::{Signal, killpg};
-            use nix::unistd::Pid;
-            if let Ok(pgid) = i32::try_from(pgid) {
-                // ESRCH (already gone) is the normal case after a hook exits.
-                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = pgid;
-    }
 }
 
 #[cfg(test)]

@@ -537,9 +537,6 @@ impl Walker<'_> {
             });
             return self.give_answer(at, node, &answer).await.map(Ok);
         }
-        if let Some(auto) = &wait.auto_approve {
-            return self.auto_answer(at, node, auto).await;
-        }
         let question = match exec::pending_wait(shared, &self.frame, node, self.step_no()) {
             Ok(question) => question,
             Err(error) => {
@@ -550,17 +547,36 @@ impl Walker<'_> {
             }
         };
         let id = shared.id(node).clone();
-        let pending = pending_record(shared, &id, &question);
-        shared.emit(RunEvent::RunPaused {
-            run_id: shared.run_id.to_string(),
-            step: self.seq + 1,
+        if let Some(auto) = &wait.auto_approve {
+            return self.auto_answer(at, node, id, question, auto).await;
+        }
+        self.emit_paused(self.seq + 1, &id, &question);
+        self.commit_pause(at, &id, pending_record(shared, &id, &question))
+            .await?;
+        Ok(Err((question, id)))
+    }
+
+    /// Tells the sinks the run is paused at `id` (step `step`) with `question`.
+    fn emit_paused(&self, step: u64, id: &Arc<str>, question: &exec::Question) {
+        self.shared.emit(RunEvent::RunPaused {
+            run_id: self.shared.run_id.to_string(),
+            step,
             node: id.clone(),
             prompt: question.prompt.clone(),
             answer: question.answer.clone(),
             choices: question.choices.clone(),
         });
+    }
+
+    /// Commits the pause at the wait `at` as its own step, with what `atomic resume` needs.
+    async fn commit_pause(
+        &mut self,
+        at: StepIdx,
+        id: &str,
+        pending: PendingWait,
+    ) -> Result<(), Stop> {
         self.commit(
-            &id,
+            id,
             store::StateDelta::new(),
             StepStatus::Waiting,
             1,
@@ -570,8 +586,7 @@ impl Walker<'_> {
             None,
             Some(pending),
         )
-        .await?;
-        Ok(Err((question, id)))
+        .await
     }
 
     /// Answers the wait at `at` with `answer` given by the workflow itself (auto-approve or a
@@ -600,20 +615,12 @@ impl Walker<'_> {
         &mut self,
         at: StepIdx,
         node: NodeIdx,
+        id: Arc<str>,
+        question: exec::Question,
         auto: &crate::ir::AutoApprove,
     ) -> Result<Result<StepIdx, (exec::Question, Arc<str>)>, Stop> {
         let shared = self.shared;
         let answer = auto.answer.value.clone();
-        let id = shared.id(node).clone();
-        let question = match exec::pending_wait(shared, &self.frame, node, self.step_no()) {
-            Ok(question) => question,
-            Err(error) => {
-                return self
-                    .fail(at, node, error, 1, Timestamp::now())
-                    .await
-                    .map(Ok);
-            }
-        };
         let answer_at = match self.resumed_auto_at.take() {
             Some(answer_at) => answer_at,
             None => {
@@ -621,18 +628,7 @@ impl Walker<'_> {
                 let mut pending = pending_record(shared, &id, &question);
                 pending.auto_answer = Some(answer.clone());
                 pending.auto_answer_at = Some(Timestamp(answer_at));
-                self.commit(
-                    &id,
-                    store::StateDelta::new(),
-                    StepStatus::Waiting,
-                    1,
-                    Timestamp::now(),
-                    Some(at),
-                    true,
-                    None,
-                    Some(pending),
-                )
-                .await?;
+                self.commit_pause(at, &id, pending).await?;
                 answer_at
             }
         };
@@ -645,14 +641,7 @@ impl Walker<'_> {
         tokio::select! {
             biased;
             () = shared.ctx.cancel.cancelled() => {
-                shared.emit(RunEvent::RunPaused {
-                    run_id: shared.run_id.to_string(),
-                    step: self.seq,
-                    node: id.clone(),
-                    prompt: question.prompt.clone(),
-                    answer: question.answer.clone(),
-                    choices: question.choices.clone(),
-                });
+                self.emit_paused(self.seq, &id, &question);
                 return Ok(Err((question, id)));
             }
             () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),

@@ -20,6 +20,7 @@ mod hooks;
 mod interpreter;
 mod output;
 mod pattern;
+mod process_group;
 mod retry;
 mod run;
 mod shared;

@@ -240,14 +240,15 @@ async fn drive(
     seq: u64,
     start: Start,
 ) -> Result<RunOutcome, RunError> {
+    let resumed = seq > 0 || !matches!(start, Start::At(_));
     shared.emit(RunEvent::RunStarted {
         run_id: shared.run_id.to_string(),
         workflow: shared.workflow().name.value.clone(),
-        resumed: seq > 0 || !matches!(start, Start::At(_)),
+        resumed,
         from_step: seq,
     });
     let mut fields = Map::new();
-    fields.insert("resumed".into(), (seq > 0).into());
+    fields.insert("resumed".into(), resumed.into());
     fields.insert("from_step".into(), seq.into());
     // Not a blocking event: a failure is reported and the run goes on.
     let _ = hooks::fire(shared, HookEvent::RunStart, None, fields).await;

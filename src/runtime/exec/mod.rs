@@ -49,7 +49,8 @@ async fn hooked(
     node: NodeIdx,
     seq: u64,
 ) -> Result<Vec<Write>, NodeError> {
-    let kind = shared.workflow().node(node).kind.name();
+    let ir_kind = &shared.workflow().node(node).kind;
+    let kind = ir_kind.name();
     let start = || {
         let mut fields = Map::new();
         fields.insert("kind".into(), kind.into());
@@ -64,15 +65,13 @@ async fn hooked(
         }
         fields
     };
-    let (before, after) = match kind {
-        "tool" => (HookEvent::ToolBefore, HookEvent::ToolAfter),
-        "agent" => (HookEvent::SessionStart, HookEvent::SessionEnd),
-        _ => (HookEvent::NodeStart, HookEvent::NodeEnd),
+    let around = match ir_kind {
+        NodeKind::Tool(_) => Some((HookEvent::ToolBefore, HookEvent::ToolAfter)),
+        NodeKind::Agent(_) => Some((HookEvent::SessionStart, HookEvent::SessionEnd)),
+        _ => None,
     };
     hooks::fire(shared, HookEvent::NodeStart, Some(node), start()).await?;
-    let result = if before == HookEvent::NodeStart {
-        run_node(shared, frame, at, node, seq).await
-    } else {
+    let result = if let Some((before, after)) = around {
         match hooks::fire(shared, before, Some(node), start()).await {
             Ok(()) => {
                 let result = run_node(shared, frame, at, node, seq).await;
@@ -81,6 +80,8 @@ async fn hooked(
             }
             Err(blocked) => Err(blocked),
         }
+    } else {
+        run_node(shared, frame, at, node, seq).await
     };
     hooks::fire(shared, HookEvent::NodeEnd, Some(node), end(&result)).await?;
     result

@@ -2,7 +2,7 @@
 //! stream its output lines as events, capture stdout, stderr and the exit code.
 //!
 //! Cancellation is by drop: when the step times out, loses a race or the run is
-//! cancelled, the future is dropped and [`GroupGuard`] kills the whole process group, so
+//! cancelled, the future is dropped and [`GroupKill`] kills the whole process group, so
 //! grandchildren (pipelines, test runners) die with the child.
 
 use std::process::Stdio;
@@ -15,39 +15,12 @@ use tokio::process::Command;
 use super::mapping::{Raw, map_outputs};
 use crate::ir::{ErrorClass, NodeIdx, OutputSource, Tool};
 use crate::runtime::frame::{Frame, Write};
+use crate::runtime::process_group::GroupKill;
 use crate::runtime::shared::Shared;
 use crate::runtime::{NodeError, RunEvent};
 
 /// Most bytes of stdout or stderr kept (the rest is dropped, with a marker).
 const MAX_CAPTURE: usize = 16 * 1024 * 1024;
-
-/// Kills a process group when dropped, unless disarmed after the child was reaped.
-struct GroupGuard {
-    pgid: Option<u32>,
-}
-
-impl GroupGuard {
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        let Some(pgid) = self.pgid else { return };
-        #[cfg(unix)]
-        {
-            use nix::sys::signal::{Signal, killpg};
-            use nix::unistd::Pid;
-            if let Ok(pgid) = i32::try_from(pgid) {
-                // ESRCH (already gone) is fine: there is nothing left to kill.
-                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = pgid;
-    }
-}
 
 pub(super) async fn execute(
     shared: &Arc<Shared>,
@@ -126,7 +99,7 @@ pub(super) async fn execute(
             format!("`{id}` could not start `{program}`: {error}"),
         )
     })?;
-    let mut guard = GroupGuard { pgid: child.id() };
+    let mut guard = GroupKill::new(child.id());
 
     let feed = async {
         if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
