@@ -111,6 +111,8 @@ impl std::fmt::Display for HookFailure {
 #[derive(Debug, Default)]
 pub(crate) struct Hooks {
     by_event: [Vec<Arc<[String]>>; 8],
+    /// No hook at all: checked on every step, so worked out once.
+    none: bool,
 }
 
 impl Hooks {
@@ -128,12 +130,13 @@ impl Hooks {
             let argv: Arc<[String]> = hook.run.iter().map(|arg| arg.value.clone()).collect();
             hooks.by_event[event.index()].push(argv);
         }
+        hooks.none = hooks.by_event.iter().all(Vec::is_empty);
         hooks
     }
 
     /// Whether the workflow declares no hook at all (the common case, kept free).
     pub(crate) fn is_empty(&self) -> bool {
-        self.by_event.iter().all(Vec::is_empty)
+        self.none
     }
 
     /// Whether any hook listens to `event` (so callers can skip building the payload).
