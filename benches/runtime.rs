@@ -123,7 +123,7 @@ fn fan(
     wf.nodes.push(node(
         "fan",
         None,
-        NodeKind::Parallel(Parallel {
+        NodeKind::Parallel(Box::new(Parallel {
             strategy: Strategy::All,
             max_concurrency: max.map(sp),
             for_each: Some(ForEach {
@@ -137,7 +137,7 @@ fn fan(
                     span: Span::new(SourceId(0), 0, 0),
                 },
             }],
-        }),
+        })),
     ));
     wf.nodes.push(node("body", Some(NodeIdx(0)), kind));
     wf.body.nodes.push(NodeIdx(0));
@@ -172,7 +172,7 @@ fn w3() -> Arc<Plan> {
     wf.nodes.push(node(
         "loop",
         None,
-        NodeKind::Loop(Loop {
+        NodeKind::Loop(Box::new(Loop {
             until: Some(t("state.n >= 10000")),
             while_: None,
             max: Some(sp(10_000)),
@@ -180,7 +180,7 @@ fn w3() -> Arc<Plan> {
                 nodes: vec![NodeIdx(1)],
                 span: Span::new(SourceId(0), 0, 0),
             },
-        }),
+        })),
     ));
     wf.nodes
         .push(node("inc", Some(NodeIdx(0)), set("n", "{{ state.n + 1 }}")));

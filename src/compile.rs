@@ -66,11 +66,9 @@ pub fn compile(
     } = syntax::kdl::parse(&sources.get(file).text, file);
     let path = sources.get(file).path.clone();
 
-    let resolved = check::resolve(sources, file, &document);
-    // Nothing reads the tree after resolving (suppression needs only the comments); it is
-    // about as large as the IR, so holding it through analysis and lowering would raise the
-    // peak.
-    drop(document);
+    // Resolving consumes the tree, freeing it statement by statement (suppression needs
+    // only the comments): it is about as large as the IR.
+    let resolved = check::resolve(sources, file, document);
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
     if let Some(resolved) = &workflow {

@@ -17,7 +17,7 @@ pub(crate) fn resolve_text(text: &str) -> (Outcome<Workflow>, Sources) {
     let mut sources = Sources::new();
     let file = sources.add("test.kdl", text);
     let document = parse(text, file);
-    (super::resolve(&sources, file, &document), sources)
+    (super::resolve(&sources, file, document), sources)
 }
 
 /// The codes `text` produces, in order.

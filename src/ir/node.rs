@@ -22,17 +22,17 @@ pub struct Node {
     /// The block statement containing this node, `None` at top level.
     pub parent: Option<NodeIdx>,
     /// `retry`.
-    pub retry: Option<Retry>,
+    pub retry: Option<Box<Retry>>,
     /// `timeout=`.
     pub timeout: Option<Spanned<Duration>>,
     /// `on-error`.
-    pub on_error: Option<OnError>,
+    pub on_error: Option<Box<OnError>>,
     /// `recovery=#true`.
     pub recovery: bool,
     /// `idempotent=#true`.
     pub idempotent: bool,
     /// `goto=` with its resolution and `goto-max=`.
-    pub goto: Option<Route>,
+    pub goto: Option<Box<Route>>,
     /// The whole KDL node.
     pub span: Span,
 }
@@ -46,15 +46,15 @@ pub enum NodeKind {
     /// `tool`.
     Tool(Box<Tool>),
     /// `decision`.
-    Decision(Decision),
+    Decision(Box<Decision>),
     /// `wait`.
     Wait(Box<Wait>),
     /// `subgraph`.
-    Subgraph(Subgraph),
+    Subgraph(Box<Subgraph>),
     /// `parallel`.
-    Parallel(Parallel),
+    Parallel(Box<Parallel>),
     /// `loop`.
-    Loop(Loop),
+    Loop(Box<Loop>),
     /// `set`.
     Set(Set),
 }
@@ -500,4 +500,17 @@ pub enum OnError {
         /// The `on-error` node.
         span: Span,
     },
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// The arena holds one `Node` per statement for the whole check and run: rare and large
+    /// parts are boxed (BENCHMARKS.md, "peak memory of `check`").
+    #[test]
+    fn nodes_stay_small() {
+        assert_eq!(size_of::<NodeKind>(), 96);
+        assert_eq!(size_of::<Node>(), 216);
+    }
 }

@@ -119,13 +119,13 @@ impl Handle<'_> {
     pub(crate) fn goto(mut self, target: &str, max: Option<u32>) -> Self {
         let span = self.builder.span();
         let max_span = self.builder.span();
-        self.node().goto = Some(Route {
+        self.node().goto = Some(Box::new(Route {
             when: None,
             target: Some(Spanned::new(target.to_owned(), span)),
             jump: Jump::Next,
             max: max.map(|max| Spanned::new(max, max_span)),
             span,
-        });
+        }));
         self.builder
             .jumps
             .push((self.idx, JumpSite::Goto, target.to_owned()));
@@ -135,21 +135,21 @@ impl Handle<'_> {
     /// `on-error "skip"`.
     pub(crate) fn on_error_skip(mut self) -> Self {
         let span = self.builder.span();
-        self.node().on_error = Some(OnError::Skip {
+        self.node().on_error = Some(Box::new(OnError::Skip {
             fallback: Vec::new(),
             span,
-        });
+        }));
         self
     }
 
     /// `on-error "goto" "<target>"`.
     pub(crate) fn on_error_goto(mut self, target: &str) -> Self {
         let span = self.builder.span();
-        self.node().on_error = Some(OnError::Goto {
+        self.node().on_error = Some(Box::new(OnError::Goto {
             target: Spanned::new(target.to_owned(), span),
             jump: Jump::Next,
             span,
-        });
+        }));
         self.builder
             .jumps
             .push((self.idx, JumpSite::OnError, target.to_owned()));
@@ -159,7 +159,7 @@ impl Handle<'_> {
     /// `on-error "abort"`.
     pub(crate) fn on_error_abort(mut self) -> Self {
         let span = self.builder.span();
-        self.node().on_error = Some(OnError::Abort { span });
+        self.node().on_error = Some(Box::new(OnError::Abort { span }));
         self
     }
 
@@ -179,7 +179,7 @@ impl Handle<'_> {
     /// `retry attempts=N backoff="<ms>ms"`.
     pub(crate) fn retry(mut self, attempts: u32, backoff_ms: u64) -> Self {
         let span = self.builder.span();
-        self.node().retry = Some(Retry {
+        self.node().retry = Some(Box::new(Retry {
             attempts,
             backoff: crate::ir::Duration(backoff_ms),
             factor: 2.0,
@@ -187,7 +187,7 @@ impl Handle<'_> {
             jitter: false,
             on: Vec::new(),
             span,
-        });
+        }));
         self
     }
 
@@ -302,7 +302,7 @@ impl Builder {
             inputs: Vec::new(),
             outputs: Vec::new(),
         };
-        self.push(id, NodeKind::Subgraph(subgraph))
+        self.push(id, NodeKind::Subgraph(Box::new(subgraph)))
     }
 
     /// A decision with `when` routes `(condition, target, max)` and an optional
@@ -337,7 +337,7 @@ impl Builder {
             });
             targets.push((JumpSite::Otherwise, target.to_owned()));
         }
-        let handle = self.push(id, NodeKind::Decision(decision));
+        let handle = self.push(id, NodeKind::Decision(Box::new(decision)));
         let idx = handle.idx;
         for (site, target) in targets {
             handle.builder.jumps.push((idx, site, target));
@@ -374,7 +374,7 @@ impl Builder {
             max: max.map(|max| Spanned::new(max, max_span)),
             body: Block::default(),
         };
-        let idx = self.push(id, NodeKind::Loop(ir)).idx;
+        let idx = self.push(id, NodeKind::Loop(Box::new(ir))).idx;
         let body = self.block(idx, build);
         if let NodeKind::Loop(ir) = &mut self.nodes[idx.index()].kind {
             ir.body = body;
@@ -405,7 +405,7 @@ impl Builder {
             }),
             branches: Vec::new(),
         };
-        let idx = self.push(id, NodeKind::Parallel(ir)).idx;
+        let idx = self.push(id, NodeKind::Parallel(Box::new(ir))).idx;
         self.frames.push(Frame::Parallel(Vec::new(), idx));
         build(self);
         let branches = match self.frames.pop() {
@@ -461,7 +461,7 @@ impl Builder {
             match (site, &mut node.kind) {
                 (JumpSite::Goto, _) => node.goto.as_mut().expect("goto set").jump = jump,
                 (JumpSite::OnError, _) => {
-                    if let Some(OnError::Goto { jump: slot, .. }) = &mut node.on_error {
+                    if let Some(OnError::Goto { jump: slot, .. }) = node.on_error.as_deref_mut() {
                         *slot = jump;
                     }
                 }

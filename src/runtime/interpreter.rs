@@ -464,7 +464,7 @@ impl Walker<'_> {
         if route.recover {
             self.frame.error = Some(error.to_json(&id));
         } else if let Some(OnError::Skip { fallback, .. }) =
-            &shared.workflow().node(route.handler).on_error
+            shared.workflow().node(route.handler).on_error.as_deref()
         {
             let writes = exec::eval_sets(shared, &self.frame, Some(node), fallback, self.step_no())
                 .and_then(|writes| self.frame.apply(writes, &mut delta));

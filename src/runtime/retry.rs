@@ -37,7 +37,7 @@ impl RetryPolicy {
                 on: retry.on.clone(),
             });
         }
-        matches!(node.on_error, Some(OnError::Retry { .. })).then(|| Self {
+        matches!(node.on_error.as_deref(), Some(OnError::Retry { .. })).then(|| Self {
             attempts: 3,
             backoff: Duration::from_secs(1),
             factor: 2.0,

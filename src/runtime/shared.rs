@@ -281,7 +281,7 @@ fn compile_templates(workflow: &Workflow) -> Result<Templates, RunError> {
                 )?;
             }
         }
-        if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
+        if let Some(OnError::Skip { fallback, .. }) = node.on_error.as_deref() {
             for set in fallback {
                 templates.add(
                     &set.value,

@@ -44,7 +44,7 @@ fn readme_workflow_examples_resolve_cleanly() {
         let file = sources.add("README.md", block);
         let parsed = atomic::syntax::kdl::parse(block, file);
         assert_eq!(parsed.diagnostics, vec![]);
-        let outcome = atomic::check::resolve(&sources, file, &parsed.document);
+        let outcome = atomic::check::resolve(&sources, file, parsed.document);
         assert_eq!(outcome.diagnostics, vec![], "{block}");
     }
 }

@@ -128,7 +128,7 @@ fn subgraphs(workflow: &Workflow) -> impl Iterator<Item = (NodeIdx, &Subgraph)> 
         .iter()
         .enumerate()
         .filter_map(|(index, node)| match &node.kind {
-            NodeKind::Subgraph(subgraph) => Some((NodeIdx(index as u32), subgraph)),
+            NodeKind::Subgraph(subgraph) => Some((NodeIdx(index as u32), &**subgraph)),
             _ => None,
         })
 }

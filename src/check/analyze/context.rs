@@ -65,7 +65,7 @@ pub fn load_workflow(sources: &mut Sources, path: &Path, text: String) -> Outcom
     let file = sources.add(path, text);
     let parsed = syntax::kdl::parse(&sources.get(file).text, file);
     let mut diagnostics = parsed.diagnostics;
-    let resolved = crate::check::resolve(sources, file, &parsed.document);
+    let resolved = crate::check::resolve(sources, file, parsed.document);
     diagnostics.extend(resolved.diagnostics);
     Outcome::new(resolved.value, diagnostics)
 }

@@ -18,6 +18,7 @@
 //! it counts; `goto` into or out of a parallel branch is an ordinary edge (`lower` reports
 //! it).
 
+use super::edges_by_point::EdgesByPoint;
 use crate::ir::{Block, Jump, NodeIdx, NodeKind, OnError, Strategy, Workflow};
 
 /// Index of a point.
@@ -97,9 +98,9 @@ pub(crate) struct Cfg {
     /// Every edge.
     pub edges: Vec<Edge>,
     /// Per point, the indices of its incoming edges.
-    pub incoming: Vec<Vec<usize>>,
+    pub incoming: EdgesByPoint,
     /// Per point, the indices of its outgoing edges.
-    pub outgoing: Vec<Vec<usize>>,
+    pub outgoing: EdgesByPoint,
     /// The start point.
     pub start: Point,
     /// Per loop node: its test point (`LoopHead` for `while`, `LoopTest` otherwise).
@@ -196,8 +197,8 @@ impl<'w> Builder<'w> {
                 meets: vec![Meet::Any; points.len()],
                 points,
                 edges: Vec::new(),
-                incoming: Vec::new(),
-                outgoing: Vec::new(),
+                incoming: EdgesByPoint::default(),
+                outgoing: EdgesByPoint::default(),
                 start: count,
                 tests: vec![None; count],
             },
@@ -309,7 +310,7 @@ impl<'w> Builder<'w> {
                 NodeKind::Loop(_) | NodeKind::Parallel(_) => {}
                 _ => self.edge(entry, after, Effect::Completes(idx)),
             }
-            match &node.on_error {
+            match node.on_error.as_deref() {
                 Some(OnError::Skip { .. }) => {
                     let next = self.next[index];
                     self.edge(entry, next, Effect::Skipped(idx));
@@ -362,12 +363,9 @@ impl<'w> Builder<'w> {
             }
         }
         let points = self.cfg.points.len();
-        self.cfg.incoming = vec![Vec::new(); points];
-        self.cfg.outgoing = vec![Vec::new(); points];
-        for (index, edge) in self.cfg.edges.iter().enumerate() {
-            self.cfg.incoming[edge.to].push(index);
-            self.cfg.outgoing[edge.from].push(index);
-        }
+        let edges = &self.cfg.edges;
+        self.cfg.incoming = EdgesByPoint::group(points, edges.iter().map(|edge| edge.to));
+        self.cfg.outgoing = EdgesByPoint::group(points, edges.iter().map(|edge| edge.from));
         self.cfg
     }
 }

@@ -17,6 +17,7 @@ mod assigned;
 mod callees;
 mod context;
 mod driver;
+mod edges_by_point;
 mod flow;
 mod model;
 mod read_cache;

@@ -159,7 +159,7 @@ impl<'w> Model<'w> {
             if let Some(OnError::Goto {
                 jump: Jump::Node(target),
                 ..
-            }) = &node.on_error
+            }) = node.on_error.as_deref()
                 && let Some(slot) = recovery.get_mut(target.index())
             {
                 *slot = true;
@@ -240,7 +240,7 @@ impl<'w> Model<'w> {
             }
             _ => {}
         }
-        if let Some(OnError::Skip { fallback, .. }) = &this.on_error {
+        if let Some(OnError::Skip { fallback, .. }) = this.on_error.as_deref() {
             writes.extend(fallback.iter().map(|set| Write {
                 field: &set.field,
                 fallback: true,
@@ -451,7 +451,7 @@ fn collect_sites<'w>(
         }
         NodeKind::Set(set) => add(Role::Value, &set.value, set.is_expr, false),
     }
-    if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
+    if let Some(OnError::Skip { fallback, .. }) = node.on_error.as_deref() {
         for set in fallback {
             add(Role::Fallback, &set.value, set.is_expr, false);
         }

@@ -101,7 +101,7 @@ impl Taints {
             if let NodeKind::Set(set) = &node.kind {
                 set_fields.push(&set.field.value);
             }
-            if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
+            if let Some(OnError::Skip { fallback, .. }) = node.on_error.as_deref() {
                 set_fields.extend(fallback.iter().map(|set| &set.field.value));
             }
             if let NodeKind::Parallel(parallel) = &node.kind

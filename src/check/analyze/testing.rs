@@ -247,7 +247,7 @@ impl Builder {
             inputs: Vec::new(),
             outputs: Vec::new(),
         };
-        self.node(id, NodeKind::Subgraph(subgraph))
+        self.node(id, NodeKind::Subgraph(Box::new(subgraph)))
     }
 
     pub(crate) fn subgraph_mut(&mut self, idx: NodeIdx) -> &mut Subgraph {
@@ -292,18 +292,21 @@ impl Builder {
                 self.route(None, target)
             }
         });
-        self.node(id, NodeKind::Decision(Decision { routes, otherwise }))
+        self.node(
+            id,
+            NodeKind::Decision(Box::new(Decision { routes, otherwise })),
+        )
     }
 
     /// `goto=` on a node.
     pub(crate) fn goto(&mut self, idx: NodeIdx, target: &str, max: Option<u32>) {
         let mut route = self.route(None, target);
         route.max = max.map(|max| Spanned::new(max, route.span));
-        self.node_mut(idx).goto = Some(route);
+        self.node_mut(idx).goto = Some(Box::new(route));
     }
 
     pub(crate) fn on_error(&mut self, idx: NodeIdx, on_error: OnError) {
-        self.node_mut(idx).on_error = Some(on_error);
+        self.node_mut(idx).on_error = Some(Box::new(on_error));
     }
 
     /// `loop` with `until`/`while` and `max`, its body built by `body`.
@@ -320,12 +323,12 @@ impl Builder {
         let span = self.span(3);
         let idx = self.node(
             id,
-            NodeKind::Loop(Loop {
+            NodeKind::Loop(Box::new(Loop {
                 until,
                 while_,
                 max: Some(Spanned::new(max, span)),
                 body: Block::default(),
-            }),
+            })),
         );
         let block = self.within(idx, body);
         if let NodeKind::Loop(lp) = &mut self.node_mut(idx).kind {
@@ -348,12 +351,12 @@ impl Builder {
         });
         let idx = self.node(
             id,
-            NodeKind::Parallel(Parallel {
+            NodeKind::Parallel(Box::new(Parallel {
                 strategy,
                 max_concurrency: None,
                 for_each,
                 branches: Vec::new(),
-            }),
+            })),
         );
         self.branches.push(Vec::new());
         self.parent_stack.push(idx);
@@ -419,7 +422,7 @@ impl Builder {
                     resolve(route);
                 }
             }
-            if let Some(OnError::Goto { target, jump, .. }) = &mut node.on_error
+            if let Some(OnError::Goto { target, jump, .. }) = node.on_error.as_deref_mut()
                 && let Some(index) = ids.iter().position(|id| *id == target.value)
             {
                 *jump = Jump::Node(NodeIdx(index as u32));

@@ -191,7 +191,7 @@ mod tests {
         let kinds = [
             NodeKind::Agent(Box::default()),
             NodeKind::Tool(Box::default()),
-            NodeKind::Decision(ir::Decision::default()),
+            NodeKind::Decision(Box::default()),
         ];
         for kind in &kinds {
             assert!(statements.contains(&kind_name(kind)));

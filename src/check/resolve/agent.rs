@@ -1,7 +1,7 @@
 //! `agent "<id>" provider=… model=… use=… { system …; prompt …; tools …; output …; … }`.
 
 use super::output::resolve_outputs;
-use super::resolver::Resolver;
+use super::resolver::{Resolver, exact};
 use crate::check::structure::Checked;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Agent, ContextPolicy, PermissionMode, Template};
@@ -37,12 +37,7 @@ pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agen
         prompt,
         tools: checked
             .child("tools")
-            .map(|tools| {
-                tools
-                    .args_from(0)
-                    .filter_map(|arg| r.string(Some(arg)))
-                    .collect()
-            })
+            .map(|tools| exact(tools.args_from(0).filter_map(|arg| r.string(Some(arg)))))
             .unwrap_or_default(),
         permission,
         max_turns: r.integer(checked.prop("max-turns")),

@@ -160,7 +160,7 @@ mod tests {
         let (outcome, _) = resolve_text(&flow("on-error \"goto\" \"fix\""));
         assert_eq!(outcome.diagnostics, vec![]);
         let workflow = outcome.value.unwrap();
-        let Some(OnError::Goto { jump, .. }) = &workflow.nodes[0].on_error else {
+        let Some(OnError::Goto { jump, .. }) = workflow.nodes[0].on_error.as_deref() else {
             panic!()
         };
         assert_eq!(*jump, Jump::Node(workflow.find_node("fix").unwrap()));

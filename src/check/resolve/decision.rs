@@ -1,26 +1,23 @@
 //! `decision "<id>" { when "<expr>" goto="<id>" max=N; otherwise goto="<id>" }`.
 
-use super::resolver::Resolver;
+use super::resolver::{Resolver, exact};
 use crate::check::structure::Checked;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Decision, Jump, Route};
 
 /// The routes; targets are resolved later (they are [`Jump::Next`] here).
 pub(super) fn resolve_decision(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Decision {
-    let routes = checked
-        .children_of("when")
-        .filter_map(|when| {
-            let condition = r.template(when.arg(0))?;
-            let target = r.string(when.prop("goto"))?;
-            Some(Route {
-                when: Some(condition),
-                target: Some(target),
-                jump: Jump::Next,
-                max: r.integer(when.prop("max")),
-                span: when.node.span,
-            })
+    let routes = exact(checked.children_of("when").filter_map(|when| {
+        let condition = r.template(when.arg(0))?;
+        let target = r.string(when.prop("goto"))?;
+        Some(Route {
+            when: Some(condition),
+            target: Some(target),
+            jump: Jump::Next,
+            max: r.integer(when.prop("max")),
+            span: when.node.span,
         })
-        .collect();
+    }));
     let otherwise = checked.child("otherwise").map(|otherwise| Route {
         when: None,
         target: r.string(otherwise.prop("goto")),

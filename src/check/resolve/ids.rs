@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::resolver::Resolver;
-use crate::check::structure::Checked;
+use crate::check::structure::WorkflowParts;
 use crate::check::value::is_node_id;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Spanned;
@@ -17,10 +17,22 @@ pub(super) struct IdAllocator {
 }
 
 impl IdAllocator {
-    /// Collects every id written in the workflow's statements.
-    pub(super) fn collect(workflow: &Checked<'_>) -> Self {
+    /// Collects every id written in the workflow's statements, at any depth.
+    pub(super) fn collect(workflow: &WorkflowParts) -> Self {
         let mut taken = HashSet::new();
-        collect_into(workflow, &mut taken);
+        workflow.visit_statements(&mut |spec, statement| {
+            let written = if spec.id == "set" {
+                statement
+                    .entries
+                    .iter()
+                    .find(|entry| entry.key.as_ref().is_some_and(|key| key.value == "id"))
+            } else {
+                statement.entries.iter().find(|entry| entry.key.is_none())
+            };
+            if let Some(Value::String(id)) = written.map(|entry| &entry.value) {
+                taken.insert(id.as_str().to_owned());
+            }
+        });
         Self {
             taken,
             counts: HashMap::new(),
@@ -41,22 +53,6 @@ impl IdAllocator {
                 return id;
             }
         }
-    }
-}
-
-fn collect_into(checked: &Checked<'_>, taken: &mut HashSet<String>) {
-    for child in &checked.children {
-        let written = if child.spec.id == "set" {
-            child.prop("id")
-        } else if child.spec.statement {
-            child.arg(0)
-        } else {
-            None
-        };
-        if let Some(Value::String(id)) = written.map(|entry| &entry.value) {
-            taken.insert(id.as_str().to_owned());
-        }
-        collect_into(child, taken);
     }
 }
 

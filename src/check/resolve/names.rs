@@ -51,7 +51,7 @@ pub(super) fn resolve_names(workflow: &mut Workflow, out: &mut Vec<Diagnostic>) 
                     .filter_map(|route| route.target.as_ref()),
             );
         }
-        if let Some(OnError::Goto { target, .. }) = &node.on_error {
+        if let Some(OnError::Goto { target, .. }) = node.on_error.as_deref() {
             targets.push(target);
         }
         for target in targets {
@@ -134,7 +134,7 @@ fn set_jump(node: &mut crate::ir::Node, span: crate::source::Span, resolved: Jum
         route.jump = resolved;
         return;
     }
-    if let Some(OnError::Goto { jump, target, .. }) = &mut node.on_error
+    if let Some(OnError::Goto { jump, target, .. }) = node.on_error.as_deref_mut()
         && target.span == span
     {
         *jump = resolved;
@@ -150,7 +150,7 @@ fn check_targets(workflow: &Workflow, ids: &HashMap<String, NodeIdx>, out: &mut 
         .map(|node| node.id.value.as_str())
         .collect();
     for (index, node) in workflow.nodes.iter().enumerate() {
-        if let Some(OnError::Goto { target, jump, .. }) = &node.on_error {
+        if let Some(OnError::Goto { target, jump, .. }) = node.on_error.as_deref() {
             let recovery = match jump {
                 Jump::Node(idx) => Some(workflow.node(*idx)),
                 _ => None,
@@ -292,7 +292,7 @@ fn check_fields(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
             }
             _ => {}
         }
-        if let Some(OnError::Skip { fallback, .. }) = &node.on_error {
+        if let Some(OnError::Skip { fallback, .. }) = node.on_error.as_deref() {
             written.extend(fallback.iter().map(|set| &set.field));
         }
     }

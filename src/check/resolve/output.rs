@@ -1,15 +1,16 @@
 //! `output "<field>" parse=… schema=… from=… match=…` on agents, tools and waits.
 
-use super::resolver::Resolver;
+use super::resolver::{Resolver, exact};
 use crate::check::structure::Checked;
 use crate::ir::{OutputMap, OutputSource, ParseMode};
 
 /// The `output` children of `checked` (kind `id`: `agent/output`, `tool/output`, …).
 pub(super) fn resolve_outputs(r: &Resolver<'_>, checked: &Checked<'_>, id: &str) -> Vec<OutputMap> {
-    checked
-        .children_of(id)
-        .filter_map(|output| resolve_output(r, output))
-        .collect()
+    exact(
+        checked
+            .children_of(id)
+            .filter_map(|output| resolve_output(r, output)),
+    )
 }
 
 fn resolve_output(r: &Resolver<'_>, output: &Checked<'_>) -> Option<OutputMap> {

@@ -18,6 +18,15 @@ pub(super) struct Resolver<'a> {
     pub(super) nodes: Vec<Node>,
 }
 
+/// Collects IR items without spare room. A filtered iterator's `collect` reserves space for
+/// four items where one is usual, and the IR of a large file is held through checking and
+/// the whole run.
+pub(super) fn exact<T>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut items: Vec<T> = items.collect();
+    items.shrink_to_fit();
+    items
+}
+
 impl<'a> Resolver<'a> {
     /// A resolver starting with the diagnostics found so far.
     pub(super) fn new(sources: &'a Sources, out: Vec<Diagnostic>) -> Self {

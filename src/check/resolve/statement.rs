@@ -2,11 +2,11 @@
 //! children, with the options every kind shares.
 
 use super::ids::{IdAllocator, check_id};
-use super::resolver::Resolver;
+use super::resolver::{Resolver, exact};
 use super::{agent, common, decision, looping, parallel, set, subgraph, tool, wait};
 use crate::check::structure::Checked;
-use crate::ir::{Block, Decision, Node, NodeIdx, NodeKind};
-use crate::source::Spanned;
+use crate::ir::{Block, Node, NodeIdx, NodeKind, Set, Template};
+use crate::source::{Span, Spanned};
 
 /// The statements among `checked`'s children, as a block.
 pub(super) fn resolve_block(
@@ -15,12 +15,13 @@ pub(super) fn resolve_block(
     checked: &Checked<'_>,
     parent: Option<NodeIdx>,
 ) -> Block {
-    let nodes = checked
-        .children
-        .iter()
-        .filter(|child| child.spec.statement)
-        .map(|child| resolve_statement(r, ids, child, parent))
-        .collect();
+    let nodes = exact(
+        checked
+            .children
+            .iter()
+            .filter(|child| child.spec.statement)
+            .map(|child| resolve_statement(r, ids, child, parent)),
+    );
     let span = checked
         .node
         .children
@@ -41,29 +42,45 @@ pub(super) fn resolve_statement(
     let node = Node {
         id,
         // Replaced below, once the children (which come after it in the arena) are read.
-        kind: NodeKind::Decision(Decision::default()),
+        kind: placeholder(checked.node.span),
         parent,
-        retry: common::retry(r, checked),
+        retry: common::retry(r, checked).map(Box::new),
         timeout: r.duration(checked.prop("timeout")),
-        on_error: common::on_error(r, checked),
+        on_error: common::on_error(r, checked).map(Box::new),
         recovery: r.boolean(checked.prop("recovery")).unwrap_or(false),
         idempotent: r.boolean(checked.prop("idempotent")).unwrap_or(false),
-        goto: common::goto(r, checked),
+        goto: common::goto(r, checked).map(Box::new),
         span: checked.node.span,
     };
     r.nodes.push(node);
     let kind = match checked.spec.id.as_str() {
         "agent" => NodeKind::Agent(Box::new(agent::resolve_agent(r, checked))),
         "tool" => NodeKind::Tool(Box::new(tool::resolve_tool(r, checked))),
-        "decision" => NodeKind::Decision(decision::resolve_decision(r, checked)),
+        "decision" => NodeKind::Decision(Box::new(decision::resolve_decision(r, checked))),
         "wait" => NodeKind::Wait(Box::new(wait::resolve_wait(r, checked))),
-        "subgraph" => NodeKind::Subgraph(subgraph::resolve_subgraph(r, checked)),
-        "parallel" => NodeKind::Parallel(parallel::resolve_parallel(r, ids, checked, idx)),
-        "loop" => NodeKind::Loop(looping::resolve_loop(r, ids, checked, idx)),
+        "subgraph" => NodeKind::Subgraph(Box::new(subgraph::resolve_subgraph(r, checked))),
+        "parallel" => {
+            NodeKind::Parallel(Box::new(parallel::resolve_parallel(r, ids, checked, idx)))
+        }
+        "loop" => NodeKind::Loop(Box::new(looping::resolve_loop(r, ids, checked, idx))),
         _ => NodeKind::Set(set::resolve_set(r, checked)),
     };
     r.node_mut(idx).kind = kind;
     idx
+}
+
+/// A node kind that allocates nothing, held until the real one is resolved.
+fn placeholder(span: Span) -> NodeKind {
+    NodeKind::Set(Set {
+        field: Spanned::new(String::new(), span),
+        value: Template {
+            source: String::new(),
+            span,
+            exact: false,
+            offset: 0,
+        },
+        is_expr: false,
+    })
 }
 
 /// The written id (`agent "<id>"`, `set … id="<id>"`) or a generated `set-<field>`.

@@ -1,7 +1,7 @@
 //! `tool "<id>" shell=… use=… { run …; cwd …; env …; stdin …; arg …; ok-codes …; output … }`.
 
 use super::output::resolve_outputs;
-use super::resolver::Resolver;
+use super::resolver::{Resolver, exact};
 use crate::check::structure::Checked;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Template, Tool};
@@ -13,11 +13,7 @@ pub(super) fn resolve_tool(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Tool 
     let use_ = r.string(checked.prop("use"));
     let run_node = checked.child("run");
     let run: Vec<Template> = run_node
-        .map(|run| {
-            run.args_from(0)
-                .filter_map(|arg| r.template(Some(arg)))
-                .collect()
-        })
+        .map(|run| exact(run.args_from(0).filter_map(|arg| r.template(Some(arg)))))
         .unwrap_or_default();
     let wrote_run = checked
         .node

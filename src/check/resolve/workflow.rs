@@ -4,30 +4,48 @@
 use super::ids::IdAllocator;
 use super::resolver::Resolver;
 use super::{features, input, names, provider, state, statement, version};
-use crate::check::structure::{Checked, check_document};
+use crate::check::structure::{Checked, check_statement, check_workflow, split_document};
 use crate::check::value::is_name;
 use crate::diagnostic::{Code, Diagnostic, Outcome};
-use crate::ir::{Hook, Limits, Workflow};
+use crate::ir::{Block, Hook, Limits, Workflow};
 use crate::source::{SourceId, Sources, Spanned};
 use crate::syntax::kdl::Document;
 
 /// Checks a parsed workflow file against the language and builds its IR.
 ///
 /// The value is `Some` (possibly partial) whenever the file has a `workflow` node; every
-/// structure and name problem is reported, each once.
+/// structure and name problem is reported, each once. The tree is consumed: each
+/// top-level statement is checked, resolved and freed in turn, so a large file's tree,
+/// its checked view and its IR are never all held at once.
 #[must_use]
-pub fn resolve(sources: &Sources, file: SourceId, document: &Document) -> Outcome<Workflow> {
+pub fn resolve(sources: &Sources, file: SourceId, document: Document) -> Outcome<Workflow> {
     let mut out = Vec::new();
-    let Some(checked) = check_document(file, document, &mut out) else {
+    let Some(parts) = split_document(file, document, &mut out) else {
         return Outcome::new(None, out);
     };
+    let mut ids = IdAllocator::collect(&parts);
+    let mut statements = 0;
+    parts.visit_statements(&mut |_, _| statements += 1);
+    let checked = check_workflow(&parts.workflow, &mut out);
     let mut r = Resolver::new(sources, out);
     // The arena holds every statement; sized up front, it is not regrown (a regrowth holds
     // the old and the new buffer at once, the peak of the whole check on large files).
-    r.nodes.reserve_exact(statements(&checked));
+    r.nodes.reserve_exact(statements);
     let mut workflow = declarations(&mut r, &checked);
-    let mut ids = IdAllocator::collect(&checked);
-    let body = statement::resolve_block(&mut r, &mut ids, &checked, None);
+    let mut body = Block {
+        nodes: Vec::with_capacity(parts.statements.len()),
+        span: checked
+            .node
+            .children
+            .as_ref()
+            .map_or(checked.node.span, |block| block.span),
+    };
+    for (spec, statement) in parts.statements {
+        let checked = check_statement(spec, &statement, &mut r.out);
+        body.nodes.push(statement::resolve_statement(
+            &mut r, &mut ids, &checked, None,
+        ));
+    }
     if body.nodes.is_empty() {
         r.report(
             Diagnostic::new(
@@ -46,15 +64,6 @@ pub fn resolve(sources: &Sources, file: SourceId, document: &Document) -> Outcom
     names::resolve_names(&mut workflow, &mut out);
     features::check_providers(&workflow, &mut out);
     Outcome::new(Some(workflow), out)
-}
-
-/// How many statements `checked` holds, at any depth: at least the arena's final length.
-fn statements(checked: &Checked<'_>) -> usize {
-    checked
-        .children
-        .iter()
-        .map(|child| usize::from(child.spec.statement) + statements(child))
-        .sum()
 }
 
 /// The workflow's own properties and its declaration children.

@@ -8,7 +8,7 @@ use crate::syntax::kdl::{Entry, Node};
 
 /// Nesting deeper than this is not descended into (and reported once), so hostile input
 /// cannot overflow the stack.
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// Checks `node` as a `spec`, reporting into `out`.
 pub(super) fn check_node<'a>(

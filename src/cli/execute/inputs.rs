@@ -118,7 +118,7 @@ mod tests {
         let mut sources = crate::source::Sources::new();
         let file = sources.add("w.kdl", text);
         let parsed = crate::syntax::kdl::parse(text, file);
-        let mut workflow = crate::check::resolve(&sources, file, &parsed.document)
+        let mut workflow = crate::check::resolve(&sources, file, parsed.document)
             .value
             .expect("a workflow");
         workflow.inputs = vec![

@@ -492,7 +492,7 @@ fn attempts(node: &Node) -> u32 {
     if matches!(node.kind, NodeKind::Wait(_)) {
         return 1;
     }
-    match (&node.retry, &node.on_error) {
+    match (&node.retry, node.on_error.as_deref()) {
         (Some(retry), _) => retry.attempts.max(1),
         (None, Some(OnError::Retry { .. })) => DEFAULT_RETRY_ATTEMPTS,
         _ => 1,

@@ -17,7 +17,7 @@ impl Builder {
             let Some(node) = workflow.nodes.get(current.index()) else {
                 return;
             };
-            if let Some(on_error) = &node.on_error {
+            if let Some(on_error) = node.on_error.as_deref() {
                 match on_error {
                     OnError::Skip { span, .. } => {
                         let fall = self.fall(current);

@@ -199,7 +199,7 @@ impl Wf {
 }
 
 pub(crate) fn looped(until: Option<&str>, while_: Option<&str>, max: u32) -> NodeKind {
-    NodeKind::Loop(Loop {
+    NodeKind::Loop(Box::new(Loop {
         until: until.map(t),
         while_: while_.map(t),
         max: Some(sp(max)),
@@ -207,7 +207,7 @@ pub(crate) fn looped(until: Option<&str>, while_: Option<&str>, max: u32) -> Nod
             nodes: Vec::new(),
             span: span(),
         },
-    })
+    }))
 }
 
 pub(crate) fn parallel(
@@ -215,7 +215,7 @@ pub(crate) fn parallel(
     max: Option<u32>,
     for_each: Option<(&str, &str)>,
 ) -> NodeKind {
-    NodeKind::Parallel(Parallel {
+    NodeKind::Parallel(Box::new(Parallel {
         strategy,
         max_concurrency: max.map(sp),
         for_each: for_each.map(|(items, name)| ForEach {
@@ -223,5 +223,5 @@ pub(crate) fn parallel(
             as_: sp(name.to_owned()),
         }),
         branches: Vec::new(),
-    })
+    }))
 }

@@ -217,7 +217,7 @@ async fn retries_back_off_honour_retry_after_and_then_succeed() {
     let mut a = agent("hi");
     a.outputs = vec![output("out", ParseMode::Text)];
     let id = wf.add(None, node("flaky", NodeKind::Agent(Box::new(a))));
-    wf.node_mut(id).retry = Some(Retry {
+    wf.node_mut(id).retry = Some(Box::new(Retry {
         attempts: 3,
         backoff: Duration(1000),
         factor: 2.0,
@@ -225,7 +225,7 @@ async fn retries_back_off_honour_retry_after_and_then_succeed() {
         jitter: false,
         on: vec![],
         span: span(),
-    });
+    }));
     let provider = TestProvider::new(|_, call| match call {
         0 => Err(ProviderError::RateLimited {
             adapter: "in-process",
@@ -265,7 +265,7 @@ async fn retry_on_limits_classes_and_gives_up_after_attempts() {
     let mut a = agent("hi");
     a.outputs = vec![output("out", ParseMode::Json)];
     let id = wf.add(None, node("bad", NodeKind::Agent(Box::new(a))));
-    wf.node_mut(id).retry = Some(Retry {
+    wf.node_mut(id).retry = Some(Box::new(Retry {
         attempts: 3,
         backoff: Duration(1),
         factor: 1.0,
@@ -273,7 +273,7 @@ async fn retry_on_limits_classes_and_gives_up_after_attempts() {
         jitter: true,
         on: vec![ErrorClass::BadOutput],
         span: span(),
-    });
+    }));
     let provider = TestProvider::new(|_, _| Ok("no json here".to_owned()));
     let mut ctx = RunContext::in_memory();
     ctx.providers = Providers::new().with("fake", provider.clone());
@@ -301,11 +301,11 @@ async fn on_error_goto_binds_error_at_the_recovery_node() {
         node("rescue", set("why", "{{ error.node }}: {{ error.class }}")),
     );
     wf.node_mut(rescue).recovery = true;
-    wf.node_mut(fails).on_error = Some(OnError::Goto {
+    wf.node_mut(fails).on_error = Some(Box::new(OnError::Goto {
         target: sp("rescue".to_owned()),
         jump: Jump::Node(rescue),
         span: span(),
-    });
+    }));
     wf.node_mut(fails).goto = None;
     let outcome = go(wf, RunContext::in_memory()).await;
     assert_eq!(outcome.end, RunEnd::Completed, "{:?}", outcome.end);
@@ -589,18 +589,18 @@ async fn emitted_events_match_the_schema() {
         None,
         node("flaky", NodeKind::Tool(Box::new(tool(&["false"])))),
     );
-    wf.node_mut(flaky).on_error = Some(OnError::Skip {
+    wf.node_mut(flaky).on_error = Some(Box::new(OnError::Skip {
         fallback: vec![],
         span: span(),
-    });
+    }));
     let decide = wf.add(
         None,
         node(
             "gate",
-            NodeKind::Decision(Decision {
+            NodeKind::Decision(Box::new(Decision {
                 routes: vec![],
                 otherwise: Some(route(None, Jump::Next, None)),
-            }),
+            })),
         ),
     );
     let _ = decide;

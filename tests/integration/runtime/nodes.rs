@@ -127,7 +127,7 @@ async fn decisions_route_in_order_and_bounded_gotos_loop() {
         .field("n", ValueType::Integer, Some(json!(0)), Reducer::Replace)
         .field("path", ValueType::Array, Some(json!([])), Reducer::Append);
     let inc = wf.add(None, node("inc", set("n", "{{ state.n + 1 }}")));
-    let decide = wf.add(None, node("gate", NodeKind::Decision(Decision::default())));
+    let decide = wf.add(None, node("gate", NodeKind::Decision(Box::default())));
     let big = wf.add(None, node("big", set("path", "big")));
     let small = wf.add(None, node("small", set("path", "small")));
     let NodeKind::Decision(d) = &mut wf.node_mut(decide).kind else {
@@ -138,7 +138,7 @@ async fn decisions_route_in_order_and_bounded_gotos_loop() {
         route(Some("state.n < 3"), Jump::Node(inc), Some(10)),
     ];
     d.otherwise = Some(route(None, Jump::Node(small), None));
-    wf.node_mut(big).goto = Some(route(None, Jump::End, None));
+    wf.node_mut(big).goto = Some(Box::new(route(None, Jump::End, None)));
     let outcome = go(wf, RunContext::in_memory()).await;
     assert_eq!(outcome.end, RunEnd::Completed);
     assert_eq!(outcome.state, json!({"n": 3, "path": ["big"]}));
@@ -325,14 +325,14 @@ async fn schema_failures_are_typed_and_skip_applies_fallbacks() {
     out.schema = Some(sp("list.json".to_owned()));
     review.outputs = vec![out];
     let id = wf.add(None, node("review", NodeKind::Agent(Box::new(review))));
-    wf.node_mut(id).on_error = Some(OnError::Skip {
+    wf.node_mut(id).on_error = Some(Box::new(OnError::Skip {
         fallback: vec![Set {
             field: sp("out".to_owned()),
             value: t("{{ 'fallback' }}"),
             is_expr: false,
         }],
         span: span(),
-    });
+    }));
     let mut ctx = RunContext::in_memory();
     ctx.files = Arc::new(files);
     ctx.base_dir = "/wf".into();
@@ -438,12 +438,12 @@ async fn subgraphs_run_the_callee_with_mapped_inputs_and_outputs() {
         None,
         node(
             "call",
-            NodeKind::Subgraph(Subgraph {
+            NodeKind::Subgraph(Box::new(Subgraph {
                 workflow: sp("child.kdl".to_owned()),
                 path: None,
                 inputs: vec![(sp("x".to_owned()), t("{{ state.x }}"))],
                 outputs: vec![(sp("result".to_owned()), sp("doubled".to_owned()))],
-            }),
+            })),
         ),
     );
     let mut ctx = RunContext::in_memory();

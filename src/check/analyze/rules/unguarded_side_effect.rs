@@ -50,7 +50,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             .as_ref()
             .filter(|retry| retry.attempts > 1)
             .map(|retry| retry.span)
-            .or(match &node.on_error {
+            .or(match node.on_error.as_deref() {
                 Some(OnError::Retry { span }) => Some(*span),
                 _ => None,
             });
@@ -100,14 +100,14 @@ mod tests {
         let mut b = Builder::new();
         let deploy = b.tool("deploy", &["./deploy.sh"]);
         let policy = retry(&mut b, 3);
-        b.node_mut(deploy).retry = Some(policy);
+        b.node_mut(deploy).retry = Some(Box::new(policy));
         let safe = b.tool("safe", &["true"]);
         let policy = retry(&mut b, 3);
-        b.node_mut(safe).retry = Some(policy);
+        b.node_mut(safe).retry = Some(Box::new(policy));
         b.node_mut(safe).idempotent = true;
         let once = b.tool("once", &["true"]);
         let policy = retry(&mut b, 1);
-        b.node_mut(once).retry = Some(policy);
+        b.node_mut(once).retry = Some(Box::new(policy));
         let editor = b.agent("edit", "x");
         let span = b.span(5);
         b.agent_mut(editor).permission = Some(Spanned::new(PermissionMode::Bypass, span));
@@ -115,7 +115,7 @@ mod tests {
         b.on_error(editor, OnError::Retry { span });
         let reader = b.agent("read", "x");
         let policy = retry(&mut b, 3);
-        b.node_mut(reader).retry = Some(policy);
+        b.node_mut(reader).retry = Some(Box::new(policy));
         assert_eq!(
             messages(&run(&b.finish()), Code::UnguardedSideEffect),
             [
