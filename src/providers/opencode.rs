@@ -8,10 +8,13 @@
 //! granted tools, subscribe to `GET /event`, `POST …/prompt_async`, map the session's events
 //! onto [`AgentEvent`]s, answer `permission.asked` per the permission mode, and end on
 //! `session.status` idle; the reply text is read back from the turn's last assistant message.
+//! The context-window fraction is the last model call's prompt tokens over the model's
+//! `limit.context` from `GET /config/providers` (fetched once per project directory).
 //! Dropping the call posts `…/abort`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use eventsource_stream::Eventsource;
@@ -49,7 +52,12 @@ pub struct OpenCode {
     model: Option<String>,
     /// The key from `api-key-env=`, scrubbed from error messages.
     secret: Option<String>,
+    /// Context-window sizes by project directory (the project's config may add models).
+    context_limits: Mutex<HashMap<PathBuf, ContextLimits>>,
 }
+
+/// `limit.context` by `provider/model`, as `GET /config/providers` reports them.
+type ContextLimits = HashMap<String, u64>;
 
 /// Where the server comes from.
 #[derive(Debug)]
@@ -154,6 +162,7 @@ impl OpenCode {
             client,
             model: decl.model.as_ref().map(|model| model.value.clone()),
             secret,
+            context_limits: Mutex::new(HashMap::new()),
         })
     }
 
@@ -338,7 +347,7 @@ impl OpenCode {
             ),
         };
 
-        let mut turn = Turn::new(&session_id, request);
+        let mut turn = Turn::new(&session_id, request, model);
         while !turn.idle {
             let Some(event) = stream.next().await else {
                 return Err(ProviderError::StreamCut {
@@ -374,7 +383,43 @@ impl OpenCode {
         let messages = self
             .send(server, self.client.get(url), &directory, REQUEST_LIMIT)
             .await?;
-        turn.finish(&messages, events)
+        // Only ask for the window when there is a model call to measure against it.
+        let context_limit = match (turn.last_call, &turn.model) {
+            (Some(_), Some(model)) => self.context_limit(server, &directory, model).await,
+            _ => None,
+        };
+        turn.finish(&messages, context_limit, events)
+    }
+
+    /// The model's context window (`limit.context`), `None` when the server does not know it
+    /// or cannot say. The limits are fetched once per directory; a failed fetch is retried on
+    /// the next call rather than failing this one (the fraction is informational).
+    async fn context_limit(
+        &self,
+        server: &Server,
+        directory: &Path,
+        (provider_id, model_id): &(String, String),
+    ) -> Option<u64> {
+        let key = format!("{provider_id}/{model_id}");
+        if let Some(limits) = self.known_limits().get(directory) {
+            return limits.get(&key).copied();
+        }
+        let url = format!("{}/config/providers", server.base);
+        let answer = self
+            .send(server, self.client.get(url), directory, REQUEST_LIMIT)
+            .await
+            .ok()?;
+        let limits = context_limits(&answer);
+        let limit = limits.get(&key).copied();
+        self.known_limits().insert(directory.to_owned(), limits);
+        limit
+    }
+
+    fn known_limits(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, ContextLimits>> {
+        // A panic while holding the lock cannot leave the map half-written: recover it.
+        self.context_limits
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn with_auth(
@@ -548,6 +593,45 @@ fn split_model(model: Option<&str>) -> Result<Option<(String, String)>, Provider
         })
 }
 
+/// The non-zero `limit.context` of every model in a `GET /config/providers` answer
+/// (`{providers: [{id, models: {<id>: {limit: {context, output}}}}], default}`).
+fn context_limits(answer: &Value) -> ContextLimits {
+    let providers = answer.get("providers").and_then(Value::as_array);
+    providers
+        .into_iter()
+        .flatten()
+        .filter_map(|provider| {
+            let id = provider.get("id").and_then(Value::as_str)?;
+            let models = provider.get("models").and_then(Value::as_object)?;
+            Some((id, models))
+        })
+        .flat_map(|(provider_id, models)| {
+            models.iter().filter_map(move |(model_id, model)| {
+                let context = model.pointer("/limit/context").and_then(Value::as_u64)?;
+                (context > 0).then(|| (format!("{provider_id}/{model_id}"), context))
+            })
+        })
+        .collect()
+}
+
+/// Tokens an assistant message's model call was prompted with: fresh input plus cached
+/// reads and writes (OpenCode counts the cache apart from `input`), as claude-code does.
+fn prompt_tokens(info: &Value) -> u64 {
+    ["/tokens/input", "/tokens/cache/read", "/tokens/cache/write"]
+        .iter()
+        .filter_map(|pointer| info.pointer(pointer).and_then(Value::as_u64))
+        .sum()
+}
+
+/// The used fraction of a context window, `None` for an unknown (zero) window.
+fn context_fraction(prompt_tokens: u64, window: u64) -> Option<f64> {
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "token counts are far below 2^52"
+    )]
+    (window > 0).then(|| (prompt_tokens as f64 / window as f64).clamp(0.0, 1.0))
+}
+
 /// One turn's view of the event stream.
 #[derive(Debug)]
 struct Turn {
@@ -567,10 +651,14 @@ struct Turn {
     /// The session was seen working on this turn (an idle before that is stale).
     busy: bool,
     idle: bool,
+    /// The model the turn ran on: the request's, then what its assistant messages name.
+    model: Option<(String, String)>,
+    /// Prompt tokens of the turn's latest model call that reported any.
+    last_call: Option<u64>,
 }
 
 impl Turn {
-    fn new(session_id: &str, request: &AgentRequest) -> Self {
+    fn new(session_id: &str, request: &AgentRequest, model: Option<(String, String)>) -> Self {
         Self {
             session_id: session_id.to_owned(),
             permission: request.permission,
@@ -587,6 +675,8 @@ impl Turn {
             error: None,
             busy: false,
             idle: false,
+            model,
+            last_call: None,
         }
     }
 
@@ -608,6 +698,9 @@ impl Turn {
                 if role == "assistant" && !self.assistant.contains(&id) {
                     self.assistant.push(id.clone());
                     self.busy = true;
+                }
+                if role == "assistant" {
+                    self.note_model_call(info);
                 }
                 if role == "assistant"
                     && let Some(error) = info.get("error")
@@ -671,6 +764,21 @@ impl Turn {
             _ => {}
         }
         None
+    }
+
+    /// Remembers the model and prompt size of an assistant message that reports tokens. A
+    /// message starts with zero counts, so those updates are skipped; the last one seen is the
+    /// last model call, whose prompt is what currently fills the context window.
+    fn note_model_call(&mut self, info: &Value) {
+        let tokens = prompt_tokens(info);
+        if tokens == 0 {
+            return;
+        }
+        self.last_call = Some(tokens);
+        let field = |name: &str| info.get(name).and_then(Value::as_str).map(str::to_owned);
+        if let (Some(provider_id), Some(model_id)) = (field("providerID"), field("modelID")) {
+            self.model = Some((provider_id, model_id));
+        }
     }
 
     fn part(&mut self, properties: &Value, events: &dyn EventSink) {
@@ -757,8 +865,14 @@ impl Turn {
         }
     }
 
-    /// Builds the reply from the session's messages (`GET /session/{id}/message`).
-    fn finish(self, messages: &Value, events: &dyn EventSink) -> Result<AgentReply, ProviderError> {
+    /// Builds the reply from the session's messages (`GET /session/{id}/message`); with the
+    /// model's context window known, also reports how full the last model call left it.
+    fn finish(
+        self,
+        messages: &Value,
+        context_limit: Option<u64>,
+        events: &dyn EventSink,
+    ) -> Result<AgentReply, ProviderError> {
         let messages = messages
             .as_array()
             .ok_or_else(|| bad_output("`GET /session/{id}/message` did not return a list"))?;
@@ -807,6 +921,13 @@ impl Turn {
             usage,
             cost_usd: Some(cost),
         });
+        if let Some(fraction) = self
+            .last_call
+            .zip(context_limit)
+            .and_then(|(tokens, window)| context_fraction(tokens, window))
+        {
+            events.emit(AgentEvent::ContextWindow { fraction });
+        }
         events.emit(AgentEvent::SessionEnd {
             session_id: Some(self.session_id.clone()),
         });
@@ -949,12 +1070,13 @@ mod tests {
 {"type":"session.status","properties":{"sessionID":"ses_A","status":{"type":"busy"}}}
 {"type":"message.updated","properties":{"info":{"id":"msg_U","sessionID":"ses_A","role":"user"}}}
 {"type":"message.part.updated","properties":{"part":{"id":"prt_1","sessionID":"ses_A","messageID":"msg_U","type":"text","text":"Say hi"}}}
-{"type":"message.updated","properties":{"info":{"id":"msg_A","sessionID":"ses_A","role":"assistant"}}}
+{"type":"message.updated","properties":{"info":{"id":"msg_A","sessionID":"ses_A","role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}}}}}
 {"type":"message.part.updated","properties":{"part":{"id":"prt_t","sessionID":"ses_A","messageID":"msg_A","type":"tool","callID":"c1","tool":"edit","state":{"status":"running","input":{"filePath":"/w/a"}}}}}
 {"type":"message.part.updated","properties":{"part":{"id":"prt_t","sessionID":"ses_A","messageID":"msg_A","type":"tool","callID":"c1","tool":"edit","state":{"status":"completed","input":{"filePath":"/w/a"},"output":"done","title":"a"}}}}
 {"type":"message.part.updated","properties":{"part":{"id":"prt_3","sessionID":"ses_A","messageID":"msg_A","type":"text","text":"Hi"},"delta":"Hi"}}
 {"type":"message.part.delta","properties":{"sessionID":"ses_A","messageID":"msg_A","partID":"prt_3","field":"text","delta":" there."}}
 {"type":"message.part.delta","properties":{"sessionID":"ses_B","messageID":"msg_X","partID":"prt_9","field":"text","delta":"other session"}}
+{"type":"message.updated","properties":{"info":{"id":"msg_A","sessionID":"ses_A","role":"assistant","providerID":"anthropic","modelID":"claude-sonnet-4-5","tokens":{"total":20,"input":10,"output":4,"reasoning":1,"cache":{"read":2,"write":3}},"finish":"stop","time":{"created":1,"completed":2}}}}
 {"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_A","permission":"bash","patterns":["ls"],"metadata":{},"always":[]}}
 {"type":"session.status","properties":{"sessionID":"ses_A","status":{"type":"idle"}}}"#;
 
@@ -966,7 +1088,7 @@ mod tests {
             permission: Some(PermissionMode::AcceptEdits),
             ..AgentRequest::default()
         };
-        let mut turn = Turn::new("ses_A", &request);
+        let mut turn = Turn::new("ses_A", &request, None);
         let mut answers = Vec::new();
         for (index, line) in EVENTS.lines().enumerate() {
             let payload: Value = serde_json::from_str(line).expect("valid");
@@ -984,7 +1106,7 @@ mod tests {
                       "tokens": {"input": 10, "output": 4, "reasoning": 1, "cache": {"read": 2, "write": 3}}},
              "parts": [{"type": "step-start"}, {"type": "text", "text": "Hi there."}]}
         ]);
-        let reply = turn.finish(&messages, &sink).expect("a reply");
+        let reply = turn.finish(&messages, Some(150), &sink).expect("a reply");
         assert_eq!(reply.text, "Hi there.");
         assert_eq!(reply.session_id.as_deref(), Some("ses_A"));
         assert_eq!(
@@ -1015,6 +1137,108 @@ mod tests {
             tool: "bash".to_owned(),
             granted: false,
         }));
+        // Prompt tokens 10 + 2 + 3 of a 150-token window.
+        assert!(events.contains(&AgentEvent::ContextWindow { fraction: 0.1 }));
+    }
+
+    /// An assistant `message.updated` as the pinned CLI sends it once a model call finished.
+    fn assistant_update(id: &str, input: u64, cache_read: u64, cache_write: u64) -> Value {
+        json!({"type": "message.updated", "properties": {"info": {
+            "id": id, "sessionID": "ses_A", "role": "assistant",
+            "providerID": "anthropic", "modelID": "claude-sonnet-4-5",
+            "tokens": {"input": input, "output": 7, "reasoning": 0,
+                       "cache": {"read": cache_read, "write": cache_write}},
+            "time": {"created": 1, "completed": 2}}}})
+    }
+
+    /// The context-window events of a turn whose assistant messages report these
+    /// (input, cache read, cache write) counts, finished against `limit`.
+    fn context_events(calls: &[(u64, u64, u64)], limit: Option<u64>) -> Vec<f64> {
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let mut turn = Turn::new("ses_A", &AgentRequest::default(), None);
+        let mut messages = Vec::new();
+        for (index, (input, read, write)) in calls.iter().enumerate() {
+            let update = assistant_update(&format!("msg_{index}"), *input, *read, *write);
+            turn.handle(&update, &sink);
+            messages.push(json!({"info": update["properties"]["info"], "parts": []}));
+        }
+        turn.finish(&Value::Array(messages), limit, &sink)
+            .expect("a reply");
+        events
+            .into_inner()
+            .expect("not poisoned")
+            .into_iter()
+            .filter_map(|event| match event {
+                AgentEvent::ContextWindow { fraction } => Some(fraction),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_context_window_is_the_last_calls_prompt_over_the_limit() {
+        // Two model calls: the second prompt (50 + 1950 + 0) is what fills the window now;
+        // summing the calls would double-count the history each one re-sends.
+        assert_eq!(
+            context_events(&[(100, 900, 0), (50, 1950, 0)], Some(8000)),
+            [0.25]
+        );
+        assert_eq!(context_events(&[(10, 0, 3000)], Some(2000)), [1.0]);
+    }
+
+    #[test]
+    fn no_context_window_without_a_limit_or_a_counted_call() {
+        assert!(context_events(&[(100, 900, 0)], None).is_empty());
+        assert!(context_events(&[(0, 0, 0)], Some(8000)).is_empty());
+        assert_eq!(context_fraction(100, 0), None);
+    }
+
+    #[test]
+    fn the_model_comes_from_the_assistant_message() {
+        let sink = |_: AgentEvent| {};
+        let model = split_model(Some("fake/requested")).expect("valid");
+        let mut turn = Turn::new("ses_A", &AgentRequest::default(), model.clone());
+        turn.handle(&assistant_update("msg_0", 0, 0, 0), &sink);
+        assert_eq!(
+            turn.model, model,
+            "a message without counts changes nothing"
+        );
+        turn.handle(&assistant_update("msg_0", 12, 0, 0), &sink);
+        assert_eq!(
+            turn.model,
+            Some(("anthropic".to_owned(), "claude-sonnet-4-5".to_owned()))
+        );
+        assert_eq!(turn.last_call, Some(12));
+    }
+
+    #[test]
+    fn context_limits_are_read_from_config_providers() {
+        // Trimmed from the pinned CLI's answer, with a config override of one model's limit.
+        let answer = json!({
+            "providers": [
+                {"id": "opencode", "name": "OpenCode", "source": "custom", "env": [], "options": {},
+                 "models": {"big-pickle": {"id": "big-pickle", "providerID": "opencode",
+                     "limit": {"context": 200000, "input": 160000, "output": 32000}}}},
+                {"id": "anthropic", "name": "Anthropic", "source": "config", "env": [], "options": {},
+                 "models": {
+                     "claude-sonnet-4-5": {"id": "claude-sonnet-4-5", "providerID": "anthropic",
+                         "limit": {"context": 2000, "output": 500}},
+                     "unsized": {"id": "unsized", "providerID": "anthropic",
+                         "limit": {"context": 0, "output": 0}}}}
+            ],
+            "default": {"opencode": "big-pickle", "anthropic": "claude-sonnet-4-6"}
+        });
+        let limits = context_limits(&answer);
+        assert_eq!(limits.get("anthropic/claude-sonnet-4-5"), Some(&2000));
+        assert_eq!(limits.get("opencode/big-pickle"), Some(&200_000));
+        assert_eq!(
+            limits.get("anthropic/unsized"),
+            None,
+            "a zero limit is unknown"
+        );
+        assert_eq!(limits.len(), 2);
+        assert!(context_limits(&json!({"name": "NotFoundError"})).is_empty());
     }
 
     #[test]

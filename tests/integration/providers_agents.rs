@@ -153,6 +153,23 @@ fn tool_starts(events: &[AgentEvent]) -> Vec<String> {
         .collect()
 }
 
+/// The fractions of the context-window events, in order.
+fn context_fractions(events: &[AgentEvent]) -> Vec<f64> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ContextWindow { fraction } => Some(*fraction),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The context window the OpenCode test configures for its model.
+const OPENCODE_CONTEXT: u32 = 1000;
+
+/// Prompt tokens the scripted fake reports for every model call (`input_tokens` 12, no cache).
+const FAKE_PROMPT_TOKENS: f64 = 12.0;
+
 /// The secret the provider names with `api-key-env`; the fake checks it arrives.
 const SECRET: &str = "sk-atomic-test-3f9a1c";
 
@@ -294,13 +311,18 @@ async fn opencode_edits_a_file_through_a_started_server() {
     ])
     .await;
 
+    // The model's context window is shrunk to OPENCODE_CONTEXT tokens (OpenCode's bundled
+    // catalogue says 1M), so the reported fraction shows which limit the adapter used.
     let config = json!({
         "autoupdate": false,
         "share": "disabled",
-        "provider": {"anthropic": {"options": {
-            "baseURL": format!("{}/v1", fake.base_url()),
-            "apiKey": "{env:ATOMIC_TEST_KEY}",
-        }}},
+        "provider": {"anthropic": {
+            "options": {
+                "baseURL": format!("{}/v1", fake.base_url()),
+                "apiKey": "{env:ATOMIC_TEST_KEY}",
+            },
+            "models": {"claude-sonnet-4-5": {"limit": {"context": OPENCODE_CONTEXT, "output": 500}}},
+        }},
     });
     let env = isolated_env(root.path())
         .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
@@ -344,6 +366,11 @@ async fn opencode_edits_a_file_through_a_started_server() {
             AgentEvent::ToolComplete { name, is_error: false, .. } if name == "edit")),
         "{events:#?}"
     );
+    assert_eq!(
+        context_fractions(&events),
+        [FAKE_PROMPT_TOKENS / f64::from(OPENCODE_CONTEXT)],
+        "one context-window event per call, the last model call's prompt over the window"
+    );
     let main: Vec<_> = fake
         .requests()
         .into_iter()
@@ -364,10 +391,15 @@ async fn opencode_edits_a_file_through_a_started_server() {
         call_index: 1,
         ..request
     };
-    let (reply, _) = call(&provider, &again).await;
+    let (reply, events) = call(&provider, &again).await;
     assert_eq!(
         reply.expect("the resumed call succeeds").session_id,
         Some(session)
+    );
+    assert_eq!(
+        context_fractions(&events),
+        [FAKE_PROMPT_TOKENS / f64::from(OPENCODE_CONTEXT)],
+        "the cached window serves the resumed call"
     );
     let last = fake
         .requests()
