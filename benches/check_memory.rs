@@ -65,7 +65,11 @@ fn whole_process(nodes: usize, text: &str) {
     };
     assert!(output.status.success(), "`atomic check` finds no problem");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    match stderr.lines().last().and_then(|kb| kb.trim().parse::<f64>().ok()) {
+    match stderr
+        .lines()
+        .last()
+        .and_then(|kb| kb.trim().parse::<f64>().ok())
+    {
         Some(kb) => println!(
             "  `atomic check` process, {nodes} nodes: peak RSS {:.1} MB",
             kb / 1024.0

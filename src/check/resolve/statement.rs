@@ -121,6 +121,7 @@ mod tests {
             set "n" "{{ 2 }}"
             set "n" expr="3" id="mine"
             loop "set-n-3" max=1 { set "n" "{{ 4 }}"; }
+            parallel "p" { branch "b" { set "n" "{{ 5 }}" id="set-n-4"; }; }
         }"#;
         let (outcome, _) = resolve_text(text);
         assert_eq!(outcome.diagnostics, vec![]);
@@ -131,7 +132,13 @@ mod tests {
             .iter()
             .map(|node| node.id.value.clone())
             .collect();
-        assert_eq!(ids, ["set-n", "set-n-2", "mine", "set-n-3", "set-n-4"]);
+        // Ids written later in the file, and inside a parallel's branch, are skipped too.
+        assert_eq!(
+            ids,
+            [
+                "set-n", "set-n-2", "mine", "set-n-3", "set-n-5", "p", "set-n-4"
+            ]
+        );
     }
 
     #[test]

@@ -162,6 +162,22 @@ mod tests {
     use crate::check::testing::{codes, resolve_text};
     use crate::diagnostic::Code;
 
+    /// Statements are taken out of the workflow block before its children are checked, so
+    /// the block's duplicate and required-child checks never see them: that is only sound
+    /// while every statement may repeat and none is required.
+    #[test]
+    fn statements_of_the_workflow_may_repeat_and_are_optional() {
+        let grammar = crate::check::grammar::grammar();
+        let statements: Vec<_> = grammar
+            .children(grammar.workflow())
+            .filter(|(_, spec)| spec.statement)
+            .collect();
+        assert!(statements.len() >= 8, "agent, tool, decision, wait, …");
+        for (child, spec) in statements {
+            assert!(child.repeatable && !child.required, "{}", spec.name);
+        }
+    }
+
     #[test]
     fn one_workflow_per_file() {
         let text = "workflow \"a\" { set \"x\" \"1\" id=\"s\"; state { field \"x\"; } }\nworkflow \"b\"\nagent \"stray\"\n";
