@@ -33,6 +33,16 @@ pub enum Command {
     Runs(RunsArgs),
     /// Print atomic's JSON Schemas (events, cassettes).
     Schema(SchemaArgs),
+    /// List the workflows found by name: the project's, the user's and the built-ins.
+    List(ListArgs),
+}
+
+/// `atomic list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `atomic check`.

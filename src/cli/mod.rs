@@ -5,11 +5,13 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+pub mod builtin;
 mod check;
 pub mod disk;
 mod execute;
 mod exit;
 mod graph;
+mod list;
 mod lsp;
 mod output;
 mod progress;
@@ -51,6 +53,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Resume(args) => resume::run(&args),
         Command::Runs(args) => runs::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::List(args) => list::run(&args),
     };
     exit.into()
 }

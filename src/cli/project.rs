@@ -1,12 +1,16 @@
 //! The project a command runs in: its root (the nearest directory with `.atomic/` or
 //! `.git`), its configuration, and workflow discovery: project `.atomic/workflows/*.kdl`
-//! over user `~/.atomic/workflows/*.kdl` over the built-ins shipped in `workflows/`.
+//! over user `~/.atomic/workflows/*.kdl` over the built-ins shipped inside atomic, found by
+//! file name, declared name or alias.
 
 use std::path::{Path, PathBuf};
 
+use super::builtin;
+use super::disk::Disk;
 use crate::compile::Config;
 use crate::diagnostic::Diagnostic;
-use crate::source::Sources;
+use crate::ir::Workflow;
+use crate::source::{Files, Sources};
 
 /// Where a command runs.
 #[derive(Debug, Clone)]
@@ -42,7 +46,8 @@ impl Project {
         kdl_files(&self.state_dir().join("workflows"))
     }
 
-    /// Directories searched for workflows by name, highest priority first.
+    /// Directories searched for workflows by name, highest priority first (the built-ins
+    /// come after them).
     #[must_use]
     pub fn workflow_dirs(&self) -> Vec<PathBuf> {
         let mut dirs = vec![self.state_dir().join("workflows")];
@@ -52,7 +57,40 @@ impl Project {
         dirs
     }
 
-    /// A path as given, or a workflow found by name.
+    /// Every discovered workflow, one per name (the file name without `.kdl`): the
+    /// project's over the user's over the built-ins. Sorted by name.
+    #[must_use]
+    pub fn discovered(&self) -> Vec<Discovered> {
+        let dirs = self.workflow_dirs();
+        let origins = [Origin::Project, Origin::User];
+        let mut found: Vec<Discovered> = Vec::new();
+        let candidates = dirs
+            .iter()
+            .zip(origins)
+            .flat_map(|(dir, origin)| kdl_files(dir).into_iter().map(move |path| (path, origin)))
+            .chain(
+                builtin::paths()
+                    .into_iter()
+                    .map(|path| (path, Origin::BuiltIn)),
+            );
+        for (path, origin) in candidates {
+            let Some(name) = path.file_stem().and_then(|stem| stem.to_str()) else {
+                continue;
+            };
+            if found.iter().all(|seen| seen.name != name) {
+                found.push(Discovered {
+                    name: name.to_owned(),
+                    path,
+                    origin,
+                });
+            }
+        }
+        found.sort_by(|a, b| a.name.cmp(&b.name));
+        found
+    }
+
+    /// A path as given, or a workflow found by name, then by its declared name or an
+    /// `alias` (see [`Project::discovered`]).
     ///
     /// # Errors
     /// When `name` is neither an existing path nor a discovered workflow.
@@ -63,22 +101,31 @@ impl Project {
         {
             return Ok(name.to_path_buf());
         }
-        let file = format!("{}.kdl", name.display());
-        self.workflow_dirs()
-            .into_iter()
-            .map(|dir| dir.join(&file))
-            .find(|path| path.exists())
-            .ok_or_else(|| {
-                format!(
-                    "no workflow named `{}`: not a file, and not in {}",
-                    name.display(),
-                    self.workflow_dirs()
-                        .iter()
-                        .map(|d| format!("`{}`", d.display()))
-                        .collect::<Vec<_>>()
-                        .join(" or ")
-                )
+        let wanted = name.to_string_lossy();
+        let discovered = self.discovered();
+        if let Some(found) = discovered.iter().find(|found| found.name == wanted) {
+            return Ok(found.path.clone());
+        }
+        if let Some(found) = discovered.iter().find(|found| {
+            found.header().is_some_and(|header| {
+                header.name.value == wanted
+                    || header.aliases.iter().any(|alias| alias.value == wanted)
             })
+        }) {
+            return Ok(found.path.clone());
+        }
+        let names: Vec<&str> = discovered.iter().map(|found| found.name.as_str()).collect();
+        let near = crate::diagnostic::did_you_mean(&wanted, names.iter().copied())
+            .map(|near| format!("; did you mean `{near}`?"))
+            .unwrap_or_default();
+        Err(format!(
+            "no workflow named `{wanted}`: not a file, and not in {} or the built-ins{near} (`atomic list` shows them all)",
+            self.workflow_dirs()
+                .iter()
+                .map(|d| format!("`{}`", d.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
     }
 
     /// The project's rule configuration (`.atomic/config.kdl`), with any problems in it.
@@ -91,6 +138,53 @@ impl Project {
             }
             Err(_) => (Config::new(), Vec::new()),
         }
+    }
+}
+
+/// Where a discovered workflow comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The project's `.atomic/workflows/`.
+    Project,
+    /// The user's `~/.atomic/workflows/`.
+    User,
+    /// Shipped inside atomic (`workflows/` in its repository).
+    BuiltIn,
+}
+
+impl Origin {
+    /// How `atomic list` names it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Project => "project",
+            Self::User => "user",
+            Self::BuiltIn => "built-in",
+        }
+    }
+}
+
+/// A workflow found by discovery.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    /// Its name: the file name without `.kdl`.
+    pub name: String,
+    /// The file (a `<built-in>/` path for the built-ins).
+    pub path: PathBuf,
+    /// Where it was found.
+    pub origin: Origin,
+}
+
+impl Discovered {
+    /// The workflow's declarations (name, description, aliases, inputs…), read without
+    /// the whole check; `None` when the file cannot be read or has no `workflow` node.
+    #[must_use]
+    pub fn header(&self) -> Option<Workflow> {
+        let text = Disk.read(&self.path)?;
+        let mut sources = Sources::new();
+        let file = sources.add(&self.path, text);
+        let parsed = crate::syntax::kdl::parse(&sources.get(file).text, file);
+        crate::check::resolve(&sources, file, parsed.document).value
     }
 }
 

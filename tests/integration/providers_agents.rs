@@ -18,38 +18,11 @@ use atomic::providers::{
 use atomic::source::{Span, Spanned};
 use serde_json::{Value, json};
 
+use crate::support::agents::agent_cli;
 use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
 
 /// Upper bound for one agent call (the CLIs answer a scripted turn in a few seconds).
 const CALL_LIMIT: Duration = Duration::from_secs(120);
-
-/// The CLI's executable: `.ci/agents/node_modules/.bin/<program>`, else PATH. `None` skips
-/// the test locally and fails it in CI.
-#[allow(clippy::print_stderr, reason = "a skipped test must say so loudly")]
-fn agent_cli(program: &str, package: &str) -> Option<PathBuf> {
-    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".ci/agents/node_modules/.bin")
-        .join(program);
-    let found = if local.is_file() {
-        Some(local)
-    } else {
-        std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|dir| dir.join(program))
-                .find(|candidate| candidate.is_file())
-        })
-    };
-    if found.is_none() {
-        let message =
-            format!("`{program}` ({package}) is not installed: run `bash .ci/install-agents.sh`");
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{message} (a missing agent CLI fails the test under CI=true)"
-        );
-        eprintln!("\n!!!!!!!! SKIPPED: {message} !!!!!!!!\n");
-    }
-    found
-}
 
 fn spanned(text: &str) -> Spanned<String> {
     Spanned::new(text.to_owned(), Span::default())
@@ -714,8 +687,19 @@ async fn run_example_with(
     use atomic::runtime::{Providers, RunContext, RunEnd};
     use atomic::store::MemoryStore;
 
-    let (_sources, compiled) =
-        crate::support::compile_file(&crate::support::root().join("examples").join(example));
+    // `example` is a file in `examples/`, or a built-in workflow's `<built-in>/` path.
+    let compiled = if example.starts_with(atomic::cli::builtin::BUILT_IN) {
+        let mut sources = atomic::source::Sources::new();
+        atomic::compile::compile_path(
+            &mut sources,
+            Path::new(example),
+            &atomic::cli::disk::Disk,
+            &atomic::compile::Config::new(),
+        )
+        .expect("the built-in is readable")
+    } else {
+        crate::support::compile_file(&crate::support::root().join("examples").join(example)).1
+    };
     let plan = compiled
         .plan
         .unwrap_or_else(|| panic!("{example} compiles"));
@@ -825,6 +809,77 @@ async fn example_agent_claude_code_runs_to_its_closing_text() {
     assert_eq!(state["summary"], closing, "{state}");
     let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
     assert_eq!(notes, "status: final\n");
+}
+
+/// The built-in `ralph` end to end with the real Claude Code. `t1` is ready first; the
+/// model marks it passing in tasks.json through Claude Code's Read and Edit tools. `t2`,
+/// which waited on `t1`, is then ready and done the same way (the fake model scripts each
+/// conversation alike). `t3` waits on the failing `t4`, so nothing is left and the loop stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let tasks = workspace.join("tasks.json");
+    std::fs::write(
+        &tasks,
+        r#"{"tasks": [
+            {"id": "t1", "title": "First", "status": "pending", "depends_on": []},
+            {"id": "t2", "title": "Second", "status": "pending", "depends_on": ["t1"]},
+            {"id": "t3", "title": "Blocked", "status": "pending", "depends_on": ["t4"]},
+            {"id": "t4", "title": "Broken", "status": "failing", "depends_on": []}
+        ]}"#,
+    )
+    .expect("write tasks.json");
+    let file = tasks.display().to_string();
+    let fake = ScriptedAnthropic::start(vec![
+        Step::Tool {
+            name: "Read".to_owned(),
+            input: json!({"file_path": file}),
+        },
+        Step::Tool {
+            name: "Edit".to_owned(),
+            input: json!({"file_path": file, "old_string": "\"status\": \"in_progress\"", "new_string": "\"status\": \"passing\""}),
+        },
+        Step::Text("Done, and its tests pass.".to_owned()),
+    ])
+    .await;
+    let env = isolated_env(root.path())
+        .with(
+            "CLAUDE_CONFIG_DIR",
+            root.path().join("claude").display().to_string(),
+        )
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let state = run_example(
+        "<built-in>/ralph.kdl",
+        &fake,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        state["done"],
+        json!([{"id": "t1", "status": "passing"}, {"id": "t2", "status": "passing"}]),
+        "{state}"
+    );
+    assert_eq!(state["task"], Value::Null, "{state}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&tasks).expect("tasks.json"))
+            .expect("tasks.json stays JSON");
+    let statuses: Vec<&str> = written["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter_map(|task| task["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["passing", "passing", "pending", "failing"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cli::Exit;
+use crate::cli::builtin;
 use crate::cli::disk::Disk;
 use crate::cli::project::Project;
 use crate::cli::render::{self, locate, pretty::Style};
@@ -14,7 +15,7 @@ use crate::compile::{self, Config};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Workflow;
 use crate::lower::Plan;
-use crate::source::Sources;
+use crate::source::{Files, Sources};
 
 /// A compiled workflow, ready to run.
 #[derive(Debug)]
@@ -69,7 +70,7 @@ pub(crate) fn resolve(project: &Project, flow: &Path) -> Result<PathBuf, String>
 pub(crate) fn load(project: &Project, path: &Path, warnings: bool) -> Result<Loaded, Exit> {
     let mut sources = Sources::new();
     let (config, config_problems) = project.config(&mut sources);
-    let Some(text) = std::fs::read_to_string(path).ok() else {
+    let Some(text) = Disk.read(path) else {
         eprintln!("error: cannot read `{}`", path.display());
         return Err(Exit::Fatal);
     };
@@ -86,7 +87,12 @@ pub(crate) fn load(project: &Project, path: &Path, warnings: bool) -> Result<Loa
             return Err(Exit::Problems);
         }
     };
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    // A built-in's `<built-in>/` path is already the same from anywhere.
+    let absolute = if builtin::is_built_in(path) {
+        path.to_path_buf()
+    } else {
+        std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+    };
     Ok(Loaded {
         sources,
         plan: Arc::new(plan),

@@ -12,6 +12,7 @@
 // topic can reach them.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod agents;
 pub mod cli_project;
 pub mod fake_anthropic;
 pub mod fake_openai;
