@@ -616,7 +616,7 @@ impl Walker<'_> {
         at: StepIdx,
         node: NodeIdx,
         id: Arc<str>,
-        question: exec::Question,
+        mut question: exec::Question,
         auto: &crate::ir::AutoApprove,
     ) -> Result<Result<StepIdx, (exec::Question, Arc<str>)>, Stop> {
         let shared = self.shared;
@@ -642,6 +642,7 @@ impl Walker<'_> {
             biased;
             () = shared.ctx.cancel.cancelled() => {
                 self.emit_paused(self.seq, &id, &question);
+                question.auto_answer = Some((answer, Timestamp(answer_at)));
                 return Ok(Err((question, id)));
             }
             () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),

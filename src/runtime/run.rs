@@ -17,7 +17,7 @@ use super::{Choice, RunContext, RunError, RunEvent};
 use crate::ir::ErrorClass;
 use crate::lower::{Plan, StepKind};
 use crate::providers::Usage;
-use crate::store::{NewRun, RunId, RunStatus};
+use crate::store::{NewRun, RunId, RunStatus, Timestamp};
 
 /// How a run (or a resumed stretch of it) ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +34,9 @@ pub enum RunEnd {
         answer: String,
         /// The choices of a `choice` answer.
         choices: Vec<Choice>,
+        /// For an `auto-approve` wait: the answer it gives itself, and when (a run stopped
+        /// while it waited; `atomic resume RUN` waits out the rest).
+        auto_answer: Option<(String, Timestamp)>,
     },
     /// A node failed with no `on-error` route (exit code 1).
     Failed {
@@ -336,6 +339,7 @@ async fn drive(
             prompt: question.prompt,
             answer: question.answer,
             choices: question.choices,
+            auto_answer: question.auto_answer,
         },
         Err(Stop::Failed { node, error }) => {
             shared.emit(RunEvent::RunFailed {

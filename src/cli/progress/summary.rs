@@ -54,6 +54,7 @@ impl Summary<'_> {
                 prompt,
                 answer,
                 choices,
+                auto_answer,
             } => {
                 let _ = writeln!(
                     out,
@@ -63,6 +64,13 @@ impl Summary<'_> {
                 );
                 if self.resumable {
                     out.push_str(&pause_help(run.as_str(), prompt, answer, choices, paint));
+                    if let Some((auto, at)) = auto_answer {
+                        let _ = writeln!(
+                            out,
+                            "  or let it answer `{auto}` by itself at {} UTC: atomic resume {run}",
+                            crate::cli::runs::time::utc(*at)
+                        );
+                    }
                 } else {
                     for line in prompt.lines() {
                         let _ = writeln!(out, "  {}", paint.bold(line));
@@ -227,6 +235,42 @@ fn state_lines(state: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::Usage;
+    use crate::store::{RunId, Timestamp};
+
+    #[test]
+    fn a_stopped_auto_approve_pause_repeats_its_deadline() {
+        let outcome = RunOutcome {
+            run_id: RunId::new("01abc"),
+            end: RunEnd::Paused {
+                node: "approve".to_owned(),
+                prompt: "Ship?".to_owned(),
+                answer: "yes-no".to_owned(),
+                choices: Vec::new(),
+                auto_answer: Some(("yes".to_owned(), Timestamp(951_782_400_000))),
+            },
+            state: serde_json::Value::Null,
+            steps: 2,
+            usage: Usage::default(),
+            cost_usd: 0.0,
+        };
+        let summary = Summary {
+            workflow: "ship",
+            outcome: &outcome,
+            elapsed: Duration::from_millis(5),
+            resumable: true,
+            failed_at: None,
+            show_state: false,
+            paint: Paint { on: false },
+        };
+        let text = summary.render();
+        assert!(
+            text.ends_with(
+                "  answer (yes-no) with: atomic resume 01abc --answer yes\n  or let it answer `yes` by itself at 2000-02-29 00:00:00 UTC: atomic resume 01abc\n"
+            ),
+            "{text}"
+        );
+    }
 
     #[test]
     fn pause_help_gives_the_exact_command() {

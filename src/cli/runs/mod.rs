@@ -4,6 +4,6 @@
 
 mod list;
 mod show;
-mod time;
+pub(crate) mod time;
 
 pub(super) use list::run;

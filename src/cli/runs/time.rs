@@ -3,7 +3,7 @@
 use crate::store::Timestamp;
 
 /// `2025-11-22 17:38:02` (UTC).
-pub(super) fn utc(at: Timestamp) -> String {
+pub(crate) fn utc(at: Timestamp) -> String {
     let secs = at.0 / 1000;
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rest = secs % 86_400;

@@ -8,6 +8,7 @@ use crate::runtime::frame::{Frame, Write};
 use crate::runtime::shared::Shared;
 use crate::runtime::state::coerce;
 use crate::runtime::{Choice, NodeError};
+use crate::store::Timestamp;
 
 /// The question of a paused wait.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,6 +17,8 @@ pub(crate) struct Question {
     pub(crate) answer: String,
     pub(crate) choices: Vec<Choice>,
     pub(crate) schema: Option<String>,
+    /// An `auto-approve` wait's own answer and when it gives it, once that is scheduled.
+    pub(crate) auto_answer: Option<(String, Timestamp)>,
 }
 
 fn wait_of(shared: &Shared, node: NodeIdx) -> Result<&Wait, NodeError> {
@@ -63,6 +66,7 @@ pub(crate) fn pending_wait(
             AnswerType::Json(Some(schema)) => Some(schema.value.clone()),
             _ => None,
         },
+        auto_answer: None,
     })
 }
 

@@ -470,7 +470,10 @@ async fn an_auto_approve_wait_stopped_early_stays_paused_and_keeps_its_first_dea
         token.cancel();
     });
     let outcome = run(plan.clone(), Map::new(), ctx.clone()).await.unwrap();
-    let RunEnd::Paused { node, .. } = &outcome.end else {
+    let RunEnd::Paused {
+        node, auto_answer, ..
+    } = &outcome.end
+    else {
         panic!(
             "Ctrl-C on an auto-approve wait leaves the run paused: {:?}",
             outcome.end
@@ -482,6 +485,11 @@ async fn an_auto_approve_wait_stopped_early_stays_paused_and_keeps_its_first_dea
     let wait = checkpoint.run.wait.expect("the pause is recorded");
     assert_eq!(wait.auto_answer.as_deref(), Some("no"));
     let answer_at = wait.auto_answer_at.expect("with its deadline").0;
+    // The outcome (and so the pause summary) carries the same answer and deadline.
+    assert_eq!(
+        auto_answer.as_ref(),
+        Some(&("no".to_owned(), atomic::store::Timestamp(answer_at)))
+    );
     assert_eq!(checkpoint.seq, 2, "prep, then the pause");
 
     // Resumed 1.5 s later, it waits only what is left of the first 2.5 s.
