@@ -88,15 +88,26 @@ pub(super) fn wrote_prompt(checked: &Checked<'_>) -> bool {
 fn context_policy(r: &mut Resolver<'_>, context: &Checked<'_>) -> ContextPolicy {
     let warn = r.number(context.prop("warn"));
     let act = r.number(context.prop("act"));
-    if let (Some(warn), Some(act)) = (&warn, &act)
-        && warn.value > act.value
-    {
-        r.report(
+    match (&warn, &act) {
+        (Some(warn), Some(act)) if warn.value > act.value => r.report(
             Diagnostic::new(Code::InvalidValue, warn.span, "`warn` is above `act`")
                 .label(format!("warns at {}", warn.value))
                 .with_label(act.span, format!("acts at {}", act.value))
                 .help("the warning should come first: make `warn` at most `act`"),
-        );
+        ),
+        (Some(warn), None) if warn.value > ContextPolicy::DEFAULT_ACT => r.report(
+            Diagnostic::new(
+                Code::InvalidValue,
+                warn.span,
+                format!(
+                    "`warn` is above the default `act` of {}",
+                    ContextPolicy::DEFAULT_ACT
+                ),
+            )
+            .label(format!("warns at {}", warn.value))
+            .help("the warning should come first: add `act=` at least `warn`"),
+        ),
+        _ => {}
     }
     // A value outside the choices was reported by the structure check; the default then
     // only fills the IR of a workflow that will not run.
@@ -213,6 +224,16 @@ mod tests {
                 "agent \"a\" { prompt \"x\"; context warn=0.9 act=0.5; }"
             )),
             [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow("agent \"a\" { prompt \"x\"; context warn=0.7; }")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow(
+                "agent \"a\" { prompt \"x\"; context warn=0.7 act=0.7; }"
+            )),
+            []
         );
     }
 }
