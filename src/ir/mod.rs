@@ -13,9 +13,9 @@ mod workflow;
 
 pub use adapter::{ADAPTERS, AdapterInfo, adapter_info};
 pub use node::{
-    Agent, AnswerType, AutoApprove, Branch, ContextPolicy, Decision, ForEach, Jump, Loop, Node,
-    NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode, PermissionMode, Retry, Route,
-    Set, Strategy, Subgraph, Tool, Wait, WaitChoice,
+    Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, ForEach, Jump,
+    Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode, PermissionMode,
+    Retry, Route, Set, Strategy, Subgraph, Tool, Wait, WaitChoice,
 };
 pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};
 pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow};

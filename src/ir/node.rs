@@ -95,7 +95,7 @@ impl NodeKind {
 ///     prompt "Review {{ input.target }}" // or prompt="…" on the node
 ///     tools "Read" "Edit" "Bash"         // tools granted (built-in names or custom tools)
 ///     output "findings" parse="json" schema="schemas/findings.json"
-///     context warn=0.45 act=0.60 action="compact|fresh"
+///     context warn=0.45 act=0.60 action="compact|fresh|none"
 ///     option "temperature" 0.2
 /// }
 /// ```
@@ -150,10 +150,30 @@ pub struct ContextPolicy {
     pub warn: f64,
     /// Fraction at which `action` is taken.
     pub act: f64,
-    /// `compact` (summarize), `fresh` (new session) or `none`.
-    pub action: String,
+    /// What is done once `act` is reached.
+    pub action: ContextAction,
     /// The `context` node.
     pub span: Span,
+}
+
+impl ContextPolicy {
+    /// `warn=` when not written, and the warning of an agent with no `context` child.
+    pub const DEFAULT_WARN: f64 = 0.45;
+    /// `act=` when not written.
+    pub const DEFAULT_ACT: f64 = 0.60;
+}
+
+/// `context action=…`: what the next continuation of a session that filled its window does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextAction {
+    /// Summarise the session first where the adapter can (OpenCode), else start a fresh one.
+    #[default]
+    Compact,
+    /// Start a new session instead of resuming.
+    Fresh,
+    /// Only warn.
+    None,
 }
 
 /// `output "<state field>" parse="text|json|yes-no" schema="file.json" from="…" match="…"`:

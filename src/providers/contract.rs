@@ -30,6 +30,10 @@ pub struct AgentRequest {
     pub max_turns: Option<u32>,
     /// A session to continue (an id from an earlier [`AgentReply::session_id`]).
     pub resume_session: Option<String>,
+    /// Compact `resume_session` before the prompt (a node's `context action="compact"`
+    /// reached its threshold). Only set for providers whose [`Provider::can_compact`] is true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compact: bool,
     /// The directory the agent works in.
     pub working_dir: PathBuf,
     /// Adapter options from the workflow (`option` children), as JSON.
@@ -191,6 +195,12 @@ pub type ProviderFuture<'a> =
 pub trait Provider: Send + Sync + std::fmt::Debug {
     /// The adapter name (`adapter="…"`).
     fn adapter(&self) -> &'static str;
+
+    /// Whether the backend can compact a session it continues ([`AgentRequest::compact`]).
+    /// The runtime starts a fresh session instead for those that cannot.
+    fn can_compact(&self) -> bool {
+        false
+    }
 
     /// Runs one call, streaming events into `events`, and returns the reply. Dropping the
     /// future cancels the call cleanly.

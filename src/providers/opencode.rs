@@ -4,10 +4,11 @@
 //! Without `base-url=` atomic starts `opencode serve --hostname 127.0.0.1 --port <free>` on the
 //! first call (with a random server password) and kills its process group when the provider
 //! is dropped; with `base-url=` it talks to a running server. One call: create a session (or
-//! continue `resume_session`) with permission rules from the node's permission mode and
-//! granted tools, subscribe to `GET /event`, `POST …/prompt_async`, map the session's events
-//! onto [`AgentEvent`]s, answer `permission.asked` per the permission mode, and end on
-//! `session.status` idle; the reply text is read back from the turn's last assistant message.
+//! continue `resume_session`, summarised first when the request asks to `compact`) with
+//! permission rules from the node's permission mode and granted tools, subscribe to
+//! `GET /event`, `POST …/prompt_async`, map the session's events onto [`AgentEvent`]s,
+//! answer `permission.asked` per the permission mode, and end on `session.status` idle; the
+//! reply text is read back from the turn's last assistant message.
 //! The context-window fraction is the last model call's prompt tokens over the model's
 //! `limit.context` from `GET /config/providers` (fetched once per project directory).
 //! Dropping the call posts `…/abort`.
@@ -172,8 +173,8 @@ impl OpenCode {
         self.server.get().map(|server| server.base.as_str())
     }
 
-    /// Compacts a session's history (`POST /session/{id}/summarize`), for a node's
-    /// `context action="compact"`.
+    /// Compacts a session's history (`POST /session/{id}/summarize`, which asks the model
+    /// for a summary that replaces the history), for [`AgentRequest::compact`].
     ///
     /// # Errors
     /// The server could not be reached or refused.
@@ -287,9 +288,7 @@ impl OpenCode {
                 .map(|(provider, model)| format!("{provider}/{model}")),
         });
 
-        if request.resume_session.is_some()
-            && request.options.get("compact") == Some(&Value::Bool(true))
-        {
+        if request.compact && request.resume_session.is_some() {
             self.summarize(&session_id, request.model.as_deref(), &directory)
                 .await?;
         }
@@ -437,6 +436,10 @@ impl OpenCode {
 impl Provider for OpenCode {
     fn adapter(&self) -> &'static str {
         NAME
+    }
+
+    fn can_compact(&self) -> bool {
+        true
     }
 
     fn run<'a>(

@@ -145,6 +145,10 @@ impl Provider for Recording {
         self.inner.adapter()
     }
 
+    fn can_compact(&self) -> bool {
+        self.inner.can_compact()
+    }
+
     fn run<'a>(
         &'a self,
         request: &'a AgentRequest,

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::PendingContextAction;
 use crate::lower::{Counters, StepIdx};
 use crate::providers::Usage;
 
@@ -34,6 +35,9 @@ pub struct Cursor {
     /// Provider session ids per agent node, for `session=`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sessions: BTreeMap<String, String>,
+    /// What each full session (by session id) undergoes when it is next continued.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context_actions: BTreeMap<String, PendingContextAction>,
     /// Tokens used so far.
     #[serde(default)]
     pub usage: Usage,

@@ -102,6 +102,27 @@ pub enum RunEvent {
         /// The event.
         event: AgentEvent,
     },
+    /// An agent call's context window reached its `warn` threshold (once per call).
+    ContextWarning {
+        /// The agent node.
+        node: Arc<str>,
+        /// The fraction of the window in use.
+        fraction: f64,
+        /// The threshold it reached.
+        warn: f64,
+    },
+    /// A session that had reached its `act` threshold is compacted, or replaced by a fresh
+    /// one, before an agent continues it.
+    ContextAction {
+        /// The agent node continuing the session.
+        node: Arc<str>,
+        /// The node whose session it continues (`session=`).
+        session_of: String,
+        /// `compact` or `fresh`.
+        action: &'static str,
+        /// The fraction the session had reached.
+        fraction: f64,
+    },
     /// One line a tool printed.
     ToolOutput {
         /// The tool node.
@@ -235,6 +256,8 @@ impl RunEvent {
             Self::Retrying { .. } => "retrying",
             Self::NodeFailed { .. } => "node-failed",
             Self::Agent { .. } => "agent",
+            Self::ContextWarning { .. } => "context-warning",
+            Self::ContextAction { .. } => "context-action",
             Self::ToolOutput { .. } => "tool-output",
             Self::WaitAutoApprove { .. } => "wait-auto-approve",
             Self::HookFailed { .. } => "hook-failed",

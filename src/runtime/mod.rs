@@ -11,6 +11,7 @@
 //! from the last committed step, re-running only the one that was in flight.
 
 mod context;
+mod context_window;
 mod cursor;
 mod error;
 mod event;
@@ -28,6 +29,7 @@ pub mod state;
 pub mod template;
 
 pub use context::{Providers, RunContext, SubgraphLoader};
+pub use context_window::{PendingContextAction, SessionAction};
 pub use cursor::Cursor;
 pub use error::{NodeError, RunError};
 pub use event::{Choice, RunEvent, RunSink, StreamModes};

@@ -15,7 +15,7 @@ use super::hooks::Hooks;
 use super::pattern::Patterns;
 use super::state::{State, StateSchema, coerce};
 use super::template::{Role, RunInfo, Scope, Templates};
-use super::{RunContext, RunError, RunEvent, Schemas};
+use super::{PendingContextAction, RunContext, RunError, RunEvent, Schemas};
 use crate::ir::{AnswerType, NodeIdx, NodeKind, OnError, Workflow};
 use crate::lower::{CounterIdx, Plan, StepIdx, StepKind};
 use crate::providers::Usage;
@@ -28,6 +28,8 @@ pub(crate) struct Tally {
     pub(crate) cost_usd: f64,
     pub(crate) calls: BTreeMap<String, u32>,
     pub(crate) sessions: BTreeMap<String, String>,
+    /// Actions waiting for the next continuation of a session, by session id.
+    pub(crate) context_actions: BTreeMap<String, PendingContextAction>,
 }
 
 /// The compiled, shared side of one run.
@@ -209,6 +211,7 @@ impl Shared {
             counters: frame.counters.clone(),
             calls: tally.calls.clone(),
             sessions: tally.sessions.clone(),
+            context_actions: tally.context_actions.clone(),
             usage: tally.usage,
             cost_usd: tally.cost_usd,
             steps_taken: self.steps_taken.load(Ordering::Relaxed),
@@ -223,6 +226,7 @@ impl Shared {
         tally.cost_usd = cursor.cost_usd;
         tally.calls = cursor.calls.clone();
         tally.sessions = cursor.sessions.clone();
+        tally.context_actions = cursor.context_actions.clone();
         self.steps_taken
             .store(cursor.steps_taken, Ordering::Relaxed);
     }

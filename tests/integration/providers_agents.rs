@@ -944,3 +944,139 @@ async fn example_agent_copilot_runs_to_its_closing_text() {
     let notes = std::fs::read_to_string(workspace.join("notes.txt")).expect("notes");
     assert_eq!(notes, "status: final\n");
 }
+
+/// A session past its `act` threshold is compacted by OpenCode (`POST …/summarize`, one model
+/// call without tools) before the next node continues it; the session id stays the same.
+/// OpenCode's own automatic compaction is switched off, so every compaction is atomic's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_compacts_a_full_session_before_it_is_continued() {
+    use std::sync::Arc;
+
+    use atomic::compile::{Config, compile};
+    use atomic::runtime::{Providers, RunContext, RunEnd, RunEvent, StreamModes};
+    use atomic::source::{MemoryFiles, Sources};
+
+    let Some(bin) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let fake = ScriptedAnthropic::start(vec![Step::Text("Noted.".to_owned())]).await;
+    // 12 prompt tokens of a 16-token window: 0.75, past `act`.
+    let config = json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {
+            "options": {
+                "baseURL": format!("{}/v1", fake.base_url()),
+                "apiKey": "{env:ATOMIC_TEST_KEY}",
+            },
+            "models": {"claude-sonnet-4-5": {"limit": {"context": 16, "output": 8}}},
+        }},
+    });
+    let env = isolated_env(root.path())
+        .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .with("OPENCODE_DISABLE_AUTOCOMPACT", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let provider = OpenCode::new(
+        &decl(
+            "opencode",
+            "anthropic/claude-sonnet-4-5",
+            None,
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "config": config.to_string()}),
+        ),
+        &env,
+    )
+    .expect("configured");
+
+    let text = r#"workflow "compact" {
+    provider "oc" adapter="opencode" model="anthropic/claude-sonnet-4-5"
+    agent "plan" provider="oc" {
+        prompt "Remember the word pelican."
+        context warn=0.5 act=0.7 action="compact"
+    }
+    agent "recall" provider="oc" session="plan" {
+        prompt "Which word did I ask you to remember?"
+    }
+}
+"#;
+    let mut sources = Sources::new();
+    let file = sources.add(Path::new("compact.kdl"), text.to_owned());
+    let compiled = compile(&mut sources, file, &MemoryFiles::new(), &Config::new());
+    let plan = compiled
+        .plan
+        .unwrap_or_else(|| panic!("the workflow compiles: {:#?}", compiled.diagnostics));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&events);
+    let mut ctx = RunContext::in_memory();
+    ctx.providers = Providers::new().with("oc", Arc::new(provider));
+    ctx.working_dir = workspace.clone();
+    ctx.stream = StreamModes::ALL;
+    ctx.sink = Some(Arc::new(move |event: &RunEvent| {
+        sink.lock()
+            .expect("events lock")
+            .push(serde_json::to_value(event).expect("events serialise"));
+    }));
+    let outcome = tokio::time::timeout(
+        CALL_LIMIT,
+        atomic::runtime::run(Arc::new(plan), serde_json::Map::new(), ctx),
+    )
+    .await
+    .expect("the run finishes in time")
+    .expect("the run starts");
+    assert_eq!(outcome.end, RunEnd::Completed, "{outcome:?}");
+
+    let events = events.lock().expect("events lock").clone();
+    let of_type = |kind: &str| -> Vec<Value> {
+        events
+            .iter()
+            .filter(|event| event["type"] == kind)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        of_type("context-warning")[0],
+        json!({"type": "context-warning", "node": "plan", "fraction": 0.75, "warn": 0.5})
+    );
+    assert_eq!(
+        of_type("context-action"),
+        [
+            json!({"type": "context-action", "node": "recall", "session_of": "plan", "action": "compact", "fraction": 0.75})
+        ]
+    );
+    let session = |node: &str| {
+        of_type("step-finished")
+            .iter()
+            .find(|step| step["node"] == node)
+            .map(|step| step["delta"]["outputs"][node]["session_id"].clone())
+    };
+    assert!(
+        session("plan").is_some_and(|id| id.is_string()),
+        "{events:#?}"
+    );
+    assert_eq!(
+        session("recall"),
+        session("plan"),
+        "compaction keeps the session"
+    );
+
+    // The model saw: plan's turn, then one summarising call (no tools) over that turn, then
+    // recall's turn over the summary instead of the original history.
+    let requests = fake.requests();
+    let kinds: Vec<bool> = requests.iter().map(|r| r.has_tools()).collect();
+    assert_eq!(kinds, [true, false, true], "{requests:#?}");
+    let summarise = requests[1].body["messages"].to_string();
+    assert!(
+        summarise.contains("summary") && summarise.contains("Remember the word pelican."),
+        "{summarise}"
+    );
+    let recall = requests[2].body["messages"].to_string();
+    assert!(
+        recall.contains("Which word did I ask you to remember?")
+            && !recall.contains("Remember the word pelican."),
+        "the compacted history replaces the first turn: {recall}"
+    );
+}

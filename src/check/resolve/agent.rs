@@ -88,22 +88,37 @@ pub(super) fn wrote_prompt(checked: &Checked<'_>) -> bool {
 fn context_policy(r: &mut Resolver<'_>, context: &Checked<'_>) -> ContextPolicy {
     let warn = r.number(context.prop("warn"));
     let act = r.number(context.prop("act"));
-    if let (Some(warn), Some(act)) = (&warn, &act)
-        && warn.value > act.value
-    {
-        r.report(
+    match (&warn, &act) {
+        (Some(warn), Some(act)) if warn.value > act.value => r.report(
             Diagnostic::new(Code::InvalidValue, warn.span, "`warn` is above `act`")
                 .label(format!("warns at {}", warn.value))
                 .with_label(act.span, format!("acts at {}", act.value))
                 .help("the warning should come first: make `warn` at most `act`"),
-        );
+        ),
+        (Some(warn), None) if warn.value > ContextPolicy::DEFAULT_ACT => r.report(
+            Diagnostic::new(
+                Code::InvalidValue,
+                warn.span,
+                format!(
+                    "`warn` is above the default `act` of {}",
+                    ContextPolicy::DEFAULT_ACT
+                ),
+            )
+            .label(format!("warns at {}", warn.value))
+            .help("the warning should come first: add `act=` at least `warn`"),
+        ),
+        _ => {}
     }
+    // A value outside the choices was reported by the structure check; the default then
+    // only fills the IR of a workflow that will not run.
+    let action = r
+        .string(context.prop("action"))
+        .and_then(|action| serde_json::from_value(action.value.into()).ok())
+        .unwrap_or_default();
     ContextPolicy {
-        warn: warn.map_or(0.45, |warn| warn.value),
-        act: act.map_or(0.60, |act| act.value),
-        action: r
-            .string(context.prop("action"))
-            .map_or_else(|| "compact".to_owned(), |action| action.value),
+        warn: warn.map_or(ContextPolicy::DEFAULT_WARN, |warn| warn.value),
+        act: act.map_or(ContextPolicy::DEFAULT_ACT, |act| act.value),
+        action,
         span: context.node.span,
     }
 }
@@ -142,7 +157,7 @@ pub(super) fn options(
 mod tests {
     use crate::check::testing::{codes, resolve_text};
     use crate::diagnostic::Code;
-    use crate::ir::NodeKind;
+    use crate::ir::{ContextAction, NodeKind};
 
     fn flow(agent: &str) -> String {
         format!(
@@ -191,14 +206,34 @@ mod tests {
         );
         let context = agent.context.as_ref().unwrap();
         assert_eq!(
-            (context.warn, context.act, context.action.as_str()),
-            (0.5, 0.6, "compact")
+            (context.warn, context.act, context.action),
+            (0.5, 0.6, ContextAction::Compact)
+        );
+        let (outcome, _) = resolve_text(&flow(
+            "agent \"a\" { prompt \"x\"; context action=\"fresh\"; }",
+        ));
+        let NodeKind::Agent(agent) = &outcome.value.unwrap().nodes[0].kind else {
+            panic!()
+        };
+        assert_eq!(
+            agent.context.as_ref().map(|context| context.action),
+            Some(ContextAction::Fresh)
         );
         assert_eq!(
             codes(&flow(
                 "agent \"a\" { prompt \"x\"; context warn=0.9 act=0.5; }"
             )),
             [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow("agent \"a\" { prompt \"x\"; context warn=0.7; }")),
+            [Code::InvalidValue]
+        );
+        assert_eq!(
+            codes(&flow(
+                "agent \"a\" { prompt \"x\"; context warn=0.7 act=0.7; }"
+            )),
+            []
         );
     }
 }

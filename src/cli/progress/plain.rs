@@ -152,6 +152,31 @@ impl View for Plain {
                     text::duration(std::time::Duration::from_millis(*after_ms))
                 ));
             }
+            RunEvent::ContextWarning {
+                node,
+                fraction,
+                warn,
+            } => {
+                self.line(&format!(
+                    "{}{} {}",
+                    self.indent(node),
+                    paint.warn("!"),
+                    text::context_warning(node, *fraction, *warn)
+                ));
+            }
+            RunEvent::ContextAction {
+                node,
+                session_of,
+                action,
+                fraction,
+            } => {
+                self.line(&format!(
+                    "{}{} {}",
+                    self.indent(node),
+                    paint.dim("↺"),
+                    text::context_action(node, session_of, action, *fraction)
+                ));
+            }
             RunEvent::HookFailed {
                 event,
                 node,

@@ -86,6 +86,33 @@ pub(crate) fn hook_failure(
     )
 }
 
+/// An agent's context window reached its warning threshold.
+pub(crate) fn context_warning(node: &str, fraction: f64, warn: f64) -> String {
+    format!(
+        "`{node}` has used {} of its context window (warns at {})",
+        percent(fraction),
+        percent(warn)
+    )
+}
+
+/// A full session was compacted or replaced before an agent continued it.
+pub(crate) fn context_action(node: &str, session_of: &str, action: &str, fraction: f64) -> String {
+    let what = if action == "compact" {
+        "compacts"
+    } else {
+        "starts afresh instead of continuing"
+    };
+    format!(
+        "`{node}` {what} the session of `{session_of}` ({} of its context window used)",
+        percent(fraction)
+    )
+}
+
+/// `0.456` → `46%`.
+fn percent(fraction: f64) -> String {
+    format!("{:.0}%", fraction * 100.0)
+}
+
 /// Colours, or none.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Paint {
@@ -141,6 +168,22 @@ mod tests {
         assert_eq!(fold("abcdefghij", 5), "…ghij");
         assert_eq!(clip("abcdefghij", 5), "abcd…");
         assert_eq!(clip("a\nb", 5), "a b");
+    }
+
+    #[test]
+    fn context_lines_say_how_full_the_window_is() {
+        assert_eq!(
+            context_warning("review", 0.456, 0.45),
+            "`review` has used 46% of its context window (warns at 45%)"
+        );
+        assert_eq!(
+            context_action("fix", "review", "compact", 0.7),
+            "`fix` compacts the session of `review` (70% of its context window used)"
+        );
+        assert_eq!(
+            context_action("fix", "review", "fresh", 0.7),
+            "`fix` starts afresh instead of continuing the session of `review` (70% of its context window used)"
+        );
     }
 
     #[test]

@@ -243,6 +243,33 @@ impl View for Tree {
                 );
                 self.println(&line);
             }
+            RunEvent::ContextWarning {
+                node,
+                fraction,
+                warn,
+            } => {
+                let line = format!(
+                    "{}{} {}",
+                    self.indent(node),
+                    paint.warn("!"),
+                    text::context_warning(node, *fraction, *warn)
+                );
+                self.println(&line);
+            }
+            RunEvent::ContextAction {
+                node,
+                session_of,
+                action,
+                fraction,
+            } => {
+                let line = format!(
+                    "{}{} {}",
+                    self.indent(node),
+                    paint.dim("↺"),
+                    text::context_action(node, session_of, action, *fraction)
+                );
+                self.println(&line);
+            }
             RunEvent::HookFailed {
                 event,
                 node,

@@ -1,5 +1,6 @@
 //! `agent`: render the prompt, call the provider (its events forwarded as [`RunEvent`]s),
-//! map the reply into state.
+//! map the reply into state. The node's context-window policy is applied around the call
+//! (`runtime::context_window`).
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use serde_json::json;
 use super::mapping::{Raw, map_outputs};
 use crate::ir::{Agent, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, Template};
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
+use crate::runtime::context_window::{ContextWatch, Thresholds};
 use crate::runtime::frame::{Frame, Write};
 use crate::runtime::shared::Shared;
 use crate::runtime::{NodeError, RunEvent};
@@ -136,17 +138,23 @@ pub(super) async fn execute(
     for agent in settings.chain.iter().rev() {
         options.extend(agent.options.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    let (call_index, resume_session) = {
+    let session_of = agent.session.as_ref().map(|from| from.value.as_str());
+    let (call_index, continued) = {
         let mut tally = shared.tally();
         let calls = tally.calls.entry(id.to_string()).or_insert(0);
         let index = *calls;
         *calls += 1;
-        let session = agent
-            .session
-            .as_ref()
-            .and_then(|from| tally.sessions.get(&from.value).cloned());
-        (index, session)
+        let can_compact = provider.is_some_and(|provider| provider.can_compact());
+        (index, tally.continuation(session_of, can_compact))
     };
+    if let (Some((action, fraction)), Some(from)) = (continued.action, session_of) {
+        shared.emit(RunEvent::ContextAction {
+            node: id.clone(),
+            session_of: from.to_owned(),
+            action: action.name(),
+            fraction,
+        });
+    }
     let request = AgentRequest {
         node_id: id.to_string(),
         call_index,
@@ -160,15 +168,29 @@ pub(super) async fn execute(
         max_turns: settings
             .first(|agent| agent.max_turns.as_ref())
             .map(|m| m.value),
-        resume_session,
+        resume_session: continued.resume_session(),
+        compact: continued.compact(),
         working_dir: shared.ctx.working_dir.clone(),
         options,
     };
 
+    let thresholds = Thresholds::of(settings.first(|agent| agent.context.as_ref()));
+    let watch = ContextWatch::new(thresholds.warn);
+    let watching = &watch;
     let forward = shared.wants_events();
     let sink_shared = shared.clone();
     let sink_id = id.clone();
     let sink = move |event: AgentEvent| {
+        // Watched whether or not events are forwarded: the policy needs the fraction.
+        if let AgentEvent::ContextWindow { fraction } = event
+            && watching.observe(fraction)
+        {
+            sink_shared.emit(RunEvent::ContextWarning {
+                node: sink_id.clone(),
+                fraction,
+                warn: thresholds.warn,
+            });
+        }
         if forward {
             sink_shared.emit(RunEvent::Agent {
                 node: sink_id.clone(),
@@ -188,9 +210,13 @@ pub(super) async fn execute(
         let mut tally = shared.tally();
         tally.usage.add(reply.usage);
         tally.cost_usd += reply.cost_usd.unwrap_or(0.0);
-        if let Some(session) = &reply.session_id {
-            tally.sessions.insert(id.to_string(), session.clone());
-        }
+        tally.settle(
+            &id,
+            &continued,
+            reply.session_id.as_ref(),
+            thresholds,
+            watch.latest(),
+        );
     }
     if let (Some(budget), Some(cost)) = (
         settings.first(|agent| agent.budget_usd.as_ref()),

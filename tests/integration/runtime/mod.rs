@@ -2,6 +2,7 @@
 //! main), lowered with `lower::lower`, run on the memory store with an in-process provider.
 
 mod build;
+mod context;
 mod flows;
 mod nodes;
 mod provider;
