@@ -1,6 +1,6 @@
 //! The real file system behind the pure stages' [`Files`] trait.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::source::Files;
 
@@ -15,5 +15,17 @@ impl Files for Disk {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_file())
+            .collect();
+        files.sort();
+        files
     }
 }

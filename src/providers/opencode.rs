@@ -1276,6 +1276,7 @@ mod tests {
             permission: Some(PermissionMode::Plan),
             tools: vec![super::super::ToolGrant {
                 name: "Read".to_owned(),
+                timeout: None,
                 description: None,
                 input_schema: None,
                 command: Vec::new(),
