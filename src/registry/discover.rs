@@ -80,3 +80,83 @@ pub fn discover_tools(
     tools.sort_by(|a, b| a.name.value.cmp(&b.name.value));
     Outcome::new(Some(tools), out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::MemoryFiles;
+
+    fn tool(name: &str, program: &str) -> String {
+        format!("tool \"{name}\" {{ command \"{program}\"; }}")
+    }
+
+    fn discover(files: &MemoryFiles, workflow: &str) -> (Vec<(String, String)>, Vec<Code>) {
+        let mut sources = Sources::new();
+        let dirs = tool_dirs(
+            files,
+            Path::new(workflow),
+            Some(Path::new("/home/u/.atomic")),
+        );
+        let outcome = discover_tools(&mut sources, files, &dirs);
+        let tools = outcome
+            .value
+            .expect("always a list")
+            .into_iter()
+            .map(|tool| (tool.name.value, tool.command.join(" ")))
+            .collect();
+        (tools, outcome.diagnostics.iter().map(|d| d.code).collect())
+    }
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn the_project_wins_over_the_user_and_the_list_is_sorted() {
+        let mut files = MemoryFiles::new();
+        files.insert("/p/.atomic/tools/fmt.kdl", tool("fmt", "project-fmt"));
+        files.insert("/p/.atomic/tools/b.kdl", tool("build", "make"));
+        files.insert("/p/.atomic/tools/notes.txt", "not a tool");
+        files.insert("/home/u/.atomic/tools/fmt.kdl", tool("fmt", "user-fmt"));
+        files.insert("/home/u/.atomic/tools/lint.kdl", tool("lint", "user-lint"));
+        let (tools, codes) = discover(&files, "/p/.atomic/workflows/flow.kdl");
+        assert_eq!(codes, []);
+        assert_eq!(
+            tools,
+            pairs(&[
+                ("build", "make"),
+                ("fmt", "project-fmt"),
+                ("lint", "user-lint")
+            ])
+        );
+        // A workflow elsewhere in the project finds the same project tools.
+        let (tools, _) = discover(&files, "/p/flows/deep/flow.kdl");
+        assert_eq!(tools[1], ("fmt".to_owned(), "project-fmt".to_owned()));
+        // Outside any project: the user's tools only.
+        let (tools, _) = discover(&files, "/elsewhere/flow.kdl");
+        assert_eq!(tools, pairs(&[("fmt", "user-fmt"), ("lint", "user-lint")]));
+    }
+
+    #[test]
+    fn the_search_stops_at_the_repository_root() {
+        let mut files = MemoryFiles::new();
+        files.insert("/outer/.atomic/tools/x.kdl", tool("x", "x"));
+        files.insert("/outer/repo/.git", "gitdir: …");
+        let (tools, _) = discover(&files, "/outer/repo/flow.kdl");
+        assert_eq!(tools, []);
+    }
+
+    #[test]
+    fn one_name_twice_in_one_directory_is_an_error() {
+        let mut files = MemoryFiles::new();
+        files.insert("/p/.atomic/tools/a.kdl", tool("fmt", "a"));
+        files.insert("/p/.atomic/tools/b.kdl", tool("fmt", "b"));
+        files.insert("/p/.atomic/tools/c.kdl", "tool \"broken\"");
+        let (tools, codes) = discover(&files, "/p/flow.kdl");
+        assert_eq!(tools, pairs(&[("fmt", "a")]));
+        assert_eq!(codes, [Code::DuplicateId, Code::MissingProperty]);
+    }
+}

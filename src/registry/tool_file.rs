@@ -236,3 +236,136 @@ fn timeout(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Spanned<crate::ir::
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::source::MemoryFiles;
+
+    fn resolve(text: &str, files: &MemoryFiles) -> (Option<CustomTool>, Vec<Code>) {
+        let mut sources = Sources::new();
+        let file = sources.add("/p/.atomic/tools/t.kdl", text);
+        let outcome = resolve_tool_file(&sources, file, files);
+        let codes = outcome.diagnostics.iter().map(|d| d.code).collect();
+        (outcome.value, codes)
+    }
+
+    #[test]
+    fn arguments_become_an_object_schema() {
+        let (tool, codes) = resolve(
+            r#"tool "run-tests" description="Runs the tests" {
+    argument "filter" description="Only these" required=#false
+    argument "jobs" type="integer"
+    command "./scripts/run-tests.sh" "--quiet"
+    timeout "10m"
+}"#,
+            &MemoryFiles::new(),
+        );
+        assert_eq!(codes, []);
+        let tool = tool.expect("resolved");
+        assert_eq!(tool.name.value, "run-tests");
+        assert_eq!(tool.description.as_deref(), Some("Runs the tests"));
+        assert_eq!(tool.command, ["./scripts/run-tests.sh", "--quiet"]);
+        assert_eq!(tool.timeout.as_ref().map(|t| t.value.0), Some(600_000));
+        assert_eq!(
+            tool.schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "filter": {"type": "string", "description": "Only these"},
+                    "jobs": {"type": "integer"},
+                },
+                "required": ["jobs"],
+                "additionalProperties": false,
+            })
+        );
+        assert!(!tool.argument("filter").expect("declared").required);
+        assert!(tool.argument("jobs").expect("declared").required);
+    }
+
+    #[test]
+    fn a_schema_file_declares_the_arguments() {
+        let mut files = MemoryFiles::new();
+        files.insert(
+            "/p/.atomic/tools/edit.json",
+            r#"{"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}}, "required": ["path"]}"#,
+        );
+        files.insert("/p/.atomic/tools/list.json", r#"{"type": "array"}"#);
+        let (tool, codes) = resolve(
+            r#"tool "edit" schema="edit.json" { command "sh" "edit.sh"; }"#,
+            &files,
+        );
+        assert_eq!(codes, []);
+        let tool = tool.expect("resolved");
+        assert_eq!(tool.schema["required"], json!(["path"]));
+        let names: Vec<(&str, bool)> = tool
+            .arguments
+            .iter()
+            .map(|a| (a.name.value.as_str(), a.required))
+            .collect();
+        assert_eq!(names, [("path", true), ("text", false)]);
+        let missing = resolve(r#"tool "e" schema="nope.json" { command "x"; }"#, &files);
+        assert_eq!(missing.1, [Code::MissingSchemaFile]);
+        let not_object = resolve(r#"tool "e" schema="list.json" { command "x"; }"#, &files);
+        assert_eq!(not_object.1, [Code::InvalidSchema]);
+        let both = resolve(
+            r#"tool "e" schema="edit.json" { argument "a"; command "x"; }"#,
+            &files,
+        );
+        assert_eq!(both.1, [Code::InvalidValue]);
+    }
+
+    #[test]
+    fn problems_are_diagnostics() {
+        let files = MemoryFiles::new();
+        let cases: &[(&str, &[Code])] = &[
+            (r#"tool "t""#, &[Code::MissingProperty]),
+            (r#"tool "t" { command; }"#, &[Code::MissingProperty]),
+            (r#"tool "t" { command "x" 1; }"#, &[Code::WrongType]),
+            ("", &[Code::MissingProperty]),
+            (r#"workflow "w""#, &[Code::UnknownNodeKind]),
+            (
+                "tool \"t\" { command \"x\"; }\ntool \"u\" { command \"y\"; }",
+                &[Code::DuplicateChild],
+            ),
+            (
+                r#"tool "t" descripton="x" { command "x"; }"#,
+                &[Code::UnknownProperty],
+            ),
+            (
+                r#"tool "t" { comand "x"; }"#,
+                &[Code::UnknownChild, Code::MissingProperty],
+            ),
+            (
+                r#"tool "t" { command "x"; command "y"; }"#,
+                &[Code::DuplicateChild],
+            ),
+            (
+                r#"tool "t" { command "x"; timeout "10 minutes"; }"#,
+                &[Code::InvalidDuration],
+            ),
+            (r#"tool "a b" { command "x"; }"#, &[Code::InvalidId]),
+            (
+                r#"tool "t" { argument "a"; argument "a"; command "x"; }"#,
+                &[Code::DuplicateId],
+            ),
+            (
+                r#"tool "t" { argument "a" type="text"; command "x"; }"#,
+                &[Code::InvalidValue],
+            ),
+            (
+                r#"tool "t" { argument "a" required="no"; command "x"; }"#,
+                &[Code::WrongType],
+            ),
+            (r#"tool "t" { command "x" "#, &[Code::UnclosedBlock]),
+        ];
+        for (text, expected) in cases {
+            let (_, codes) = resolve(text, &files);
+            let mut codes = codes;
+            codes.dedup();
+            assert_eq!(&codes, expected, "{text}");
+        }
+    }
+}

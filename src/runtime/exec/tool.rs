@@ -107,10 +107,8 @@ fn custom_call(
     })?;
     let mut arguments = serde_json::Map::new();
     for (arg, template) in &tool.args {
-        arguments.insert(
-            arg.value.clone(),
-            shared.templates.eval_json(template, scope)?,
-        );
+        let value = shared.templates.eval_json(template, scope)?;
+        arguments.insert(arg.value.clone(), typed(&custom.schema, &arg.value, value));
     }
     Ok(Invocation {
         argv: custom.command.clone(),
@@ -121,6 +119,18 @@ fn custom_call(
             .as_ref()
             .map(|timeout| timeout.value.to_std()),
     })
+}
+
+/// Text given for an argument its schema declares a number, boolean, array or object
+/// (`arg "jobs" "4"`) is passed as that JSON value when it parses as one.
+fn typed(schema: &serde_json::Value, name: &str, value: serde_json::Value) -> serde_json::Value {
+    let declared = schema["properties"][name]["type"].as_str();
+    match (&value, declared) {
+        (serde_json::Value::String(text), Some(ty)) if ty != "string" => {
+            serde_json::from_str(text).unwrap_or(value)
+        }
+        _ => value,
+    }
 }
 
 /// Starts the command in its own process group, streams and captures its output, and maps
