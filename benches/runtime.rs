@@ -73,6 +73,7 @@ fn workflow(name: &str, state: Vec<StateField>) -> Workflow {
         default_model: None,
         limits: Limits::default(),
         hooks: vec![],
+        custom_tools: vec![],
         nodes: vec![],
         body: Block {
             nodes: vec![],

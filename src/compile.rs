@@ -1,6 +1,9 @@
 //! The one façade over the static stages: parse → resolve → analyze → lower. `atomic check`,
 //! `run`, `graph` and the language server all call [`compile`], so they never disagree.
 //!
+//! Custom tools are discovered (`registry`) for a workflow that names any, before the
+//! data rules, which check its uses against them; the plan carries the tools it uses.
+//!
 //! Gating: syntax and structure are always reported (the parser and resolver recover);
 //! data rules run on whatever workflow the resolver built; lowering and its flow rules run
 //! only on a workflow without errors, because the graph's invariants need a valid IR.
@@ -17,6 +20,7 @@ use crate::check;
 use crate::diagnostic::Diagnostic;
 use crate::ir;
 use crate::lower::{self, Plan};
+use crate::registry;
 use crate::source::{Files, SourceId, Sources};
 use crate::syntax;
 
@@ -71,8 +75,12 @@ pub fn compile(
     let resolved = check::resolve(sources, file, document);
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
+    let tools = workflow
+        .as_ref()
+        .map(|workflow| custom_tools(sources, files, &path, workflow, config, &mut diagnostics))
+        .unwrap_or_default();
     if let Some(resolved) = &workflow {
-        let mut cx = check::AnalyzeContext::new(sources, file, &path, files);
+        let mut cx = check::AnalyzeContext::new(sources, file, &path, files).with_tools(&tools);
         let mut analyzed = check::analyze(resolved, &mut cx);
         // Unused-declaration lints on a workflow the resolver rejected mostly echo its
         // errors (a misspelled provider leaves the real one unused): keep them for later.
@@ -80,6 +88,10 @@ pub fn compile(
             analyzed.retain(|diagnostic| diagnostic.code.group() != "lint");
         }
         diagnostics.extend(analyzed);
+    }
+
+    if let Some(workflow) = &mut workflow {
+        workflow.custom_tools = used_tools(workflow, tools);
     }
 
     let mut plan = None;
@@ -105,6 +117,34 @@ pub fn compile(
         workflow,
         diagnostics,
     }
+}
+
+/// The custom tools the workflow may use (see [`registry`]), when it names any: a workflow
+/// that uses none neither lists the tool directories nor hears about broken tool files.
+fn custom_tools(
+    sources: &mut Sources,
+    files: &dyn Files,
+    path: &Path,
+    workflow: &ir::Workflow,
+    config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ir::CustomTool> {
+    if workflow.custom_tool_uses().is_empty() {
+        return Vec::new();
+    }
+    let dirs = registry::tool_dirs(files, path, config.user_dir());
+    let discovered = registry::discover_tools(sources, files, &dirs);
+    diagnostics.extend(discovered.diagnostics);
+    discovered.value.unwrap_or_default()
+}
+
+/// The tools among `tools` that `workflow` names, sorted by name: what its plan carries.
+fn used_tools(workflow: &ir::Workflow, tools: Vec<ir::CustomTool>) -> Vec<ir::CustomTool> {
+    let uses = workflow.custom_tool_uses();
+    tools
+        .into_iter()
+        .filter(|tool| uses.iter().any(|name| name.value == tool.name.value))
+        .collect()
 }
 
 /// Reads a workflow file from disk-like `files`, adds it to `sources` and compiles it.

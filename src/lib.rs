@@ -2,8 +2,9 @@
 //!
 //! The pipeline, one module per stage, each importing only the stages before it:
 //! `syntax` (KDL text → syntax tree) → `check` (→ typed `ir`) → `lower` (→ executable
-//! `Plan`) → `runtime` (runs a plan, with `providers` and `store`). `compile` is the one
-//! façade over the static stages; `cli` and `lsp` sit on top.
+//! `Plan`) → `runtime` (runs a plan, with `providers` and `store`). `registry` discovers
+//! declarations kept outside the workflow (custom tools) for `compile`. `compile` is the
+//! one façade over the static stages; `cli` and `lsp` sit on top.
 
 pub mod check;
 pub mod cli;
@@ -13,6 +14,7 @@ pub mod ir;
 pub mod lower;
 pub mod lsp;
 pub mod providers;
+pub mod registry;
 pub mod runtime;
 pub mod source;
 pub mod store;

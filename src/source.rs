@@ -422,6 +422,10 @@ pub trait Files {
     fn exists(&self, path: &Path) -> bool {
         self.read(path).is_some()
     }
+
+    /// The files directly in the directory `dir`, sorted; empty when there is no such
+    /// directory. Discovery (`.atomic/tools/*.kdl`) lists directories through this.
+    fn list(&self, dir: &Path) -> Vec<PathBuf>;
 }
 
 /// Files kept in memory, for tests and for the language server's open buffers.
@@ -451,5 +455,16 @@ impl MemoryFiles {
 impl Files for MemoryFiles {
     fn read(&self, path: &Path) -> Option<String> {
         self.files.get(path).cloned()
+    }
+
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = self
+            .files
+            .keys()
+            .filter(|path| path.parent() == Some(dir))
+            .cloned()
+            .collect();
+        found.sort();
+        found
     }
 }

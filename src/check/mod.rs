@@ -26,5 +26,6 @@ pub use analyze::{
 };
 pub use resolve::resolve;
 /// For the language server: where a string literal's text starts (templates), and what
-/// counts as a node id or a name (rename).
-pub(crate) use value::{is_name, is_node_id, template as template_at};
+/// counts as a node id or a name (rename). For `registry`: durations and names in
+/// declaration files.
+pub(crate) use value::{is_name, is_node_id, parse_duration, template as template_at};

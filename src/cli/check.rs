@@ -53,6 +53,11 @@ pub(super) fn run(args: &CheckArgs) -> Exit {
         }
     }
 
+    // Problems of a file several workflows read (a custom tool's file, a called workflow)
+    // are found once per workflow: report them once.
+    let mut seen = std::collections::HashSet::new();
+    diagnostics.retain(|d| seen.insert((d.span, d.code, d.message.clone())));
+
     let mut stdout = std::io::stdout().lock();
     let output = match args.format {
         Format::Pretty => pretty_report(&sources, &diagnostics, &compiled, args, paths.len()),

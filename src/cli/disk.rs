@@ -1,7 +1,7 @@
 //! The real file system behind the pure stages' [`Files`] trait, with the built-in
 //! workflows at their `<built-in>/` paths.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::builtin;
 use crate::source::Files;
@@ -23,5 +23,17 @@ impl Files for Disk {
             return builtin::text(path).is_some();
         }
         path.exists()
+    }
+
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_file())
+            .collect();
+        files.sort();
+        files
     }
 }

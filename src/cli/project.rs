@@ -128,16 +128,19 @@ impl Project {
         ))
     }
 
-    /// The project's rule configuration (`.atomic/config.kdl`), with any problems in it.
+    /// The project's rule configuration (`.atomic/config.kdl`), with any problems in it,
+    /// and the user's `~/.atomic` for the user's custom tools.
     pub fn config(&self, sources: &mut Sources) -> (Config, Vec<Diagnostic>) {
         let path = self.state_dir().join("config.kdl");
-        match std::fs::read_to_string(&path) {
+        let (config, problems) = match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let file = sources.add(path, text);
                 Config::parse(sources, file)
             }
             Err(_) => (Config::new(), Vec::new()),
-        }
+        };
+        let user_dir = self.home.as_ref().map(|home| home.join(".atomic"));
+        (config.with_user_dir(user_dir), problems)
     }
 }
 

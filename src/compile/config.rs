@@ -7,6 +7,8 @@
 //! }
 //! ```
 
+use std::path::{Path, PathBuf};
+
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::source::{SourceId, Sources, Span};
 use crate::syntax::kdl::{self, Value};
@@ -20,10 +22,11 @@ pub enum RuleLevel {
     On(Severity),
 }
 
-/// Rule levels configured for a project.
+/// Rule levels configured for a project, and where the user's own declarations live.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     levels: Vec<(Code, RuleLevel)>,
+    user_dir: Option<PathBuf>,
 }
 
 impl Config {
@@ -31,6 +34,20 @@ impl Config {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Looks for the user's declarations (custom tools in `tools/`) in `dir`, the user's
+    /// `~/.atomic`. Without it, only the project's are found.
+    #[must_use]
+    pub fn with_user_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.user_dir = dir;
+        self
+    }
+
+    /// The user's `~/.atomic`, when known.
+    #[must_use]
+    pub fn user_dir(&self) -> Option<&Path> {
+        self.user_dir.as_deref()
     }
 
     /// Sets one rule's level.

@@ -145,6 +145,12 @@ codes! {
     ReducerTypeMismatch = "reducer-type-mismatch", Error, "names";
     /// An agent has no provider: none named on the node and no workflow default.
     MissingProvider = "missing-provider", Error, "names";
+    /// A `tool use=`, or a `tools` name of an agent on an HTTP model adapter (`anthropic`, `openai`), names no custom tool in `.atomic/tools/`.
+    UndefinedTool = "undefined-tool", Error, "names";
+    /// An `arg` of a `tool use=` node names no argument of the custom tool.
+    UnknownToolArgument = "unknown-tool-argument", Error, "names";
+    /// A `tool use=` node leaves out an argument the custom tool requires.
+    MissingToolArgument = "missing-tool-argument", Error, "names";
 
     // ---- flow: the lowered graph ------------------------------------------------------
     /// No path from the start reaches this node.

@@ -12,6 +12,9 @@ pub struct AdapterInfo {
     pub description: &'static str,
     /// Accepts `tools` (granted tool names / custom tools).
     pub tools: bool,
+    /// Its `tools` are custom tools (`.atomic/tools/*.kdl`) that atomic runs for the model:
+    /// the backend (a model API) has no built-in tools of its own.
+    pub custom_tools: bool,
     /// Accepts `permission=` modes.
     pub permission_modes: bool,
     /// Accepts `system=`.
@@ -30,6 +33,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "anthropic",
         description: "Anthropic Messages API with streaming and tool use",
         tools: true,
+        custom_tools: true,
         permission_modes: false,
         system_prompt: true,
         sessions: false,
@@ -40,6 +44,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "openai",
         description: "any OpenAI-compatible Chat Completions server (vLLM, llama.cpp, Ollama, gateways)",
         tools: true,
+        custom_tools: true,
         permission_modes: false,
         system_prompt: true,
         sessions: false,
@@ -50,6 +55,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "claude-code",
         description: "the Claude Code CLI in stream-json mode",
         tools: true,
+        custom_tools: false,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -60,6 +66,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "opencode",
         description: "an `opencode serve` server over HTTP and SSE",
         tools: true,
+        custom_tools: false,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -70,6 +77,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "copilot",
         description: "the GitHub Copilot CLI",
         tools: true,
+        custom_tools: false,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -80,6 +88,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "command",
         description: "any executable: prompt on stdin, reply on stdout",
         tools: false,
+        custom_tools: false,
         permission_modes: false,
         system_prompt: false,
         sessions: false,
@@ -90,6 +99,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "replay",
         description: "plays a recorded cassette back, for tests and offline demos",
         tools: true,
+        custom_tools: false,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -100,6 +110,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         name: "in-process",
         description: "an in-process echo model with configurable latency, for tests and benchmarks",
         tools: true,
+        custom_tools: false,
         permission_modes: true,
         system_prompt: true,
         sessions: true,

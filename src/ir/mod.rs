@@ -7,11 +7,13 @@
 //! fully in `grammar/README.md`.
 
 mod adapter;
+mod custom_tool;
 mod node;
 mod types;
 mod workflow;
 
 pub use adapter::{ADAPTERS, AdapterInfo, adapter_info};
+pub use custom_tool::{CustomTool, ToolArgument};
 pub use node::{
     Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, ForEach, Jump,
     Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode, PermissionMode,

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{Block, Duration, Node, NodeIdx, Reducer, ValueType};
+use super::{
+    Agent, Block, CustomTool, Duration, Node, NodeIdx, NodeKind, Reducer, ValueType, adapter_info,
+};
 use crate::source::{Span, Spanned};
 
 /// A resolved workflow.
@@ -48,6 +50,10 @@ pub struct Workflow {
     pub limits: Limits,
     /// `on "<event>" { run … }` hooks.
     pub hooks: Vec<Hook>,
+    /// The custom tools (`.atomic/tools/*.kdl`) the workflow uses, by name: filled in by
+    /// `compile` after discovery, so a plan carries what its `tool use=` nodes and agents run.
+    #[serde(default)]
+    pub custom_tools: Vec<CustomTool>,
     /// Every node, statement or nested, in source order. [`NodeIdx`] indexes this.
     pub nodes: Vec<Node>,
     /// The top-level statements.
@@ -95,6 +101,62 @@ impl Workflow {
         self.providers
             .iter()
             .find(|provider| provider.name.value == name)
+    }
+
+    /// The provider an agent runs on: its own `provider=`, else that of the agent nodes it
+    /// `use`s (nearest first), else the workflow default. `None` when none is named or the
+    /// name is not declared.
+    #[must_use]
+    pub fn agent_provider(&self, agent: &Agent) -> Option<&ProviderDecl> {
+        let mut current = agent;
+        let mut hops = 0;
+        let name = loop {
+            if let Some(name) = &current.provider {
+                break Some(name);
+            }
+            let next = current
+                .use_
+                .as_ref()
+                .and_then(|name| self.find_node(&name.value));
+            match next.map(|idx| &self.node(idx).kind) {
+                Some(NodeKind::Agent(next)) if hops < 16 => current = next,
+                _ => break self.default_provider.as_ref(),
+            }
+            hops += 1;
+        };
+        self.provider(&name?.value)
+    }
+
+    /// The custom tool with this name, among those the workflow uses.
+    #[must_use]
+    pub fn custom_tool(&self, name: &str) -> Option<&CustomTool> {
+        self.custom_tools
+            .iter()
+            .find(|tool| tool.name.value == name)
+    }
+
+    /// Every place the workflow names a custom tool, in node order: `tool use=` nodes and
+    /// the `tools` of agents on adapters whose tools are custom tools (`anthropic`,
+    /// `openai`). Other adapters' `tools` are their own built-in tool names.
+    #[must_use]
+    pub fn custom_tool_uses(&self) -> Vec<&Spanned<String>> {
+        let mut uses = Vec::new();
+        for node in &self.nodes {
+            match &node.kind {
+                NodeKind::Tool(tool) => uses.extend(&tool.use_),
+                NodeKind::Agent(agent) if !agent.tools.is_empty() => {
+                    let custom = self
+                        .agent_provider(agent)
+                        .and_then(|provider| adapter_info(&provider.adapter.value))
+                        .is_some_and(|info| info.custom_tools);
+                    if custom {
+                        uses.extend(&agent.tools);
+                    }
+                }
+                _ => {}
+            }
+        }
+        uses
     }
 }
 

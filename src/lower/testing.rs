@@ -488,6 +488,7 @@ impl Builder {
             default_model: None,
             limits: crate::ir::Limits::default(),
             hooks: Vec::new(),
+            custom_tools: Vec::new(),
             nodes: self.nodes,
             body,
             span: Span::new(SourceId(0), 0, 1_000_000),

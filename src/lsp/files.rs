@@ -52,6 +52,23 @@ impl Files for Overlay<'_> {
         self.read.borrow_mut().insert(path);
         exists
     }
+
+    /// Unsaved buffers in `dir` count as files there, so a new tool file is seen before
+    /// it is saved.
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let dir = normalize(dir);
+        let mut files = self.disk.list(&dir);
+        files.extend(
+            self.buffers
+                .keys()
+                .filter(|path| path.parent() == Some(dir.as_path()))
+                .cloned(),
+        );
+        files.sort();
+        files.dedup();
+        self.read.borrow_mut().insert(dir);
+        files
+    }
 }
 
 /// The real file system. The language server is the only caller outside `cli` that reads
@@ -66,6 +83,18 @@ impl Files for Disk {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.is_file())
+            .collect();
+        files.sort();
+        files
     }
 }
 

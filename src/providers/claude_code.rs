@@ -729,6 +729,7 @@ mod tests {
             system: Some("Be terse.".to_owned()),
             tools: vec![super::super::ToolGrant {
                 name: "Edit".to_owned(),
+                timeout: None,
                 description: None,
                 input_schema: None,
                 command: Vec::new(),

@@ -51,6 +51,10 @@ pub struct ToolGrant {
     pub input_schema: Option<serde_json::Value>,
     /// The command that runs it (custom tools): argv, arguments arrive as JSON on stdin.
     pub command: Vec<String>,
+    /// The longest one call may take (custom tools); the adapter's `tool-timeout` when
+    /// `None`.
+    #[serde(default)]
+    pub timeout: Option<Duration>,
 }
 
 /// Token counts of one call (summed over its turns).

@@ -1279,6 +1279,7 @@ mod tests {
             permission: Some(PermissionMode::Plan),
             tools: vec![super::super::ToolGrant {
                 name: "Read".to_owned(),
+                timeout: None,
                 description: None,
                 input_schema: None,
                 command: Vec::new(),

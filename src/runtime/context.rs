@@ -128,6 +128,10 @@ impl Files for NoFiles {
     fn read(&self, _path: &Path) -> Option<String> {
         None
     }
+
+    fn list(&self, _dir: &Path) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
 }
 
 impl RunContext {

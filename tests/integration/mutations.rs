@@ -136,7 +136,9 @@ fn mutate(text: &mut String, rng: &mut Rng) -> String {
                 starts[rng.below(starts.len())],
                 starts[rng.below(starts.len())],
             );
-            let piece = text[a.min(b)..a.max(b).min(a.min(b) + 40)].to_owned();
+            // The 40-byte cap may land inside a character: cut at the boundary before it.
+            let end = text.floor_char_boundary(a.max(b).min(a.min(b) + 40));
+            let piece = text[a.min(b)..end].to_owned();
             let piece = String::from_utf8_lossy(piece.as_bytes()).into_owned();
             text.insert_str(at, &piece);
             format!("copy {} bytes to {at}", piece.len())

@@ -94,6 +94,7 @@ fn tools(names: &[&str]) -> Vec<ToolGrant> {
             description: None,
             input_schema: None,
             command: Vec::new(),
+            timeout: None,
         })
         .collect()
 }

@@ -71,6 +71,7 @@ fn request(prompt: &str, dir: &Path) -> AgentRequest {
 /// A tool that writes its JSON input to `notes.txt` in the working directory.
 fn write_notes_tool() -> ToolGrant {
     ToolGrant {
+        timeout: None,
         name: "write_notes".to_owned(),
         description: Some("Replaces notes.txt with the input".to_owned()),
         input_schema: Some(json!({"type": "object", "properties": {"text": {"type": "string"}}})),
@@ -287,6 +288,7 @@ async fn anthropic_failing_tool_is_reported_to_the_model() {
     let mut req = request("Try it", dir.path());
     req.tools = vec![ToolGrant {
         name: "fail".to_owned(),
+        timeout: None,
         description: None,
         input_schema: None,
         command: vec![
@@ -719,6 +721,7 @@ async fn anthropic_configuration_errors() {
     let mut req = request("hi", dir.path());
     req.tools = vec![ToolGrant {
         name: "Read".to_owned(),
+        timeout: None,
         description: None,
         input_schema: None,
         command: Vec::new(),

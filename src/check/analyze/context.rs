@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::diagnostic::Outcome;
-use crate::ir::Workflow;
+use crate::ir::{CustomTool, Workflow};
 use crate::source::{Files, SourceId, Sources};
 use crate::syntax;
 
@@ -25,6 +25,8 @@ pub struct AnalyzeContext<'a> {
     pub files: &'a dyn Files,
     /// How called workflows are parsed and resolved.
     pub load: &'a LoadWorkflow<'a>,
+    /// The custom tools discovered for the workflow (`.atomic/tools/*.kdl`).
+    pub tools: &'a [CustomTool],
 }
 
 impl<'a> AnalyzeContext<'a> {
@@ -42,7 +44,15 @@ impl<'a> AnalyzeContext<'a> {
             path,
             files,
             load: &load_workflow,
+            tools: &[],
         }
+    }
+
+    /// The custom tools `tool use=` nodes and agents may name (none by default).
+    #[must_use]
+    pub fn with_tools(mut self, tools: &'a [CustomTool]) -> Self {
+        self.tools = tools;
+        self
     }
 
     /// Uses `load` to turn called workflows into IR (tests pass IR built in code).

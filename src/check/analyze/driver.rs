@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Diagnostic;
-use crate::ir::Workflow;
+use crate::ir::{CustomTool, Workflow};
 use crate::source::Files;
 
 use super::callees::{self, Callees};
@@ -26,6 +26,8 @@ pub(crate) struct Facts<'w> {
     pub files: &'w dyn Files,
     /// The directory relative paths are resolved against.
     pub dir: PathBuf,
+    /// The custom tools discovered for the workflow.
+    pub tools: &'w [CustomTool],
 }
 
 impl Facts<'_> {
@@ -57,6 +59,7 @@ pub fn analyze(workflow: &Workflow, cx: &mut AnalyzeContext<'_>) -> Vec<Diagnost
         callees,
         files: cx.files,
         dir: cx.dir().to_owned(),
+        tools: cx.tools,
     };
     run_rules(&facts, &mut out);
     out.sort_by(|a, b| (a.span, a.code, &a.message).cmp(&(b.span, b.code, &b.message)));
@@ -77,6 +80,7 @@ fn run_rules(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     rules::subgraph_output_mismatch::check(facts, out);
     rules::invalid_answer_type::check(facts, out);
     rules::undeclared_env::check(facts, out);
+    rules::custom_tool_use::check(facts, out);
     rules::tainted_command::check(facts, out);
     rules::unguarded_side_effect::check(facts, out);
     rules::inline_secret::check(facts, out);

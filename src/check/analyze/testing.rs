@@ -49,6 +49,7 @@ impl Builder {
                 default_model: None,
                 limits: crate::ir::Limits::default(),
                 hooks: Vec::new(),
+                custom_tools: Vec::new(),
                 nodes: Vec::new(),
                 body: Block::default(),
                 span: Span::default(),

@@ -98,6 +98,7 @@ fn declarations(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Workflow {
         default_model: r.string(checked.prop("model")),
         limits: limits(r, checked),
         hooks: hooks(r, checked),
+        custom_tools: Vec::new(),
         nodes: Vec::new(),
         body: crate::ir::Block::default(),
         span: checked.node.span,

@@ -318,6 +318,7 @@ mod tests {
             system: Some("Be brief.".to_owned()),
             tools: vec![ToolGrant {
                 name: "edit".to_owned(),
+                timeout: None,
                 description: Some("Edits a file".to_owned()),
                 input_schema: Some(
                     json!({"type":"object","properties":{"path":{"type":"string"}}}),

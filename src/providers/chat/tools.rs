@@ -33,6 +33,8 @@ pub(crate) struct CustomTool {
     /// JSON Schema of its input (an object schema).
     pub(crate) input_schema: Value,
     command: Vec<String>,
+    /// Its own limit, over the call's default.
+    timeout: Option<Duration>,
 }
 
 /// A tool call the model made.
@@ -109,6 +111,7 @@ impl ToolSet {
                     .clone()
                     .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
                 command: grant.command.clone(),
+                timeout: grant.timeout,
             });
         }
         Ok(Self { adapter, tools })
@@ -141,6 +144,7 @@ impl ToolSet {
                 names.join(", ")
             ));
         };
+        let timeout = tool.timeout.unwrap_or(timeout);
         let run = tool.execute(self.adapter, &call.input, working_dir, hide_env, timeout);
         match tokio::time::timeout(timeout, run).await {
             Ok(outcome) => outcome,
@@ -231,6 +235,7 @@ mod tests {
 
     fn grant(name: &str, command: &[&str]) -> ToolGrant {
         ToolGrant {
+            timeout: None,
             name: name.to_owned(),
             description: None,
             input_schema: None,

@@ -250,6 +250,7 @@ mod tests {
             system: Some("You are terse.".to_owned()),
             tools: vec![crate::providers::ToolGrant {
                 name: "get_weather".to_owned(),
+                timeout: None,
                 description: Some("Looks up weather".to_owned()),
                 input_schema: None,
                 command: vec!["weather".to_owned()],

@@ -7,7 +7,10 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::mapping::{Raw, map_outputs};
-use crate::ir::{Agent, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, Template};
+use crate::ir::{
+    Agent, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, ProviderDecl, Template,
+    Workflow, adapter_info,
+};
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
 use crate::runtime::context_window::{ContextWatch, Thresholds};
 use crate::runtime::frame::{Frame, Write};
@@ -125,12 +128,7 @@ pub(super) async fn execute(
         .map(|tools| {
             tools
                 .iter()
-                .map(|name| ToolGrant {
-                    name: name.value.clone(),
-                    description: None,
-                    input_schema: None,
-                    command: Vec::new(),
-                })
+                .map(|name| grant(workflow, declared, &name.value))
                 .collect()
         })
         .unwrap_or_default();
@@ -251,4 +249,31 @@ pub(super) async fn execute(
         }),
     ));
     Ok(writes)
+}
+
+/// What an agent is granted for the tool `name`: on adapters whose tools are custom tools
+/// (`anthropic`, `openai`), the custom tool's command, description and argument schema;
+/// elsewhere just the name, one of the backend's own tools.
+fn grant(workflow: &Workflow, provider: Option<&ProviderDecl>, name: &str) -> ToolGrant {
+    let custom = provider
+        .and_then(|provider| adapter_info(&provider.adapter.value))
+        .is_some_and(|info| info.custom_tools)
+        .then(|| workflow.custom_tool(name))
+        .flatten();
+    match custom {
+        Some(tool) => ToolGrant {
+            name: name.to_owned(),
+            description: tool.description.clone(),
+            input_schema: Some(tool.schema.clone()),
+            command: tool.command.clone(),
+            timeout: tool.timeout.as_ref().map(|timeout| timeout.value.to_std()),
+        },
+        None => ToolGrant {
+            name: name.to_owned(),
+            description: None,
+            input_schema: None,
+            command: Vec::new(),
+            timeout: None,
+        },
+    }
 }

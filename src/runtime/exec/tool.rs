@@ -1,5 +1,7 @@
 //! `tool`: run a command (argv; `sh -c` only with `shell=#true`) in its own process group,
-//! stream its output lines as events, capture stdout, stderr and the exit code.
+//! stream its output lines as events, capture stdout, stderr and the exit code. A `tool
+//! use="<name>"` node runs the custom tool's command instead, its `arg`s as one JSON object
+//! on stdin, within the tool's own `timeout`.
 //!
 //! Cancellation is by drop: when the step times out, loses a race or the run is
 //! cancelled, the future is dropped and [`GroupKill`] kills the whole process group, so
@@ -18,6 +20,7 @@ use crate::runtime::frame::{Frame, Write};
 use crate::runtime::process_group::GroupKill;
 use crate::runtime::shared::Shared;
 use crate::runtime::{NodeError, RunEvent};
+use minijinja::Value as TemplateValue;
 
 /// Most bytes of stdout or stderr kept (the rest is dropped, with a marker).
 const MAX_CAPTURE: usize = 16 * 1024 * 1024;
@@ -30,17 +33,24 @@ pub(super) async fn execute(
     seq: u64,
 ) -> Result<Vec<Write>, NodeError> {
     let id = shared.id(node).clone();
-    if tool.use_.is_some() && tool.run.is_empty() {
-        return Err(NodeError::fatal(format!(
-            "`{id}` uses a custom tool, which this run was not given"
-        )));
-    }
     let scope = shared.scope(frame, Some(node), seq);
-    let argv: Vec<String> = tool
-        .run
-        .iter()
-        .map(|t| shared.templates.render(t, &scope))
-        .collect::<Result<_, _>>()?;
+    let invocation = match &tool.use_ {
+        Some(name) => custom_call(shared, &id, tool, &name.value, &scope)?,
+        None => Invocation {
+            argv: tool
+                .run
+                .iter()
+                .map(|t| shared.templates.render(t, &scope))
+                .collect::<Result<_, _>>()?,
+            shell: tool.shell,
+            stdin: tool
+                .stdin
+                .as_ref()
+                .map(|t| shared.templates.render(t, &scope))
+                .transpose()?,
+            limit: None,
+        },
+    };
     let cwd = tool
         .cwd
         .as_ref()
@@ -51,18 +61,92 @@ pub(super) async fn execute(
         .iter()
         .map(|(name, t)| Ok((name.value.clone(), shared.templates.render(t, &scope)?)))
         .collect::<Result<_, NodeError>>()?;
-    let stdin = tool
-        .stdin
-        .as_ref()
-        .map(|t| shared.templates.render(t, &scope))
-        .transpose()?;
     drop(scope);
     if shared.ctx.dry_run {
         let out = super::canned::text(shared.workflow(), &tool.outputs);
         return writes(shared, id, tool, &out, "", Some(0));
     }
+    let dir = match cwd {
+        Some(dir) => shared.ctx.working_dir.join(dir),
+        None => shared.ctx.working_dir.clone(),
+    };
+    let Some(limit) = invocation.limit else {
+        return spawn(shared, id, tool, invocation, &dir, env).await;
+    };
+    let run = spawn(shared, id.clone(), tool, invocation, &dir, env);
+    // Dropping `run` on the deadline kills the command's whole process group.
+    tokio::time::timeout(limit, run).await.map_err(|_elapsed| {
+        NodeError::new(
+            ErrorClass::Timeout,
+            format!("`{id}` timed out after {limit:?} (its custom tool's `timeout`)"),
+        )
+    })?
+}
 
-    let mut command = if tool.shell {
+/// What to start: argv (or one `sh -c` line), stdin, and a custom tool's own time limit.
+struct Invocation {
+    argv: Vec<String>,
+    shell: bool,
+    stdin: Option<String>,
+    limit: Option<std::time::Duration>,
+}
+
+/// A `tool use="<name>"` node: the custom tool's command, with the rendered `arg`s as one
+/// JSON object on stdin (each `arg` evaluated as JSON, so `"{{ state.n }}"` stays a number).
+fn custom_call(
+    shared: &Shared,
+    id: &Arc<str>,
+    tool: &Tool,
+    name: &str,
+    scope: &TemplateValue,
+) -> Result<Invocation, NodeError> {
+    let custom = shared.workflow().custom_tool(name).ok_or_else(|| {
+        NodeError::fatal(format!(
+            "`{id}` uses the custom tool `{name}`, which this run was not given"
+        ))
+    })?;
+    let mut arguments = serde_json::Map::new();
+    for (arg, template) in &tool.args {
+        let value = shared.templates.eval_json(template, scope)?;
+        arguments.insert(arg.value.clone(), typed(&custom.schema, &arg.value, value));
+    }
+    Ok(Invocation {
+        argv: custom.command.clone(),
+        shell: false,
+        stdin: Some(serde_json::Value::Object(arguments).to_string()),
+        limit: custom
+            .timeout
+            .as_ref()
+            .map(|timeout| timeout.value.to_std()),
+    })
+}
+
+/// Text given for an argument its schema declares a number, boolean, array or object
+/// (`arg "jobs" "4"`) is passed as that JSON value when it parses as one.
+fn typed(schema: &serde_json::Value, name: &str, value: serde_json::Value) -> serde_json::Value {
+    let declared = schema["properties"][name]["type"].as_str();
+    match (&value, declared) {
+        (serde_json::Value::String(text), Some(ty)) if ty != "string" => {
+            serde_json::from_str(text).unwrap_or(value)
+        }
+        _ => value,
+    }
+}
+
+/// Starts the command in its own process group, streams and captures its output, and maps
+/// the result.
+async fn spawn(
+    shared: &Arc<Shared>,
+    id: Arc<str>,
+    tool: &Tool,
+    invocation: Invocation,
+    dir: &std::path::Path,
+    env: Vec<(String, String)>,
+) -> Result<Vec<Write>, NodeError> {
+    let Invocation {
+        argv, shell, stdin, ..
+    } = invocation;
+    let mut command = if shell {
         let mut command = Command::new("sh");
         command.arg("-c").arg(argv.join(" "));
         command
@@ -74,12 +158,8 @@ pub(super) async fn execute(
         command.args(args);
         command
     };
-    let dir = match cwd {
-        Some(dir) => shared.ctx.working_dir.join(dir),
-        None => shared.ctx.working_dir.clone(),
-    };
     command
-        .current_dir(&dir)
+        .current_dir(dir)
         .envs(env)
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -105,6 +185,8 @@ pub(super) async fn execute(
         if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
             // A child that exits without reading its input is not an error of ours.
             let _ = pipe.write_all(text.as_bytes()).await;
+            // Closed, so a tool reading its input to the end sees the end.
+            drop(pipe);
         }
     };
     let stdout = child.stdout.take();

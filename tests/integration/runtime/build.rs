@@ -103,6 +103,7 @@ impl Wf {
                 default_model: None,
                 limits: Limits::default(),
                 hooks: Vec::new(),
+                custom_tools: Vec::new(),
                 nodes: Vec::new(),
                 body: Block {
                     nodes: Vec::new(),

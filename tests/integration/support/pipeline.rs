@@ -60,6 +60,22 @@ impl atomic::source::Files for RootedDisk {
         };
         atomic::source::Files::read(&Disk, &path)
     }
+
+    /// Listed under the crate root, and named as given (relative stays relative).
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let rooted = if dir.is_relative() {
+            root().join(dir)
+        } else {
+            dir.to_path_buf()
+        };
+        atomic::source::Files::list(&Disk, &rooted)
+            .into_iter()
+            .map(|path| {
+                let name = path.file_name().expect("listed files have names");
+                dir.join(name)
+            })
+            .collect()
+    }
 }
 
 /// Diagnostics rendered colourless at a fixed width, for snapshots.

@@ -2,6 +2,7 @@
 //! instead*. `missing-subgraph` and `subgraph-recursion` live in `callees`, which loads the
 //! called workflows.
 
+pub(super) mod custom_tool_use;
 pub(super) mod inline_secret;
 pub(super) mod invalid_answer_type;
 pub(super) mod parallel_write_conflict;

@@ -1,0 +1,197 @@
+//! Custom tools (`.atomic/tools/*.kdl`) end to end through `atomic run`: an `anthropic`
+//! agent calling one against the scripted Messages API fake on 127.0.0.1, a `tool use=`
+//! node getting its arguments as JSON on stdin, and an undefined tool refused before
+//! anything runs.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::cli_project::{CliProject, stderr};
+use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
+use crate::support::within;
+
+/// A tool whose command is a small `sh` script that replaces `notes.txt` with its `text`
+/// argument (read from the JSON object on stdin).
+const EDIT_TOOL: &str = r#"tool "edit" description="Replaces the text of notes.txt" {
+    argument "text" description="The new text"
+    command "sh" ".atomic/tools/edit.sh"
+    timeout "20s"
+}
+"#;
+
+const EDIT_SCRIPT: &str = r#"input=$(cat)
+text=$(printf '%s' "$input" | sed -n 's/.*"text":"\([^"]*\)".*/\1/p')
+printf '%s\n' "$text" > notes.txt
+echo "wrote notes.txt"
+"#;
+
+fn edit_flow(base_url: &str) -> String {
+    format!(
+        r#"workflow "edit-notes" {{
+    state {{ field "summary" type="string" default=""; }}
+    provider "claude" adapter="anthropic" model="claude-sonnet-4-5" api-key-env="TEST_ANTHROPIC_KEY" base-url="{base_url}"
+    agent "edit" provider="claude" {{
+        prompt "Rewrite notes.txt to say: new notes"
+        tools "edit"
+        output "summary"
+    }}
+}}
+"#
+    )
+}
+
+/// The text of every `tool_result` block in a request body.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|message| message["content"].as_array())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| match &block["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anthropic_agent_edits_a_file_with_a_custom_tool() {
+    let fake = ScriptedAnthropic::start(vec![
+        Step::Tool {
+            name: "edit".to_owned(),
+            input: json!({"text": "new notes"}),
+        },
+        Step::Text("Done: notes.txt now says new notes.".to_owned()),
+    ])
+    .await;
+    let project = CliProject::new();
+    project.write(".atomic/tools/edit.kdl", EDIT_TOOL);
+    project.write(".atomic/tools/edit.sh", EDIT_SCRIPT);
+    project.write("notes.txt", "old notes\n");
+    project.write("flow.kdl", &edit_flow(&fake.base_url()));
+
+    let mut command = project.atomic();
+    command
+        .args(["run", "flow.kdl"])
+        .env("TEST_ANTHROPIC_KEY", "test-key");
+    let output = within(
+        Duration::from_secs(90),
+        tokio::task::spawn_blocking(move || command.output().expect("atomic run")),
+    )
+    .await
+    .expect("the run finished");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert_eq!(project.read("notes.txt"), "new notes\n");
+
+    let shown = project.show(&project.last_run());
+    assert_eq!(
+        shown["state"]["summary"],
+        "Done: notes.txt now says new notes."
+    );
+
+    // The model was offered the tool with its description and schema, and got its answer.
+    let requests = fake.requests();
+    let first = requests
+        .iter()
+        .find(|r| r.has_tools())
+        .expect("a tool-use turn");
+    let tool = &first.body["tools"][0];
+    assert_eq!(tool["name"], "edit");
+    assert_eq!(tool["description"], "Replaces the text of notes.txt");
+    assert_eq!(tool["input_schema"]["required"], json!(["text"]));
+    assert!(
+        requests.iter().any(|r| tool_results(&r.body)
+            .iter()
+            .any(|t| t.contains("wrote notes.txt"))),
+        "the tool's stdout went back to the model: {requests:?}"
+    );
+}
+
+#[test]
+fn a_tool_node_passes_its_args_as_json_on_stdin() {
+    let project = CliProject::new();
+    project.write(
+        ".atomic/tools/echo-args.kdl",
+        r#"tool "echo-args" description="Prints its input" {
+    argument "word"
+    argument "times" type="integer"
+    argument "note" required=#false
+    command "sh" "-c" "cat; echo"
+}
+"#,
+    );
+    project.write(
+        "flow.kdl",
+        r#"workflow "args" {
+    input "word" type="string"
+    state {
+        field "n" type="integer" default=3
+        field "got" type="object" default="{}"
+    }
+    tool "echo" use="echo-args" idempotent=#true {
+        arg "word" "{{ input.word }}!"
+        arg "times" "{{ state.n }}"
+        output "got" parse="json"
+    }
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "flow.kdl", "--input", "word=hi"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    let shown = project.show(&project.last_run());
+    assert_eq!(shown["state"]["got"], json!({"word": "hi!", "times": 3}));
+}
+
+#[test]
+fn a_custom_tool_times_out_and_an_undefined_one_never_runs() {
+    let project = CliProject::new();
+    project.write(
+        ".atomic/tools/slow.kdl",
+        r#"tool "slow" { command "sleep" "30"; timeout "300ms"; }"#,
+    );
+    project.write(
+        "slow.kdl",
+        r#"workflow "slow" { tool "wait" use="slow" idempotent=#true; }"#,
+    );
+    let started = std::time::Instant::now();
+    let output = project
+        .atomic()
+        .args(["run", "slow.kdl", "--store", "memory"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("timed out"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{err}");
+
+    // Checked before anything runs: the first tool would create `ran.txt`.
+    project.write(
+        "undefined.kdl",
+        r#"workflow "undefined" {
+    provider "claude" adapter="anthropic" api-key-env="TEST_ANTHROPIC_KEY" base-url="http://127.0.0.1:9"
+    tool "first" idempotent=#true { run "touch" "ran.txt"; }
+    agent "fix" provider="claude" { prompt "Fix it"; tools "slo"; }
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "undefined.kdl", "--store", "memory"])
+        .env("TEST_ANTHROPIC_KEY", "test-key")
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("atomic::undefined-tool"), "{err}");
+    assert!(err.contains("did you mean `slow`?"), "{err}");
+    assert!(!project.path().join("ran.txt").exists());
+}
