@@ -143,7 +143,7 @@ codes! {
     UnsupportedFeature = "unsupported-feature", Error, "names";
     /// A reducer cannot combine values of the field's type (e.g. `sum` on a string).
     ReducerTypeMismatch = "reducer-type-mismatch", Error, "names";
-    /// An agent has no provider: none named on the node and no workflow default.
+    /// An agent has no provider: none named on the node, no workflow default, and not exactly one declared.
     MissingProvider = "missing-provider", Error, "names";
     /// A `tool use=`, or a `tools` name of an agent on an HTTP model adapter (`anthropic`, `openai`), names no custom tool in `.atomic/tools/`.
     UndefinedTool = "undefined-tool", Error, "names";

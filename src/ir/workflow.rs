@@ -108,11 +108,20 @@ impl Workflow {
     /// name is not declared.
     #[must_use]
     pub fn agent_provider(&self, agent: &Agent) -> Option<&ProviderDecl> {
+        self.provider(&self.agent_provider_name(agent)?.value)
+    }
+
+    /// The provider an agent names, as written: its own `provider=`, else its `use` source's
+    /// (followed through other agent nodes), else the workflow's `provider=`, else the one
+    /// provider the workflow declares. `None` when it is ambiguous or there is none. The
+    /// checker and the runtime both ask this, so they never disagree.
+    #[must_use]
+    pub fn agent_provider_name<'a>(&'a self, agent: &'a Agent) -> Option<&'a Spanned<String>> {
         let mut current = agent;
         let mut hops = 0;
-        let name = loop {
+        loop {
             if let Some(name) = &current.provider {
-                break Some(name);
+                return Some(name);
             }
             let next = current
                 .use_
@@ -120,11 +129,16 @@ impl Workflow {
                 .and_then(|name| self.find_node(&name.value));
             match next.map(|idx| &self.node(idx).kind) {
                 Some(NodeKind::Agent(next)) if hops < 16 => current = next,
-                _ => break self.default_provider.as_ref(),
+                _ => break,
             }
             hops += 1;
-        };
-        self.provider(&name?.value)
+        }
+        self.default_provider
+            .as_ref()
+            .or(match self.providers.as_slice() {
+                [only] => Some(&only.name),
+                _ => None,
+            })
     }
 
     /// The custom tool with this name, among those the workflow uses.

@@ -1,7 +1,6 @@
-//! Each agent has a provider (its own, its `use` source's, or the workflow default), and
-//! asks it only for what its adapter supports ([`crate::ir::AdapterInfo`]).
-
-use std::collections::HashMap;
+//! Each agent has a provider (its own, its `use` source's, the workflow default, or the only
+//! one declared: [`Workflow::agent_provider_name`]), and asks it only for what its adapter
+//! supports ([`crate::ir::AdapterInfo`]).
 
 use crate::diagnostic::{Code, Diagnostic, expected_one_of};
 use crate::ir::{Agent, NodeKind, ProviderDecl, Workflow, adapter_info};
@@ -9,19 +8,11 @@ use crate::source::{Span, Spanned};
 
 /// Reports `missing-provider` and `unsupported-feature`.
 pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
-    let agents: HashMap<&str, &Agent> = workflow
-        .nodes
-        .iter()
-        .filter_map(|node| match &node.kind {
-            NodeKind::Agent(agent) => Some((node.id.value.as_str(), &**agent)),
-            _ => None,
-        })
-        .collect();
     for node in &workflow.nodes {
         let NodeKind::Agent(agent) = &node.kind else {
             continue;
         };
-        let Some(name) = effective_provider(workflow, &agents, agent) else {
+        let Some(name) = workflow.agent_provider_name(agent) else {
             out.push(missing_provider(workflow, &node.id));
             continue;
         };
@@ -30,24 +21,6 @@ pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
         };
         check_features(agent, provider, out);
     }
-}
-
-/// The provider name: the agent's, its `use` source's, then the workflow default.
-fn effective_provider<'w>(
-    workflow: &'w Workflow,
-    agents: &HashMap<&str, &'w Agent>,
-    agent: &'w Agent,
-) -> Option<&'w Spanned<String>> {
-    agent
-        .provider
-        .as_ref()
-        .or_else(|| {
-            agents
-                .get(agent.use_.as_ref()?.value.as_str())?
-                .provider
-                .as_ref()
-        })
-        .or(workflow.default_provider.as_ref())
 }
 
 fn missing_provider(workflow: &Workflow, id: &Spanned<String>) -> Diagnostic {
@@ -69,7 +42,11 @@ fn missing_provider(workflow: &Workflow, id: &Spanned<String>) -> Diagnostic {
         id.span,
         format!("agent `{}` has no provider", id.value),
     )
-    .label("no provider on the agent, its `use` source or the workflow")
+    .label(if workflow.providers.len() > 1 {
+        "no provider on the agent, its `use` source or the workflow, and several are declared"
+    } else {
+        "no provider on the agent, its `use` source or the workflow"
+    })
     .help(help)
 }
 
@@ -145,9 +122,13 @@ mod tests {
             codes(&flow("openai", &format!("{base}agent \"a\" use=\"base\""))),
             []
         );
+        // With one provider declared, that one is used.
         assert_eq!(
             codes(&flow("openai", "agent \"a\" use=\"agent:reviewer\"")),
-            [Code::MissingProvider]
+            []
         );
+        // With several and no default, an agent must say which.
+        let two = "workflow \"w\" {\nprovider \"p\" adapter=\"openai\" { command \"m\"; }\nprovider \"q\" adapter=\"openai\" { command \"m\"; }\nagent \"a\" prompt=\"x\"\n}";
+        assert_eq!(codes(two), [Code::MissingProvider]);
     }
 }

@@ -76,13 +76,9 @@ pub(super) async fn execute(
     };
     let id = shared.id(node).clone();
     let settings = Settings::resolve(shared, agent);
-    let provider_name = settings
-        .first(|agent| agent.provider.as_ref().map(|p| p.value.as_str()))
-        .or(workflow.default_provider.as_ref().map(|p| p.value.as_str()))
-        .or(match workflow.providers.as_slice() {
-            [only] => Some(only.name.value.as_str()),
-            _ => None,
-        })
+    let provider_name = workflow
+        .agent_provider_name(agent)
+        .map(|name| name.value.as_str())
         .ok_or_else(|| {
             NodeError::new(
                 ErrorClass::Provider,
