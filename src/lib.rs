@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod compile;
 pub mod diagnostic;
+pub mod disk;
 pub mod ir;
 pub mod lower;
 pub mod lsp;

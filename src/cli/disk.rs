@@ -1,5 +1,5 @@
-//! The real file system behind the pure stages' [`Files`] trait, with the built-in
-//! workflows at their `<built-in>/` paths.
+//! The files the command line reads: the real file system, with the built-in workflows at
+//! their `<built-in>/` paths.
 
 use std::path::{Path, PathBuf};
 
@@ -15,25 +15,17 @@ impl Files for Disk {
         if builtin::is_built_in(path) {
             return builtin::text(path).map(str::to_owned);
         }
-        std::fs::read_to_string(path).ok()
+        crate::disk::Disk.read(path)
     }
 
     fn exists(&self, path: &Path) -> bool {
         if builtin::is_built_in(path) {
             return builtin::text(path).is_some();
         }
-        path.exists()
+        crate::disk::Disk.exists(path)
     }
 
     fn list(&self, dir: &Path) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.is_file())
-            .collect();
-        files.sort();
-        files
+        crate::disk::Disk.list(dir)
     }
 }

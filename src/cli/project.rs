@@ -192,13 +192,7 @@ impl Discovered {
 }
 
 fn kdl_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "kdl"))
-        .collect();
-    files.sort();
+    let mut files = Disk.list(dir);
+    files.retain(|path| path.extension().is_some_and(|ext| ext == "kdl"));
     files
 }

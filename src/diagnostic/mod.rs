@@ -42,6 +42,19 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// `duplicate-id`: `<what> \`<name>\` is declared twice`, pointing at both places. The
+    /// caller adds the help, which depends on where the two are.
+    #[must_use]
+    pub fn declared_twice(what: &str, name: &str, again: Span, first: Span) -> Self {
+        Self::new(
+            Code::DuplicateId,
+            again,
+            format!("{what} `{name}` is declared twice"),
+        )
+        .label("declared again here")
+        .with_label(first, "first declared here")
+    }
+
     /// A diagnostic with the code's default severity.
     pub fn new(code: Code, span: Span, message: impl Into<String>) -> Self {
         Self {

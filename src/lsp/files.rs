@@ -71,33 +71,6 @@ impl Files for Overlay<'_> {
     }
 }
 
-/// The real file system. The language server is the only caller outside `cli` that reads
-/// files, and only through this.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Disk;
-
-impl Files for Disk {
-    fn read(&self, path: &Path) -> Option<String> {
-        std::fs::read_to_string(path).ok()
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
-    }
-
-    fn list(&self, dir: &Path) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.is_file())
-            .collect();
-        files.sort();
-        files
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

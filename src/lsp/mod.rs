@@ -31,6 +31,7 @@ mod symbols;
 mod testing;
 mod tree;
 
+pub use crate::disk::Disk;
 pub use analysis::Analysis;
 pub use code_action::code_actions;
 pub use completion::completion;
@@ -38,7 +39,7 @@ pub use convert::{diagnostic, normalize, offset, path, position, range, uri};
 pub use definition::definition;
 pub use documents::{Document, Documents, apply as apply_change};
 pub use feedback::Feedback;
-pub use files::{Disk, Overlay};
+pub use files::Overlay;
 pub use hover::hover;
 pub use index::{Index, Occurrence, SymbolKind, TemplateSite, Written};
 pub use references::references;

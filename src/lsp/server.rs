@@ -29,9 +29,10 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 use super::analysis::Analysis;
 use super::documents::Documents;
 use super::feedback::Feedback;
-use super::files::{Disk, Overlay};
+use super::files::Overlay;
 use super::snapshot::Snapshot;
 use super::{code_action, completion, convert, definition, hover, references, rename, symbols};
+use crate::disk::Disk;
 
 /// How long typing must pause before a changed buffer is checked.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);

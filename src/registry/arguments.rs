@@ -33,14 +33,8 @@ pub(super) fn from_children(
         };
         if let Some(first) = arguments.iter().find(|arg| arg.name.value == name.value) {
             out.push(
-                Diagnostic::new(
-                    Code::DuplicateId,
-                    name.span,
-                    format!("argument `{}` is declared twice", name.value),
-                )
-                .label("declared again here")
-                .with_label(first.name.span, "first declared here")
-                .help("remove one of them, or rename it"),
+                Diagnostic::declared_twice("argument", &name.value, name.span, first.name.span)
+                    .help("remove one of them, or rename it"),
             );
             continue;
         }

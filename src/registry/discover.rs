@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::tool_file::resolve_tool_file;
-use crate::diagnostic::{Code, Diagnostic, Outcome};
+use crate::diagnostic::{Diagnostic, Outcome};
 use crate::ir::CustomTool;
 use crate::source::{Files, Sources};
 
@@ -62,13 +62,12 @@ pub fn discover_tools(
             };
             match tools.iter().find(|(_, t)| t.name.value == tool.name.value) {
                 Some((first_rank, first)) if *first_rank == rank => out.push(
-                    Diagnostic::new(
-                        Code::DuplicateId,
+                    Diagnostic::declared_twice(
+                        "tool",
+                        &tool.name.value,
                         tool.name.span,
-                        format!("tool `{}` is declared twice", tool.name.value),
+                        first.name.span,
                     )
-                    .label("declared again here")
-                    .with_label(first.name.span, "first declared here")
                     .help("rename one of them, or remove one of the files"),
                 ),
                 Some(_) => {}
@@ -84,6 +83,7 @@ pub fn discover_tools(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::Code;
     use crate::source::MemoryFiles;
 
     fn tool(name: &str, program: &str) -> String {

@@ -21,14 +21,8 @@ pub(super) fn resolve_providers(r: &mut Resolver<'_>, checked: &Checked<'_>) -> 
             .find(|first| first.name.value == name.value)
         {
             r.report(
-                Diagnostic::new(
-                    Code::DuplicateId,
-                    name.span,
-                    format!("provider `{}` is declared twice", name.value),
-                )
-                .label("declared again here")
-                .with_label(first.name.span, "first declared here")
-                .help("remove one, or rename it"),
+                Diagnostic::declared_twice("provider", &name.value, name.span, first.name.span)
+                    .help("remove one, or rename it"),
             );
             continue;
         }

@@ -104,14 +104,8 @@ pub(super) fn check_name_unique<'n>(
     }
     if let Some(first) = existing.find(|first| first.value == name.value) {
         r.report(
-            Diagnostic::new(
-                Code::DuplicateId,
-                name.span,
-                format!("{what} `{}` is declared twice", name.value),
-            )
-            .label("declared again here")
-            .with_label(first.span, "first declared here")
-            .help("remove one, or rename it"),
+            Diagnostic::declared_twice(what, &name.value, name.span, first.span)
+                .help("remove one, or rename it"),
         );
         return false;
     }

@@ -132,14 +132,8 @@ fn unique_names(
         }
         if let Some(first) = names.iter().find(|first| first.value == name.value) {
             r.report(
-                Diagnostic::new(
-                    Code::DuplicateId,
-                    name.span,
-                    format!("{what} `{}` is declared twice", name.value),
-                )
-                .label("declared again here")
-                .with_label(first.span, "first declared here")
-                .help("remove one of them"),
+                Diagnostic::declared_twice(what, &name.value, name.span, first.span)
+                    .help("remove one of them"),
             );
             continue;
         }
