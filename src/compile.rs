@@ -1,6 +1,9 @@
 //! The one façade over the static stages: parse → resolve → analyze → lower. `atomic check`,
 //! `run`, `graph` and the language server all call [`compile`], so they never disagree.
 //!
+//! Discovered agents, skills and commands named by `use=` are read here, through `files`,
+//! and copied into the IR (see `registry::agents`).
+//!
 //! Gating: syntax and structure are always reported (the parser and resolver recover);
 //! data rules run on whatever workflow the resolver built; lowering and its flow rules run
 //! only on a workflow without errors, because the graph's invariants need a valid IR.
@@ -17,6 +20,7 @@ use crate::check;
 use crate::diagnostic::Diagnostic;
 use crate::ir;
 use crate::lower::{self, Plan};
+use crate::registry;
 use crate::source::{Files, SourceId, Sources};
 use crate::syntax;
 
@@ -71,6 +75,13 @@ pub fn compile(
     let resolved = check::resolve(sources, file, document);
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
+    if let Some(resolved) = &mut workflow {
+        diagnostics.extend(registry::agents::attach_definitions(
+            resolved,
+            files,
+            config.discovery(),
+        ));
+    }
     if let Some(resolved) = &workflow {
         let mut cx = check::AnalyzeContext::new(sources, file, &path, files);
         let mut analyzed = check::analyze(resolved, &mut cx);

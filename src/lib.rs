@@ -13,6 +13,7 @@ pub mod ir;
 pub mod lower;
 pub mod lsp;
 pub mod providers;
+pub mod registry;
 pub mod runtime;
 pub mod source;
 pub mod store;

@@ -422,6 +422,12 @@ pub trait Files {
     fn exists(&self, path: &Path) -> bool {
         self.read(path).is_some()
     }
+
+    /// The entries (files and directories) directly in `dir`, sorted; empty when it does
+    /// not exist. Discovery of agents, skills and commands lists directories with it.
+    fn list(&self, _dir: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Files kept in memory, for tests and for the language server's open buffers.
@@ -451,5 +457,17 @@ impl MemoryFiles {
 impl Files for MemoryFiles {
     fn read(&self, path: &Path) -> Option<String> {
         self.files.get(path).cloned()
+    }
+
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut entries: Vec<PathBuf> = self
+            .files
+            .keys()
+            .filter_map(|path| path.strip_prefix(dir).ok()?.components().next())
+            .map(|first| dir.join(first))
+            .collect();
+        entries.sort();
+        entries.dedup();
+        entries
     }
 }

@@ -1,7 +1,7 @@
 //! The real file system behind the pure stages' [`Files`] trait, with the built-in
 //! workflows at their `<built-in>/` paths.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::builtin;
 use crate::source::Files;
@@ -24,4 +24,19 @@ impl Files for Disk {
         }
         path.exists()
     }
+
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        list_dir(dir)
+    }
+}
+
+/// The entries of `dir`, sorted; empty when it cannot be read.
+fn list_dir(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .collect();
+    entries.sort();
+    entries
 }

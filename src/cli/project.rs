@@ -10,6 +10,7 @@ use super::disk::Disk;
 use crate::compile::Config;
 use crate::diagnostic::Diagnostic;
 use crate::ir::Workflow;
+use crate::registry::agents::Roots;
 use crate::source::{Files, Sources};
 
 /// Where a command runs.
@@ -128,16 +129,22 @@ impl Project {
         ))
     }
 
-    /// The project's rule configuration (`.atomic/config.kdl`), with any problems in it.
+    /// The project's rule configuration (`.atomic/config.kdl`), with any problems in it,
+    /// discovering agents, skills and commands in the project, then the home.
     pub fn config(&self, sources: &mut Sources) -> (Config, Vec<Diagnostic>) {
         let path = self.state_dir().join("config.kdl");
-        match std::fs::read_to_string(&path) {
+        let (config, problems) = match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let file = sources.add(path, text);
                 Config::parse(sources, file)
             }
             Err(_) => (Config::new(), Vec::new()),
-        }
+        };
+        let roots = Roots {
+            project: Some(self.root.clone()),
+            home: self.home.clone(),
+        };
+        (config.with_discovery(roots), problems)
     }
 }
 

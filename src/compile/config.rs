@@ -8,6 +8,7 @@
 //! ```
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::registry::agents::Roots;
 use crate::source::{SourceId, Sources, Span};
 use crate::syntax::kdl::{self, Value};
 
@@ -20,10 +21,12 @@ pub enum RuleLevel {
     On(Severity),
 }
 
-/// Rule levels configured for a project.
+/// Rule levels configured for a project, and where its discovered agents, skills and
+/// commands are looked for.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     levels: Vec<(Code, RuleLevel)>,
+    discovery: Roots,
 }
 
 impl Config {
@@ -31,6 +34,20 @@ impl Config {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Looks for `use="agent:…"`, `skill:…` and `command:…` definitions under `roots`
+    /// (none by default, so every such name is unknown).
+    #[must_use]
+    pub fn with_discovery(mut self, roots: Roots) -> Self {
+        self.discovery = roots;
+        self
+    }
+
+    /// Where discovered definitions are looked for.
+    #[must_use]
+    pub fn discovery(&self) -> &Roots {
+        &self.discovery
     }
 
     /// Sets one rule's level.

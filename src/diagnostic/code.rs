@@ -145,6 +145,12 @@ codes! {
     ReducerTypeMismatch = "reducer-type-mismatch", Error, "names";
     /// An agent has no provider: none named on the node and no workflow default.
     MissingProvider = "missing-provider", Error, "names";
+    /// A `use="agent:…"`, `skill:…` or `command:…` names nothing discovered.
+    UnknownDefinition = "unknown-definition", Error, "names";
+    /// A `use=` prefix is not `agent:`, `skill:` or `command:`.
+    UnknownUsePrefix = "unknown-use-prefix", Error, "names";
+    /// A discovered agent, skill or command that a workflow uses has front matter that does not parse.
+    InvalidDefinition = "invalid-definition", Error, "names";
 
     // ---- flow: the lowered graph ------------------------------------------------------
     /// No path from the start reaches this node.

@@ -7,11 +7,13 @@
 //! fully in `grammar/README.md`.
 
 mod adapter;
+mod definition;
 mod node;
 mod types;
 mod workflow;
 
 pub use adapter::{ADAPTERS, AdapterInfo, adapter_info};
+pub use definition::{DefinitionKind, UsedDefinition};
 pub use node::{
     Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, ForEach, Jump,
     Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode, PermissionMode,

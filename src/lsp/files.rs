@@ -52,6 +52,12 @@ impl Files for Overlay<'_> {
         self.read.borrow_mut().insert(path);
         exists
     }
+
+    /// The disk's listing: discovery reads definitions from disk, not unsaved buffers
+    /// (each file listed is then read through the buffers).
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        self.disk.list(&normalize(dir))
+    }
 }
 
 /// The real file system. The language server is the only caller outside `cli` that reads
@@ -66,6 +72,16 @@ impl Files for Disk {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .collect();
+        entries.sort();
+        entries
     }
 }
 

@@ -146,7 +146,7 @@ mod tests {
             []
         );
         assert_eq!(
-            codes(&flow("openai", "agent \"a\" use=\"agent:reviewer\"")),
+            codes(&flow("openai", "agent \"a\" use=\"agent:reviewer\" prompt=\"x\"")),
             [Code::MissingProvider]
         );
     }

@@ -1,0 +1,3 @@
+//! Definitions atomic finds by name in the project and the user's home.
+
+pub mod agents;
