@@ -76,10 +76,9 @@ fn lookup(catalog: &Catalog, used: &Spanned<String>) -> Result<UsedDefinition, B
                 ),
             )
             .label(format!("{} `{name}` is defined there", kind.prefix()))
-            .help(format!(
-                "fix the YAML between the two `---` lines at the top of `{}` (a mapping such as `description: …`, `tools: Read, Grep`)",
-                path.display()
-            )),
+            .help(
+                "fix the YAML between the two `---` lines at the top of that file: a mapping such as `description: …` and `tools: Read, Grep`",
+            ),
         )),
     }
 }

@@ -10,7 +10,7 @@ use super::mapping::{Raw, map_outputs};
 use super::arguments::expand_arguments;
 use crate::ir::{
     Agent, DefinitionKind, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, Template,
-    UsedDefinition,
+    UsedDefinition, adapter_info,
 };
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
 use crate::runtime::context_window::{ContextWatch, Thresholds};
@@ -160,7 +160,17 @@ pub(super) async fn execute(
         .map(|agent| &agent.tools)
         .find(|tools| !tools.is_empty())
         .map(|tools| tools.iter().map(|name| name.value.clone()).collect::<Vec<_>>())
-        .or_else(|| definition.map(|d| d.tools.clone()))
+        // A definition's tools are defaults for backends that take tools at all: Claude
+        // Code's tool names mean nothing to a plain chat model.
+        .or_else(|| {
+            definition
+                .filter(|_| {
+                    declared
+                        .and_then(|p| adapter_info(&p.adapter.value))
+                        .is_some_and(|info| info.tools)
+                })
+                .map(|d| d.tools.clone())
+        })
         .map(|tools| {
             tools
                 .into_iter()
