@@ -65,8 +65,16 @@ const PLACES: &[(DefinitionKind, &str, Layout)] = &[
     (DefinitionKind::Agent, ".opencode/agents", Layout::Markdown),
     (DefinitionKind::Agent, ".opencode/agent", Layout::Markdown),
     (DefinitionKind::Agent, ".github/agents", Layout::Markdown),
-    (DefinitionKind::Command, ".atomic/commands", Layout::Markdown),
-    (DefinitionKind::Command, ".claude/commands", Layout::Markdown),
+    (
+        DefinitionKind::Command,
+        ".atomic/commands",
+        Layout::Markdown,
+    ),
+    (
+        DefinitionKind::Command,
+        ".claude/commands",
+        Layout::Markdown,
+    ),
     (DefinitionKind::Skill, ".atomic/skills", Layout::SkillDirs),
     (DefinitionKind::Skill, ".claude/skills", Layout::SkillDirs),
     (DefinitionKind::Skill, ".github/skills", Layout::SkillDirs),
@@ -74,8 +82,16 @@ const PLACES: &[(DefinitionKind, &str, Layout)] = &[
 
 /// OpenCode keeps the user's agents under `~/.config/opencode/`, not `~/.opencode/`.
 const USER_ONLY_PLACES: &[(DefinitionKind, &str, Layout)] = &[
-    (DefinitionKind::Agent, ".config/opencode/agents", Layout::Markdown),
-    (DefinitionKind::Agent, ".config/opencode/agent", Layout::Markdown),
+    (
+        DefinitionKind::Agent,
+        ".config/opencode/agents",
+        Layout::Markdown,
+    ),
+    (
+        DefinitionKind::Agent,
+        ".config/opencode/agent",
+        Layout::Markdown,
+    ),
 ];
 
 impl Catalog {
@@ -168,7 +184,8 @@ impl Catalog {
             let Some(template) = command.get("template").and_then(|t| t.as_str()) else {
                 continue;
             };
-            let text_field = |key: &str| command.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+            let text_field =
+                |key: &str| command.get(key).and_then(|v| v.as_str()).map(str::to_owned);
             self.add(Entry {
                 kind: DefinitionKind::Command,
                 name: name.clone(),
@@ -214,7 +231,13 @@ mod tests {
     }
 
     fn body(catalog: &Catalog, kind: DefinitionKind, name: &str) -> String {
-        catalog.find(kind, name).unwrap().parsed.clone().unwrap().body
+        catalog
+            .find(kind, name)
+            .unwrap()
+            .parsed
+            .clone()
+            .unwrap()
+            .body
     }
 
     #[test]
@@ -224,8 +247,14 @@ mod tests {
         files.insert("/home/u/.claude/agents/helper.md", "user helper");
         files.insert("/p/.claude/agents/reviewer.md", "project reviewer");
         let catalog = Catalog::discover(&files, &roots());
-        assert_eq!(body(&catalog, DefinitionKind::Agent, "reviewer"), "project reviewer");
-        assert_eq!(body(&catalog, DefinitionKind::Agent, "helper"), "user helper");
+        assert_eq!(
+            body(&catalog, DefinitionKind::Agent, "reviewer"),
+            "project reviewer"
+        );
+        assert_eq!(
+            body(&catalog, DefinitionKind::Agent, "helper"),
+            "user helper"
+        );
         assert_eq!(
             catalog.names(DefinitionKind::Agent).collect::<Vec<_>>(),
             ["reviewer", "helper"]
@@ -249,9 +278,15 @@ mod tests {
     #[test]
     fn kinds_are_separate_and_names_come_from_front_matter_or_the_path() {
         let mut files = MemoryFiles::new();
-        files.insert("/p/.claude/skills/pdf/SKILL.md", "---\ndescription: d\n---\nskill");
+        files.insert(
+            "/p/.claude/skills/pdf/SKILL.md",
+            "---\ndescription: d\n---\nskill",
+        );
         files.insert("/p/.claude/commands/review.md", "command");
-        files.insert("/p/.claude/agents/review.md", "---\nname: critic\n---\nagent");
+        files.insert(
+            "/p/.claude/agents/review.md",
+            "---\nname: critic\n---\nagent",
+        );
         files.insert("/p/.claude/agents/notes.txt", "ignored");
         let catalog = Catalog::discover(&files, &roots());
         assert_eq!(body(&catalog, DefinitionKind::Skill, "pdf"), "skill");
@@ -283,6 +318,12 @@ mod tests {
         let mut files = MemoryFiles::new();
         files.insert("/p/.claude/agents/bad.md", "---\nname: [x\n---\nbody");
         let catalog = Catalog::discover(&files, &roots());
-        assert!(catalog.find(DefinitionKind::Agent, "bad").unwrap().parsed.is_err());
+        assert!(
+            catalog
+                .find(DefinitionKind::Agent, "bad")
+                .unwrap()
+                .parsed
+                .is_err()
+        );
     }
 }

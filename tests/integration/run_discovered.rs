@@ -116,7 +116,11 @@ fn discovered_definitions_reach_the_agents() {
     );
     assert_eq!(review.flag("--model"), Some("sonnet"));
     assert_eq!(review.flag("--allowedTools"), Some("Read,Grep"));
-    assert!(review.stdin.contains("Review src/lib.rs"), "{}", review.stdin);
+    assert!(
+        review.stdin.contains("Review src/lib.rs"),
+        "{}",
+        review.stdin
+    );
 
     let fix = Call::read(project.path(), 1);
     assert_eq!(fix.flag("--append-system-prompt"), None);
@@ -139,7 +143,10 @@ fn discovered_definitions_reach_the_agents() {
 fn an_unknown_definition_stops_the_run_before_it_starts() {
     let home = tempfile::tempdir().expect("a temporary home");
     let project = project_with_definitions(home.path());
-    project.write("flow.kdl", &WORKFLOW.replace("agent:reviewer", "agent:reviewr"));
+    project.write(
+        "flow.kdl",
+        &WORKFLOW.replace("agent:reviewer", "agent:reviewr"),
+    );
     let output = project
         .atomic()
         .env("HOME", home.path())
@@ -149,6 +156,9 @@ fn an_unknown_definition_stops_the_run_before_it_starts() {
     assert_ne!(output.status.code(), Some(0));
     let stderr = stderr(&output);
     assert!(stderr.contains("atomic::unknown-definition"), "{stderr}");
-    assert!(stderr.contains("did you mean `agent:reviewer`?"), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `agent:reviewer`?"),
+        "{stderr}"
+    );
     assert!(!project.path().join("calls").exists(), "nothing ran");
 }

@@ -12,9 +12,9 @@ pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agen
     let prompt = prompt(r, checked);
     // `use` of a node or a `command:` supplies the prompt; a discovered agent or skill
     // only supplies the system prompt, so the task must still be written.
-    let prompt_supplied = use_.as_ref().is_some_and(|used| {
-        !used.value.starts_with("agent:") && !used.value.starts_with("skill:")
-    });
+    let prompt_supplied = use_
+        .as_ref()
+        .is_some_and(|used| !used.value.starts_with("agent:") && !used.value.starts_with("skill:"));
     if prompt.is_none() && !prompt_supplied && !wrote_prompt(checked) {
         r.report(
             Diagnostic::new(

@@ -88,9 +88,11 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
         asks.push((system.span, "a system prompt", info.system_prompt));
     }
     // A discovered agent or skill reaches the model as system prompt.
-    if let Some(used) = agent.use_.as_ref().filter(|used| {
-        used.value.starts_with("agent:") || used.value.starts_with("skill:")
-    }) {
+    if let Some(used) = agent
+        .use_
+        .as_ref()
+        .filter(|used| used.value.starts_with("agent:") || used.value.starts_with("skill:"))
+    {
         asks.push((used.span, "a system prompt", info.system_prompt));
     }
     if let Some(session) = &agent.session {
@@ -152,7 +154,10 @@ mod tests {
             []
         );
         assert_eq!(
-            codes(&flow("openai", "agent \"a\" use=\"agent:reviewer\" prompt=\"x\"")),
+            codes(&flow(
+                "openai",
+                "agent \"a\" use=\"agent:reviewer\" prompt=\"x\""
+            )),
             [Code::MissingProvider]
         );
     }

@@ -84,7 +84,10 @@ fn lookup(catalog: &Catalog, used: &Spanned<String>) -> Result<UsedDefinition, B
 }
 
 fn unknown_prefix(used: &Spanned<String>, prefix: &str) -> Diagnostic {
-    let prefixes: Vec<&str> = DefinitionKind::ALL.iter().map(|kind| kind.prefix()).collect();
+    let prefixes: Vec<&str> = DefinitionKind::ALL
+        .iter()
+        .map(|kind| kind.prefix())
+        .collect();
     let help = match did_you_mean(prefix, prefixes.iter().copied()) {
         Some(near) => format!("did you mean `{near}:`?"),
         None => format!(

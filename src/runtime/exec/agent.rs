@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::mapping::{Raw, map_outputs};
 use super::arguments::expand_arguments;
+use super::mapping::{Raw, map_outputs};
 use crate::ir::{
     Agent, DefinitionKind, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, Template,
     UsedDefinition, adapter_info,
@@ -159,7 +159,12 @@ pub(super) async fn execute(
         .iter()
         .map(|agent| &agent.tools)
         .find(|tools| !tools.is_empty())
-        .map(|tools| tools.iter().map(|name| name.value.clone()).collect::<Vec<_>>())
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|name| name.value.clone())
+                .collect::<Vec<_>>()
+        })
         // A definition's tools are defaults for backends that take tools at all: Claude
         // Code's tool names mean nothing to a plain chat model.
         .or_else(|| {

@@ -44,7 +44,10 @@ mod tests {
 
     #[test]
     fn other_dollars_are_kept() {
-        assert_eq!(expand_arguments("costs $ and $x and $0", "a"), "costs $ and $x and $0");
+        assert_eq!(
+            expand_arguments("costs $ and $x and $0", "a"),
+            "costs $ and $x and $0"
+        );
         assert_eq!(expand_arguments("$", ""), "$");
         // Only one digit is a position: `$10` is the first word, then `0`.
         assert_eq!(expand_arguments("$10", "a b"), "a0");

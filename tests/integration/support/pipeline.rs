@@ -77,7 +77,10 @@ impl atomic::source::Files for RootedDisk {
         }
         atomic::source::Files::list(&Disk, &root().join(dir))
             .into_iter()
-            .map(|path| path.strip_prefix(root()).map_or(path.clone(), Path::to_path_buf))
+            .map(|path| {
+                path.strip_prefix(root())
+                    .map_or(path.clone(), Path::to_path_buf)
+            })
             .collect()
     }
 }
