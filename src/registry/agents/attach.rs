@@ -50,7 +50,7 @@ fn lookup(catalog: &Catalog, used: &Spanned<String>) -> Result<UsedDefinition, B
         .split_once(':')
         .expect("only prefixed names are looked up");
     let Some(kind) = DefinitionKind::from_prefix(prefix) else {
-        return Err(Box::new(unknown_prefix(used, prefix)));
+        return Err(Box::new(unknown_prefix(used, prefix, name)));
     };
     let Some(entry) = catalog.find(kind, name) else {
         return Err(Box::new(unknown_definition(catalog, used, kind, name)));
@@ -83,13 +83,14 @@ fn lookup(catalog: &Catalog, used: &Spanned<String>) -> Result<UsedDefinition, B
     }
 }
 
-fn unknown_prefix(used: &Spanned<String>, prefix: &str) -> Diagnostic {
+/// The help suggests the whole corrected value, so an editor's quick fix can replace it.
+fn unknown_prefix(used: &Spanned<String>, prefix: &str, name: &str) -> Diagnostic {
     let prefixes: Vec<&str> = DefinitionKind::ALL
         .iter()
         .map(|kind| kind.prefix())
         .collect();
     let help = match did_you_mean(prefix, prefixes.iter().copied()) {
-        Some(near) => format!("did you mean `{near}:`?"),
+        Some(near) => format!("did you mean `{near}:{name}`?"),
         None => format!(
             "write {} before the name, or no prefix to name an agent node",
             expected_one_of(&prefixes.iter().map(|p| format!("{p}:")).collect::<Vec<_>>())
