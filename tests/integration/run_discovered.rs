@@ -162,3 +162,52 @@ fn an_unknown_definition_stops_the_run_before_it_starts() {
     );
     assert!(!project.path().join("calls").exists(), "nothing ran");
 }
+
+/// A definition is part of what a run ran: editing it between `run` and `resume` is
+/// refused like an edit of the workflow, unless `--force`, and the resumed agent then gets
+/// the new text (discovery happens at each compile).
+#[test]
+fn resume_notices_an_edited_definition() {
+    let home = tempfile::tempdir().expect("a temporary home");
+    let project = project_with_definitions(home.path());
+    project.write(
+        "gated.kdl",
+        r#"workflow "gated" provider="claude" {
+    provider "claude" adapter="claude-code" {
+        option "bin" "./fake-claude"
+    }
+    wait "go" prompt="Go?" answer="yes-no"
+    agent "review" use="agent:reviewer" prompt="Review it"
+}
+"#,
+    );
+    let run = |args: &[&str]| {
+        project
+            .atomic()
+            .env("HOME", home.path())
+            .args(args)
+            .output()
+            .expect("atomic")
+    };
+    let output = run(&["run", "gated.kdl"]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let id = project.last_run();
+
+    project.write(
+        ".claude/agents/reviewer.md",
+        &REVIEWER.replace("project's reviewer", "strict reviewer"),
+    );
+    let output = run(&["resume", &id, "--answer", "yes"]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("changed since run"), "{err}");
+    assert!(!project.path().join("calls").exists(), "nothing ran");
+
+    let output = run(&["resume", &id, "--answer", "yes", "--force"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let review = Call::read(project.path(), 0);
+    assert_eq!(
+        review.flag("--append-system-prompt"),
+        Some("You are the strict reviewer.")
+    );
+}
