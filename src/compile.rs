@@ -3,6 +3,8 @@
 //!
 //! Custom tools are discovered (`registry`) for a workflow that names any, before the
 //! data rules, which check its uses against them; the plan carries the tools it uses.
+//! Discovered agents, skills and commands named by `use=` are read here, through `files`,
+//! and copied into the IR (see `registry::agents`).
 //!
 //! Gating: syntax and structure are always reported (the parser and resolver recover);
 //! data rules run on whatever workflow the resolver built; lowering and its flow rules run
@@ -75,6 +77,13 @@ pub fn compile(
     let resolved = check::resolve(sources, file, document);
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
+    if let Some(resolved) = &mut workflow {
+        diagnostics.extend(registry::agents::attach_definitions(
+            resolved,
+            files,
+            config.discovery(),
+        ));
+    }
     let tools = workflow
         .as_ref()
         .map(|workflow| custom_tools(sources, files, &path, workflow, config, &mut diagnostics))

@@ -25,7 +25,6 @@ impl Files for Disk {
             .flatten()
             .filter_map(Result::ok)
             .map(|entry| entry.path())
-            .filter(|path| path.is_file())
             .collect();
         files.sort();
         files

@@ -423,8 +423,9 @@ pub trait Files {
         self.read(path).is_some()
     }
 
-    /// The files directly in the directory `dir`, sorted; empty when there is no such
-    /// directory. Discovery (`.atomic/tools/*.kdl`) lists directories through this.
+    /// The entries (files and directories) directly in `dir`, sorted; empty when it does
+    /// not exist. Discovery lists directories through this: custom tools
+    /// (`.atomic/tools/*.kdl`) and agents, skills and commands (`.claude/skills/*/SKILL.md`).
     fn list(&self, dir: &Path) -> Vec<PathBuf>;
 }
 
@@ -458,13 +459,14 @@ impl Files for MemoryFiles {
     }
 
     fn list(&self, dir: &Path) -> Vec<PathBuf> {
-        let mut found: Vec<PathBuf> = self
+        let mut entries: Vec<PathBuf> = self
             .files
             .keys()
-            .filter(|path| path.parent() == Some(dir))
-            .cloned()
+            .filter_map(|path| path.strip_prefix(dir).ok()?.components().next())
+            .map(|first| dir.join(first))
             .collect();
-        found.sort();
-        found
+        entries.sort();
+        entries.dedup();
+        entries
     }
 }

@@ -10,6 +10,7 @@ use super::disk::Disk;
 use crate::compile::Config;
 use crate::diagnostic::Diagnostic;
 use crate::ir::Workflow;
+use crate::registry::agents::Roots;
 use crate::source::{Files, Sources};
 
 /// Where a command runs.
@@ -129,7 +130,8 @@ impl Project {
     }
 
     /// The project's rule configuration (`.atomic/config.kdl`), with any problems in it,
-    /// and the user's `~/.atomic` for the user's custom tools.
+    /// and the user's `~/.atomic` for the user's custom tools, and where to discover
+    /// agents, skills and commands: the project, then the home.
     pub fn config(&self, sources: &mut Sources) -> (Config, Vec<Diagnostic>) {
         let path = self.state_dir().join("config.kdl");
         let (config, problems) = match std::fs::read_to_string(&path) {
@@ -140,7 +142,14 @@ impl Project {
             Err(_) => (Config::new(), Vec::new()),
         };
         let user_dir = self.home.as_ref().map(|home| home.join(".atomic"));
-        (config.with_user_dir(user_dir), problems)
+        let roots = Roots {
+            project: Some(self.root.clone()),
+            home: self.home.clone(),
+        };
+        (
+            config.with_user_dir(user_dir).with_discovery(roots),
+            problems,
+        )
     }
 }
 

@@ -74,7 +74,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     };
     if loaded.hash != record.hash && !args.force {
         eprintln!(
-            "error: `{}` changed since run `{id}` started; resuming could continue at a place the workflow no longer has",
+            "error: `{}` (or an agent, skill or command it uses) changed since run `{id}` started; resuming could continue at a place the workflow no longer has",
             path.display()
         );
         eprintln!(

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::registry::agents::Roots;
 use crate::source::{SourceId, Sources, Span};
 use crate::syntax::kdl::{self, Value};
 
@@ -22,11 +23,13 @@ pub enum RuleLevel {
     On(Severity),
 }
 
-/// Rule levels configured for a project, and where the user's own declarations live.
+/// Rule levels configured for a project, and where declarations outside the workflow are
+/// looked for: the user's custom tools, and discovered agents, skills and commands.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     levels: Vec<(Code, RuleLevel)>,
     user_dir: Option<PathBuf>,
+    discovery: Roots,
 }
 
 impl Config {
@@ -48,6 +51,20 @@ impl Config {
     #[must_use]
     pub fn user_dir(&self) -> Option<&Path> {
         self.user_dir.as_deref()
+    }
+
+    /// Looks for `use="agent:…"`, `skill:…` and `command:…` definitions under `roots`
+    /// (none by default, so every such name is unknown).
+    #[must_use]
+    pub fn with_discovery(mut self, roots: Roots) -> Self {
+        self.discovery = roots;
+        self
+    }
+
+    /// Where discovered definitions are looked for.
+    #[must_use]
+    pub fn discovery(&self) -> &Roots {
+        &self.discovery
     }
 
     /// Sets one rule's level.

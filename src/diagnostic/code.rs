@@ -151,6 +151,12 @@ codes! {
     UnknownToolArgument = "unknown-tool-argument", Error, "names";
     /// A `tool use=` node leaves out an argument the custom tool requires.
     MissingToolArgument = "missing-tool-argument", Error, "names";
+    /// A `use="agent:…"`, `skill:…` or `command:…` names nothing discovered.
+    UnknownDefinition = "unknown-definition", Error, "names";
+    /// A `use=` prefix is not `agent:`, `skill:` or `command:`.
+    UnknownUsePrefix = "unknown-use-prefix", Error, "names";
+    /// A discovered agent, skill or command that a workflow uses has front matter that does not parse.
+    InvalidDefinition = "invalid-definition", Error, "names";
 
     // ---- flow: the lowered graph ------------------------------------------------------
     /// No path from the start reaches this node.

@@ -8,12 +8,14 @@
 
 mod adapter;
 mod custom_tool;
+mod definition;
 mod node;
 mod types;
 mod workflow;
 
 pub use adapter::{ADAPTERS, AdapterInfo, adapter_info};
 pub use custom_tool::{CustomTool, ToolArgument};
+pub use definition::{DefinitionKind, UsedDefinition};
 pub use node::{
     Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, ForEach, Jump,
     Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode, PermissionMode,

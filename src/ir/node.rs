@@ -127,6 +127,10 @@ pub struct Agent {
     pub options: serde_json::Map<String, serde_json::Value>,
     /// `output` children.
     pub outputs: Vec<OutputMap>,
+    /// The discovered agent, skill or command `use=` names, filled in by compilation
+    /// (`registry::agents`); absent for `use=` of a node and before discovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<super::UsedDefinition>,
 }
 
 /// Agent permission modes, passed through where the backend supports them.

@@ -13,6 +13,7 @@ use super::convert;
 use super::files::Overlay;
 use super::snapshot::Snapshot;
 use crate::compile::{self, Compiled, Config};
+use crate::registry::agents::Roots;
 use crate::source::{Files, Sources};
 
 /// A checked buffer.
@@ -91,18 +92,32 @@ impl Analysis {
 /// The rule configuration of the project `path` is in: the `.atomic/config.kdl` of the
 /// nearest directory that has one, looking no further up than a directory holding `.git`.
 /// Problems in the configuration itself are `atomic check`'s to report, not the editor's.
+/// Discovered agents, skills and commands are looked for in the nearest directory holding
+/// `.atomic/` or `.git` (as `atomic run` finds the project), then the user's home.
 fn project_config(path: &Path, sources: &mut Sources, files: &dyn Files) -> Config {
+    let mut config = None;
+    let mut root = None;
     for dir in path.ancestors().skip(1) {
-        let config = dir.join(".atomic").join("config.kdl");
-        if let Some(text) = files.read(&config) {
-            let file = sources.add(config, text);
-            return Config::parse(sources, file).0;
+        let file = dir.join(".atomic").join("config.kdl");
+        if config.is_none()
+            && let Some(text) = files.read(&file)
+        {
+            let file = sources.add(file, text);
+            config = Some(Config::parse(sources, file).0);
+        }
+        if root.is_none() && (dir.join(".atomic").is_dir() || dir.join(".git").exists()) {
+            root = Some(dir.to_path_buf());
         }
         if dir.join(".git").exists() {
             break;
         }
     }
-    Config::new()
+    let roots = Roots {
+        project: root,
+        // The editor starts the server from the user's session; its home is theirs.
+        home: std::env::var_os("HOME").map(PathBuf::from),
+    };
+    config.unwrap_or_default().with_discovery(roots)
 }
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
-//! Discovery of declarations that live outside a workflow file: custom tools
-//! (`.atomic/tools/*.kdl`). Pure like the static stages: files are listed and read through
-//! [`Files`](crate::source::Files), problems come back as diagnostics against the
-//! declaration files, and the resolved declarations are IR ([`CustomTool`](crate::ir::CustomTool)).
-//!
-//! Input: a workflow's path and the user's `~/.atomic`. Output: the tools it may use.
-//! It does not check a workflow's uses of them (that is `check`'s) nor run them (`runtime`).
+//! Discovery of declarations that live outside a workflow file, read through
+//! [`Files`](crate::source::Files) and pure like the static stages: custom tools
+//! (`.atomic/tools/*.kdl`, resolved into [`CustomTool`](crate::ir::CustomTool)), and the
+//! agents, skills and commands other tools define (`.claude/agents/*.md`, …), found by name.
+//! Problems come back as diagnostics against the declaration files. It does not check a
+//! workflow's uses of them (that is `check`'s) nor run them (`runtime`).
 
+pub mod agents;
 mod arguments;
 mod discover;
 mod entries;

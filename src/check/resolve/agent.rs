@@ -10,7 +10,12 @@ use crate::ir::{Agent, ContextPolicy, PermissionMode, Template};
 pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agent {
     let use_ = r.string(checked.prop("use"));
     let prompt = prompt(r, checked);
-    if prompt.is_none() && use_.is_none() && !wrote_prompt(checked) {
+    // `use` of a node or a `command:` supplies the prompt; a discovered agent or skill
+    // only supplies the system prompt, so the task must still be written.
+    let prompt_supplied = use_
+        .as_ref()
+        .is_some_and(|used| !used.value.starts_with("agent:") && !used.value.starts_with("skill:"));
+    if prompt.is_none() && !prompt_supplied && !wrote_prompt(checked) {
         r.report(
             Diagnostic::new(
                 Code::MissingProperty,
@@ -19,7 +24,7 @@ pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agen
             )
             .label("agent without a prompt")
             .help(
-                "add `prompt \"…\"` inside its block, or `use=\"<agent>\"` to take another agent's",
+                "add `prompt \"…\"` inside its block, or `use=\"<agent>\"` to take another agent's (a discovered `agent:` or `skill:` still needs the task as its prompt)",
             ),
         );
     }
@@ -48,6 +53,7 @@ pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agen
             .map(|context| context_policy(r, context)),
         options: options(r, checked),
         outputs: resolve_outputs(r, checked, "agent/output"),
+        definition: None,
     }
 }
 
@@ -169,6 +175,17 @@ mod tests {
     fn prompts() {
         assert_eq!(codes(&flow("agent \"a\"")), [Code::MissingProperty]);
         assert_eq!(codes(&flow("agent \"a\" prompt=\"x\"")), []);
+        // A discovered agent or skill is the system prompt; the task is still needed.
+        assert_eq!(
+            codes(&flow("agent \"a\" use=\"agent:reviewer\"")),
+            [Code::MissingProperty]
+        );
+        assert_eq!(
+            codes(&flow("agent \"a\" use=\"skill:pdf\"")),
+            [Code::MissingProperty]
+        );
+        // A command is the prompt.
+        assert_eq!(codes(&flow("agent \"a\" use=\"command:fix\"")), []);
         assert_eq!(
             codes(&flow("agent \"a\" prompt=\"x\" { prompt \"y\"; }")),
             [Code::DuplicateProperty]

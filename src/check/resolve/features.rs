@@ -64,6 +64,14 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
     if let Some(system) = &agent.system {
         asks.push((system.span, "a system prompt", info.system_prompt));
     }
+    // A discovered agent or skill reaches the model as system prompt.
+    if let Some(used) = agent
+        .use_
+        .as_ref()
+        .filter(|used| used.value.starts_with("agent:") || used.value.starts_with("skill:"))
+    {
+        asks.push((used.span, "a system prompt", info.system_prompt));
+    }
     if let Some(session) = &agent.session {
         asks.push((session.span, "resumed sessions", info.sessions));
     }
@@ -124,11 +132,34 @@ mod tests {
         );
         // With one provider declared, that one is used.
         assert_eq!(
-            codes(&flow("openai", "agent \"a\" use=\"agent:reviewer\"")),
+            codes(&flow(
+                "openai",
+                "agent \"a\" use=\"agent:reviewer\" prompt=\"x\""
+            )),
             []
         );
         // With several and no default, an agent must say which.
         let two = "workflow \"w\" {\nprovider \"p\" adapter=\"openai\" { command \"m\"; }\nprovider \"q\" adapter=\"openai\" { command \"m\"; }\nagent \"a\" prompt=\"x\"\n}";
         assert_eq!(codes(two), [Code::MissingProvider]);
+    }
+
+    #[test]
+    fn discovered_agents_and_skills_need_a_system_prompt() {
+        for used in ["agent:reviewer", "skill:pdf"] {
+            assert_eq!(
+                codes(&flow(
+                    "command",
+                    &format!("agent \"a\" provider=\"p\" use=\"{used}\" prompt=\"x\"")
+                )),
+                [Code::UnsupportedFeature]
+            );
+        }
+        assert_eq!(
+            codes(&flow(
+                "command",
+                "agent \"a\" provider=\"p\" use=\"command:fix\""
+            )),
+            []
+        );
     }
 }

@@ -365,7 +365,10 @@ mod tests {
     #[test]
     fn use_targets() {
         assert_eq!(codes(&flow("agent \"a\" use=\"base\"")), []);
-        assert_eq!(codes(&flow("agent \"a\" use=\"skill:review\"")), []);
+        assert_eq!(
+            codes(&flow("agent \"a\" use=\"skill:review\" prompt=\"x\"")),
+            []
+        );
         assert_eq!(
             codes(&flow("agent \"a\" use=\"bse\"")),
             [Code::UndefinedNode]

@@ -26,7 +26,7 @@ pub(crate) struct Loaded {
     pub(crate) plan: Arc<Plan>,
     /// The file, absolute: recorded in the run so `resume` finds it from anywhere.
     pub(crate) path: PathBuf,
-    /// The hash of the file's text.
+    /// The hash of the file's text and of the definitions its agents use.
     pub(crate) hash: String,
 }
 
@@ -74,9 +74,12 @@ pub(crate) fn load(project: &Project, path: &Path, warnings: bool) -> Result<Loa
         eprintln!("error: cannot read `{}`", path.display());
         return Err(Exit::Fatal);
     };
-    let hash = content_hash(&text);
+    let mut hash = content_hash(&text);
     let file = sources.add(path, text);
     let compiled = compile::compile(&mut sources, file, &Disk, &config);
+    if let Some(workflow) = compiled.workflow() {
+        hash = with_definitions(hash, workflow);
+    }
     let mut diagnostics: Vec<Diagnostic> = config_problems;
     diagnostics.extend(compiled.diagnostics.iter().cloned());
     report(&sources, &diagnostics, path, warnings);
@@ -176,6 +179,25 @@ fn report(sources: &Sources, diagnostics: &[Diagnostic], path: &Path, warnings: 
         codes.join(", "),
         path.display()
     );
+}
+
+/// `hash` extended with the discovered definitions the workflow's agents use, so `resume`
+/// notices an edited `.claude/agents/…` file as it notices an edited workflow. Unchanged
+/// for a workflow that uses none, so runs recorded before discovery still resume.
+fn with_definitions(hash: String, workflow: &Workflow) -> String {
+    let definitions: Vec<&crate::ir::UsedDefinition> = workflow
+        .nodes
+        .iter()
+        .filter_map(|node| match &node.kind {
+            crate::ir::NodeKind::Agent(agent) => agent.definition.as_ref(),
+            _ => None,
+        })
+        .collect();
+    if definitions.is_empty() {
+        return hash;
+    }
+    let text = serde_json::to_string(&definitions).unwrap_or_default();
+    content_hash(&format!("{hash}\0{text}"))
 }
 
 /// A stable fingerprint of a workflow's text (64-bit FNV-1a, hex): enough to notice an

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::arguments::expand_arguments;
 use super::mapping::{Raw, map_outputs};
 use crate::ir::{
-    Agent, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, ProviderDecl, Template,
-    Workflow, adapter_info,
+    Agent, DefinitionKind, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, ProviderDecl,
+    Template, UsedDefinition, Workflow, adapter_info,
 };
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
 use crate::runtime::context_window::{ContextWatch, Thresholds};
@@ -55,12 +56,34 @@ impl<'a> Settings<'a> {
         self.first(|agent| agent.system.as_ref())
     }
 
+    /// The discovered agent, skill or command `use=` names, read at compile time.
+    fn definition(&self) -> Option<&'a UsedDefinition> {
+        self.first(|agent| agent.definition.as_ref())
+    }
+
     fn outputs(&self) -> &'a [OutputMap] {
         self.chain
             .iter()
             .map(|agent| agent.outputs.as_slice())
             .find(|outputs| !outputs.is_empty())
             .unwrap_or(&[])
+    }
+}
+
+/// The node's own system prompt, then a discovered agent's body (its role) or a skill's
+/// (instructions), a blank line apart.
+fn with_definition(system: Option<String>, definition: Option<&UsedDefinition>) -> Option<String> {
+    let added = definition.and_then(|definition| match definition.kind {
+        DefinitionKind::Agent => Some(definition.body.clone()),
+        DefinitionKind::Skill => Some(format!(
+            "Follow the instructions of the `{}` skill:\n\n{}",
+            definition.name, definition.body
+        )),
+        DefinitionKind::Command => None,
+    });
+    match (system, added) {
+        (Some(system), Some(added)) => Some(format!("{system}\n\n{added}")),
+        (system, added) => system.or(added),
     }
 }
 
@@ -98,17 +121,28 @@ pub(super) async fn execute(
     let declared = workflow.provider(provider_name);
 
     let scope = shared.scope(frame, Some(node), seq);
-    let prompt = match settings.prompt() {
-        Some(template) => shared.templates.render(template, &scope)?,
-        None => return Err(NodeError::fatal(format!("`{id}` has no prompt"))),
+    let definition = settings.definition();
+    let written = settings
+        .prompt()
+        .map(|template| shared.templates.render(template, &scope))
+        .transpose()?;
+    let prompt = match (definition, written) {
+        // A command is the prompt; the node's own prompt is its arguments.
+        (Some(command), arguments) if command.kind == DefinitionKind::Command => {
+            expand_arguments(&command.body, arguments.as_deref().unwrap_or(""))
+        }
+        (_, Some(prompt)) => prompt,
+        (_, None) => return Err(NodeError::fatal(format!("`{id}` has no prompt"))),
     };
-    let system = settings
+    let written_system = settings
         .system()
         .map(|t| shared.templates.render(t, &scope))
         .transpose()?;
     drop(scope);
+    let system = with_definition(written_system, definition);
     let model = settings
         .first(|agent| agent.model.as_ref().map(|m| m.value.as_str()))
+        .or_else(|| definition.and_then(|d| d.model.as_deref()))
         .or_else(|| workflow.default_model.as_ref().map(|m| m.value.as_str()))
         .or_else(|| {
             declared
@@ -116,18 +150,28 @@ pub(super) async fn execute(
                 .map(|m| m.value.as_str())
         })
         .map(str::to_owned);
-    let tools = settings
+    let names: Vec<String> = settings
         .chain
         .iter()
         .map(|agent| &agent.tools)
         .find(|tools| !tools.is_empty())
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|name| grant(workflow, declared, &name.value))
-                .collect()
+        .map(|tools| tools.iter().map(|name| name.value.clone()).collect())
+        // A definition's tools are defaults for backends that take tools at all: Claude
+        // Code's tool names mean nothing to a plain chat model.
+        .or_else(|| {
+            definition
+                .filter(|_| {
+                    declared
+                        .and_then(|p| adapter_info(&p.adapter.value))
+                        .is_some_and(|info| info.tools)
+                })
+                .map(|d| d.tools.clone())
         })
         .unwrap_or_default();
+    let tools = names
+        .iter()
+        .map(|name| grant(workflow, declared, name))
+        .collect();
     let mut options = serde_json::Map::new();
     for agent in settings.chain.iter().rev() {
         options.extend(agent.options.iter().map(|(k, v)| (k.clone(), v.clone())));

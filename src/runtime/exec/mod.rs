@@ -2,6 +2,7 @@
 //! walker applies them through the reducers, so executing never touches the frame.
 
 mod agent;
+mod arguments;
 mod canned;
 mod mapping;
 mod parallel;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use atomic::cli::disk::Disk;
 use atomic::cli::render::pretty::{self, Style};
 use atomic::compile::{self, Compiled, Config};
+use atomic::registry::agents::Roots;
 use atomic::source::Sources;
 
 /// The crate root.
@@ -35,7 +36,7 @@ pub fn compile_file(path: &Path) -> (Sources, Compiled) {
     let mut sources = Sources::new();
     let file = sources.add(&relative, text);
     // Paths inside the workflow resolve relative to its file; run from the crate root.
-    let compiled = compile::compile(&mut sources, file, &RootedDisk, &Config::new());
+    let compiled = compile::compile(&mut sources, file, &RootedDisk, &config());
     (sources, compiled)
 }
 
@@ -44,8 +45,17 @@ pub fn compile_file(path: &Path) -> (Sources, Compiled) {
 pub fn compile_text(relative: &Path, text: &str) -> (Sources, Compiled) {
     let mut sources = Sources::new();
     let file = sources.add(relative, text);
-    let compiled = compile::compile(&mut sources, file, &RootedDisk, &Config::new());
+    let compiled = compile::compile(&mut sources, file, &RootedDisk, &config());
     (sources, compiled)
+}
+
+/// Fixtures discover agents, skills and commands in `check/support/project/` (a relative
+/// path, so file names in rendered diagnostics do not depend on the checkout).
+fn config() -> Config {
+    Config::new().with_discovery(Roots {
+        project: Some(PathBuf::from("tests/fixtures/check/support/project")),
+        home: None,
+    })
 }
 
 /// Disk reads relative to the crate root, whatever the test's working directory.
