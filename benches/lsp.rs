@@ -58,7 +58,7 @@ fn lsp(c: &mut Criterion) {
     let disk = MemoryFiles::new();
     let buffers = HashMap::new();
     let lines = text.lines().count();
-    let first = Analysis::new(path, &text, 1, &buffers, &disk);
+    let first = Analysis::new(path, &text, 1, &buffers, &disk, None);
     assert!(
         !first.compiled.has_errors(),
         "the generated workflow checks without errors: {:?}",
@@ -95,7 +95,7 @@ fn lsp(c: &mut Criterion) {
                     text: "x".to_owned(),
                 },
             );
-            let analysis = Analysis::new(path, &buffer, version, &buffers, &disk);
+            let analysis = Analysis::new(path, &buffer, version, &buffers, &disk, None);
             let published = analysis.diagnostics();
             (analysis, published)
         });

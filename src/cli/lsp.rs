@@ -16,6 +16,7 @@ pub(super) fn run() -> Exit {
             return Exit::Fatal;
         }
     };
-    runtime.block_on(crate::lsp::serve_stdio());
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    runtime.block_on(crate::lsp::serve_stdio(home));
     Exit::Ok
 }

@@ -36,7 +36,8 @@ pub struct Analysis {
 
 impl Analysis {
     /// Checks `text` as the file at `path`, reading other files from `buffers` (open
-    /// buffers by normalised path) over `disk`.
+    /// buffers by normalised path) over `disk`. `home` is the user's home directory, for
+    /// their custom tools and discovered definitions.
     #[must_use]
     pub fn new(
         path: &Path,
@@ -44,12 +45,13 @@ impl Analysis {
         version: i32,
         buffers: &HashMap<PathBuf, String>,
         disk: &dyn Files,
+        home: Option<&Path>,
     ) -> Self {
         let overlay = Overlay::new(buffers, disk);
         let mut sources = Sources::new();
         let file = sources.add(path, text);
         debug_assert_eq!(file, Snapshot::FILE);
-        let config = project_config(path, &mut sources, &overlay);
+        let config = project_config(path, home, &mut sources, &overlay);
         let compiled = compile::compile(&mut sources, file, &overlay, &config);
         let mut dependencies = overlay.into_read();
         dependencies.remove(path);
@@ -94,7 +96,12 @@ impl Analysis {
 /// Problems in the configuration itself are `atomic check`'s to report, not the editor's.
 /// Discovered agents, skills and commands are looked for in the nearest directory holding
 /// `.atomic/` or `.git` (as `atomic run` finds the project), then the user's home.
-fn project_config(path: &Path, sources: &mut Sources, files: &dyn Files) -> Config {
+fn project_config(
+    path: &Path,
+    home: Option<&Path>,
+    sources: &mut Sources,
+    files: &dyn Files,
+) -> Config {
     let mut config = None;
     let mut root = None;
     for dir in path.ancestors().skip(1) {
@@ -105,19 +112,22 @@ fn project_config(path: &Path, sources: &mut Sources, files: &dyn Files) -> Conf
             let file = sources.add(file, text);
             config = Some(Config::parse(sources, file).0);
         }
-        if root.is_none() && (dir.join(".atomic").is_dir() || dir.join(".git").exists()) {
+        let repository = files.exists(&dir.join(".git"));
+        if root.is_none() && (repository || files.exists(&dir.join(".atomic"))) {
             root = Some(dir.to_path_buf());
         }
-        if dir.join(".git").exists() {
+        if repository {
             break;
         }
     }
     let roots = Roots {
         project: root,
-        // The editor starts the server from the user's session; its home is theirs.
-        home: std::env::var_os("HOME").map(PathBuf::from),
+        home: home.map(Path::to_path_buf),
     };
-    config.unwrap_or_default().with_discovery(roots)
+    config
+        .unwrap_or_default()
+        .with_user_dir(home.map(|home| home.join(".atomic")))
+        .with_discovery(roots)
 }
 
 #[cfg(test)]
@@ -143,6 +153,7 @@ mod tests {
             1,
             &HashMap::new(),
             &disk,
+            None,
         );
         let errors: Vec<String> = clean
             .compiled
@@ -157,7 +168,7 @@ mod tests {
             PathBuf::from("/p/checks.kdl"),
             "workflow \"checks\" {\n    agnet \"x\"\n}\n".to_owned(),
         );
-        let broken = Analysis::new(Path::new("/p/caller.kdl"), CALLER, 1, &buffers, &disk);
+        let broken = Analysis::new(Path::new("/p/caller.kdl"), CALLER, 1, &buffers, &disk, None);
         let published = broken.diagnostics();
         let callee = &published[Path::new("/p/checks.kdl")];
         assert!(
@@ -173,12 +184,19 @@ mod tests {
         let mut disk = MemoryFiles::new();
         let text = "workflow \"w\" {\n    input \"unused\"\n    state {\n        field \"x\" default=\"\"\n    }\n    set \"x\" \"1\"\n}\n";
         let codes = |disk: &MemoryFiles| -> Vec<String> {
-            Analysis::new(Path::new("/p/flows/w.kdl"), text, 1, &HashMap::new(), disk)
-                .compiled
-                .diagnostics
-                .iter()
-                .map(|d| d.code.to_string())
-                .collect()
+            Analysis::new(
+                Path::new("/p/flows/w.kdl"),
+                text,
+                1,
+                &HashMap::new(),
+                disk,
+                None,
+            )
+            .compiled
+            .diagnostics
+            .iter()
+            .map(|d| d.code.to_string())
+            .collect()
         };
         assert!(codes(&disk).contains(&"atomic::unused-input".to_owned()));
         disk.insert(
@@ -186,5 +204,25 @@ mod tests {
             "rules {\n    rule \"unused-input\" level=\"off\"\n}\n",
         );
         assert!(!codes(&disk).contains(&"atomic::unused-input".to_owned()));
+    }
+
+    #[test]
+    fn the_users_tools_are_found_under_the_home_the_server_is_given() {
+        let mut disk = MemoryFiles::new();
+        disk.insert(
+            "/home/me/.atomic/tools/fmt.kdl",
+            "tool \"fmt\" description=\"Formats\" {\n    command \"true\"\n}\n",
+        );
+        let text = "workflow \"w\" {\n    tool \"format\" use=\"fmt\"\n}\n";
+        let codes = |home: Option<&Path>| -> Vec<String> {
+            Analysis::new(Path::new("/p/w.kdl"), text, 1, &HashMap::new(), &disk, home)
+                .compiled
+                .diagnostics
+                .iter()
+                .map(|d| d.code.to_string())
+                .collect()
+        };
+        assert_eq!(codes(None), ["atomic::undefined-tool"]);
+        assert_eq!(codes(Some(Path::new("/home/me"))), Vec::<String>::new());
     }
 }

@@ -195,6 +195,7 @@ mod tests {
                 2,
                 &Default::default(),
                 &crate::source::MemoryFiles::new(),
+                None,
             );
             let left: Vec<String> = after
                 .compiled

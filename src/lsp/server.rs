@@ -37,9 +37,10 @@ use crate::disk::Disk;
 /// How long typing must pause before a changed buffer is checked.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);
 
-/// Serves the language server on stdin/stdout until the client exits.
-pub async fn serve_stdio() {
-    let (service, socket) = LspService::new(Backend::new);
+/// Serves the language server on stdin/stdout until the client exits. `home` is the user's
+/// home directory (for their custom tools and discovered agents, skills and commands).
+pub async fn serve_stdio(home: Option<PathBuf>) {
+    let (service, socket) = LspService::new(|client| Backend::new(client).with_home(home));
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
         .serve(service)
         .await;
@@ -61,6 +62,7 @@ pub struct Backend {
     client: Client,
     state: Arc<Mutex<State>>,
     debounce: Duration,
+    home: Option<Arc<Path>>,
 }
 
 impl Backend {
@@ -71,7 +73,16 @@ impl Backend {
             client,
             state: Arc::new(Mutex::new(State::default())),
             debounce: DEBOUNCE,
+            home: None,
         }
+    }
+
+    /// Reads the user's custom tools and definitions under `home` (the CLI passes `$HOME`;
+    /// the server itself reads no environment).
+    #[must_use]
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home.map(Arc::from);
+        self
     }
 
     /// Waits `debounce` after a change before checking (tests use a longer pause so that
@@ -112,8 +123,9 @@ impl Backend {
             }
         };
         let task_path = path.clone();
+        let home = self.home.clone();
         let analysis = tokio::task::spawn_blocking(move || {
-            Analysis::new(&task_path, &text, version, &buffers, &Disk)
+            Analysis::new(&task_path, &text, version, &buffers, &Disk, home.as_deref())
         })
         .await;
         let analysis = match analysis {
@@ -196,8 +208,9 @@ impl Backend {
                 state.documents.texts(),
             )
         };
+        let home = self.home.clone();
         let analysis = tokio::task::spawn_blocking(move || {
-            Analysis::new(&path, &text, version, &buffers, &Disk)
+            Analysis::new(&path, &text, version, &buffers, &Disk, home.as_deref())
         })
         .await
         .ok()?;

@@ -26,7 +26,7 @@ pub(crate) fn analysis(text: &str, files: &[(&str, &str)]) -> Analysis {
     for (path, text) in files {
         disk.insert(*path, *text);
     }
-    Analysis::new(Path::new(PATH), text, 1, &HashMap::new(), &disk)
+    Analysis::new(Path::new(PATH), text, 1, &HashMap::new(), &disk, None)
 }
 
 /// A cursor: `delta` bytes after the first occurrence of `marker`.

@@ -36,7 +36,7 @@ fn every_quick_fix_removes_its_diagnostic() {
     let mut fixed = Vec::new();
     for path in kdl_files("tests/fixtures/check/err") {
         let text = std::fs::read_to_string(&path).expect("readable");
-        let before = Analysis::new(&path, &text, 1, &buffers, &Disk);
+        let before = Analysis::new(&path, &text, 1, &buffers, &Disk, None);
         let everything = Range::new(Position::new(0, 0), Position::new(u32::MAX, 0));
         let actions = atomic::lsp::code_actions(
             before.snapshot(),
@@ -69,7 +69,7 @@ fn every_quick_fix_removes_its_diagnostic() {
                     },
                 );
             }
-            let after = Analysis::new(&path, &after_text, 2, &buffers, &Disk);
+            let after = Analysis::new(&path, &after_text, 2, &buffers, &Disk, None);
             assert!(
                 count(&after, &code) < count(&before, &code),
                 "`{}` in {} does not remove `{code}`:\n{after_text}",
