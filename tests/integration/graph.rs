@@ -24,8 +24,8 @@ fn plan(path: &Path) -> Plan {
     })
 }
 
-/// The plans of every graph fixture (which must check clean), then of every example and
-/// `check/ok` fixture that lowers (those with errors are the diagnostics tests' concern).
+/// The plans of every graph fixture (which must check clean), then of every example,
+/// built-in workflow and `check/ok` fixture that lowers (those with errors are the diagnostics tests' concern).
 fn every_plan() -> Vec<(PathBuf, Plan)> {
     let mut plans: Vec<(PathBuf, Plan)> = support::kdl_files(&support::fixture("graph"))
         .into_iter()
@@ -39,6 +39,8 @@ fn every_plan() -> Vec<(PathBuf, Plan)> {
     others.extend(support::kdl_files(
         &support::root().join("examples/subgraphs"),
     ));
+    // The built-in workflows shipped in the binary.
+    others.extend(support::kdl_files(&support::root().join("workflows")));
     for path in others {
         if let Some(plan) = support::compile_file(&path).1.plan {
             plans.push((path, plan));
