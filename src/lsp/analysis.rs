@@ -91,6 +91,15 @@ impl Analysis {
     }
 }
 
+/// The project a file belongs to, as `atomic run` finds it: the nearest directory above it
+/// holding `.atomic/` or `.git`, not looking past a repository root.
+pub(super) fn project_root(path: &Path, files: &dyn Files) -> Option<PathBuf> {
+    path.ancestors().skip(1).find_map(|dir| {
+        (files.exists(&dir.join(".git")) || files.exists(&dir.join(".atomic")))
+            .then(|| dir.to_path_buf())
+    })
+}
+
 /// The rule configuration of the project `path` is in: the `.atomic/config.kdl` of the
 /// nearest directory that has one, looking no further up than a directory holding `.git`.
 /// Problems in the configuration itself are `atomic check`'s to report, not the editor's.
@@ -103,25 +112,19 @@ fn project_config(
     files: &dyn Files,
 ) -> Config {
     let mut config = None;
-    let mut root = None;
     for dir in path.ancestors().skip(1) {
         let file = dir.join(".atomic").join("config.kdl");
-        if config.is_none()
-            && let Some(text) = files.read(&file)
-        {
+        if let Some(text) = files.read(&file) {
             let file = sources.add(file, text);
             config = Some(Config::parse(sources, file).0);
+            break;
         }
-        let repository = files.exists(&dir.join(".git"));
-        if root.is_none() && (repository || files.exists(&dir.join(".atomic"))) {
-            root = Some(dir.to_path_buf());
-        }
-        if repository {
+        if files.exists(&dir.join(".git")) {
             break;
         }
     }
     let roots = Roots {
-        project: root,
+        project: project_root(path, files),
         home: home.map(Path::to_path_buf),
     };
     config

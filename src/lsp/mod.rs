@@ -17,6 +17,7 @@ mod completion;
 mod convert;
 mod definition;
 mod describe;
+mod discovered;
 mod documents;
 mod feedback;
 mod files;

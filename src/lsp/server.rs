@@ -27,6 +27,8 @@ use tower_lsp_server::ls_types::{
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use super::analysis::Analysis;
+use super::analysis::project_root;
+use super::discovered::Discovered;
 use super::documents::Documents;
 use super::feedback::Feedback;
 use super::files::Overlay;
@@ -185,7 +187,10 @@ impl Backend {
             }
             (document.text.clone(), document.version)
         };
-        let snapshot = Arc::new(Snapshot::new(&path, &text.0, text.1));
+        // Discovery lists a few directories on disk; a snapshot is made once per version.
+        let root = project_root(&path, &Disk);
+        let discovered = Discovered::find(&path, root.as_deref(), self.home.as_deref(), &Disk);
+        let snapshot = Arc::new(Snapshot::new(&path, &text.0, text.1).with_discovered(discovered));
         self.state().snapshots.insert(path, snapshot.clone());
         Some(snapshot)
     }

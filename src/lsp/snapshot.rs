@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use tower_lsp_server::ls_types::{Position, Range};
 
 use super::convert;
+use super::discovered::Discovered;
 use super::index::Index;
 use crate::source::{SourceFile, SourceId, Sources, Span};
 use crate::syntax::kdl::{self, KdlParse};
@@ -24,6 +25,9 @@ pub struct Snapshot {
     pub parse: KdlParse,
     /// The names declared and used.
     pub index: Index,
+    /// What the file can use from outside it (custom tools, agents, skills, commands);
+    /// empty unless the server looked ([`Snapshot::with_discovered`]).
+    pub discovered: Discovered,
 }
 
 impl Snapshot {
@@ -45,7 +49,15 @@ impl Snapshot {
             sources,
             parse,
             index,
+            discovered: Discovered::default(),
         }
+    }
+
+    /// The snapshot, completing `use=` from `discovered` too.
+    #[must_use]
+    pub fn with_discovered(mut self, discovered: Discovered) -> Self {
+        self.discovered = discovered;
+        self
     }
 
     /// The file.

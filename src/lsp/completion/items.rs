@@ -249,7 +249,9 @@ fn values(
         (ValueKind::String, "agent", Some("use")) => names(SymbolKind::Node)
             .into_iter()
             .filter(|(_, kdl)| kdl.as_deref() == Some("agent"))
+            .chain(snapshot.discovered.definitions.iter().cloned())
             .collect(),
+        (ValueKind::String, "tool", Some("use")) => snapshot.discovered.tools.clone(),
         _ => Vec::new(),
     };
     // A node does not jump to itself or use itself.
@@ -401,13 +403,19 @@ mod tests {
     use tower_lsp_server::ls_types::{CompletionResponse, CompletionTextEdit};
 
     use crate::lsp::completion::completion;
+    use crate::lsp::discovered::Discovered;
     use crate::lsp::testing::{Cursor, excerpt, snapshot};
 
     /// Completions at the `|` in `text` (removed before parsing).
     fn complete(text: &str) -> String {
+        complete_with(text, Discovered::default())
+    }
+
+    /// [`complete`], with `discovered` tools and definitions outside the file.
+    fn complete_with(text: &str, discovered: Discovered) -> String {
         let offset = text.find('|').expect("a `|` marks the cursor");
         let text = text.replacen('|', "", 1);
-        let snapshot = snapshot(&text);
+        let snapshot = snapshot(&text).with_discovered(discovered);
         let cursor = Cursor { offset };
         let found = completion(&snapshot, cursor.position(&snapshot));
         let items = match found {
@@ -486,6 +494,25 @@ mod tests {
         ));
         insta::assert_snapshot!(complete(
             "workflow \"w\" {\n    state { field \"f\" reduce=\"|\"; }\n}\n"
+        ));
+    }
+
+    #[test]
+    fn use_offers_discovered_tools_and_definitions() {
+        let discovered = Discovered {
+            tools: vec![("fmt".to_owned(), Some("Formats the code".to_owned()))],
+            definitions: vec![(
+                "agent:reviewer".to_owned(),
+                Some("Reviews diffs".to_owned()),
+            )],
+        };
+        insta::assert_snapshot!(complete_with(
+            &flow("    tool \"t\" use=\"|\""),
+            discovered.clone()
+        ));
+        insta::assert_snapshot!(complete_with(
+            &flow("    agent \"x\" use=\"|\""),
+            discovered
         ));
     }
 
