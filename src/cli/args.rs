@@ -35,6 +35,21 @@ pub enum Command {
     Schema(SchemaArgs),
     /// List the workflows found by name: the project's, the user's and the built-ins.
     List(ListArgs),
+    /// Rewrite workflow files in canonical layout, keeping comments.
+    Fmt(FmtArgs),
+}
+
+/// `atomic fmt`.
+#[derive(Debug, Args)]
+pub struct FmtArgs {
+    /// Workflow files; none: every workflow in the project's `.atomic/workflows/`.
+    pub files: Vec<PathBuf>,
+    /// Write nothing; list the files that would change and exit 1 if any would.
+    #[arg(long, conflicts_with = "stdout")]
+    pub check: bool,
+    /// Print the formatted text instead of writing the files.
+    #[arg(long)]
+    pub stdout: bool,
 }
 
 /// `atomic list`.

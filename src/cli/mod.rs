@@ -10,6 +10,7 @@ mod check;
 pub mod disk;
 mod execute;
 mod exit;
+mod fmt;
 mod graph;
 mod list;
 mod lsp;
@@ -54,6 +55,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Runs(args) => runs::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::List(args) => list::run(&args),
+        Command::Fmt(args) => fmt::run(&args),
     };
     exit.into()
 }
