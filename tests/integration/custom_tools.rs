@@ -1,5 +1,6 @@
 //! Custom tools (`.atomic/tools/*.kdl`) end to end through `atomic run`: an `anthropic`
-//! agent calling one against the scripted Messages API fake on 127.0.0.1, a `tool use=`
+//! agent calling one against the scripted Messages API fake on 127.0.0.1, an `openai`
+//! agent against the Chat Completions fake, a `tool use=`
 //! node getting its arguments as JSON on stdin, and an undefined tool refused before
 //! anything runs.
 
@@ -8,6 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::cli_project::{CliProject, stderr};
+use crate::support::fake_openai::{FakeOpenAi, Turn};
 use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
 use crate::support::within;
 
@@ -108,6 +110,69 @@ async fn an_anthropic_agent_edits_a_file_with_a_custom_tool() {
             .iter()
             .any(|t| t.contains("wrote notes.txt"))),
         "the tool's stdout went back to the model: {requests:?}"
+    );
+}
+
+/// The same edit through an `openai` agent: the Chat Completions fake asks for the tool
+/// call, the custom tool runs, and its stdout goes back as a `tool` message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_agent_edits_a_file_with_a_custom_tool() {
+    let fake = FakeOpenAi::start();
+    fake.push(Turn::tool_call("edit", json!({"text": "newer notes"})))
+        .push(Turn::text("Done: notes.txt now says newer notes."));
+    let project = CliProject::new();
+    project.write(".atomic/tools/edit.kdl", EDIT_TOOL);
+    project.write(".atomic/tools/edit.sh", EDIT_SCRIPT);
+    project.write("notes.txt", "old notes\n");
+    let flow = edit_flow("unused")
+        .replace(
+            r#"provider "claude" adapter="anthropic" model="claude-sonnet-4-5" api-key-env="TEST_ANTHROPIC_KEY" base-url="unused""#,
+            &format!(
+                r#"provider "claude" adapter="openai" model="local-model" api-key-env="TEST_OPENAI_KEY" base-url="{}""#,
+                fake.url()
+            ),
+        );
+    assert!(flow.contains("adapter=\"openai\""), "{flow}");
+    project.write("flow.kdl", &flow);
+
+    let mut command = project.atomic();
+    command
+        .args(["run", "flow.kdl"])
+        .env("TEST_OPENAI_KEY", "test-key");
+    let output = within(
+        Duration::from_secs(90),
+        tokio::task::spawn_blocking(move || command.output().expect("atomic run")),
+    )
+    .await
+    .expect("the run finished");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.read("notes.txt"), "newer notes\n");
+    let shown = project.show(&project.last_run());
+    assert_eq!(
+        shown["state"]["summary"],
+        "Done: notes.txt now says newer notes."
+    );
+
+    let bodies = fake.completion_bodies();
+    let tool = &bodies[0]["tools"][0];
+    assert_eq!(tool["type"], "function");
+    assert_eq!(tool["function"]["name"], "edit");
+    assert_eq!(tool["function"]["parameters"]["required"], json!(["text"]));
+    let answered = bodies.iter().any(|body| {
+        body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|message| {
+                message["role"] == "tool"
+                    && message["content"]
+                        .as_str()
+                        .is_some_and(|text| text.contains("wrote notes.txt"))
+            })
+    });
+    assert!(
+        answered,
+        "the tool's stdout went back to the model: {bodies:#?}"
     );
 }
 
