@@ -51,6 +51,18 @@ fn decl(
     }
 }
 
+/// [`isolated_env`] for Claude Code: its own config directory, no non-essential traffic,
+/// and the test key in `ATOMIC_TEST_KEY` (the `api-key-env` the tests name).
+fn claude_env(root: &Path) -> Environment {
+    isolated_env(root)
+        .with(
+            "CLAUDE_CONFIG_DIR",
+            root.join("claude").display().to_string(),
+        )
+        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .with("ATOMIC_TEST_KEY", SECRET)
+}
+
 /// A clean environment: the real PATH, everything else inside `root`.
 fn isolated_env(root: &Path) -> Environment {
     let home = root.join("home");
@@ -172,13 +184,7 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
     ])
     .await;
 
-    let env = isolated_env(root.path())
-        .with(
-            "CLAUDE_CONFIG_DIR",
-            root.path().join("claude").display().to_string(),
-        )
-        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .with("ATOMIC_TEST_KEY", SECRET)
+    let env = claude_env(root.path())
         // Never handed to the CLI: only the variable named by `api-key-env` is.
         .with("ANTHROPIC_API_KEY", "sk-wrong-key");
     let provider = ClaudeCode::new(
@@ -574,13 +580,7 @@ async fn claude_code_cancellation_kills_the_process_group() {
     let workspace = root.path().join("workspace");
     std::fs::create_dir_all(&workspace).expect("workspace");
     let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
-    let env = isolated_env(root.path())
-        .with(
-            "CLAUDE_CONFIG_DIR",
-            root.path().join("claude").display().to_string(),
-        )
-        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .with("ATOMIC_TEST_KEY", SECRET);
+    let env = claude_env(root.path());
     let provider = ClaudeCode::new(
         &decl(
             "claude-code",
@@ -790,13 +790,7 @@ async fn example_agent_claude_code_runs_to_its_closing_text() {
     let workspace = example_workspace(root.path());
     let closing = "Replaced `draft` with `final` in notes.txt.";
     let fake = ScriptedAnthropic::start(example_script(&workspace, "Read", "Edit", closing)).await;
-    let env = isolated_env(root.path())
-        .with(
-            "CLAUDE_CONFIG_DIR",
-            root.path().join("claude").display().to_string(),
-        )
-        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .with("ATOMIC_TEST_KEY", SECRET);
+    let env = claude_env(root.path());
     let state = run_example(
         "agent-claude-code.kdl",
         &fake,
@@ -848,13 +842,7 @@ async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
         Step::Text("Done, and its tests pass.".to_owned()),
     ])
     .await;
-    let env = isolated_env(root.path())
-        .with(
-            "CLAUDE_CONFIG_DIR",
-            root.path().join("claude").display().to_string(),
-        )
-        .with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .with("ATOMIC_TEST_KEY", SECRET);
+    let env = claude_env(root.path());
     let state = run_example(
         "<built-in>/ralph.kdl",
         &fake,
