@@ -211,6 +211,10 @@ pub enum RunsAction {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Print only the run's event log, one JSON object per line (JSONL), as
+        /// `atomic run --stream events` printed it.
+        #[arg(long, conflicts_with = "json")]
+        events: bool,
     },
 }
 

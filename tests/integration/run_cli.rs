@@ -440,6 +440,53 @@ fn event_streams_match_the_published_schema() {
     assert!(stderr(&output).contains("unknown stream mode `everything`"));
 }
 
+/// `atomic runs show RUN --events` prints the stored event log as JSONL, each line valid
+/// against the published schema, from `run-started` to `run-finished`.
+#[test]
+fn the_stored_event_log_prints_as_jsonl() {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/events.schema.json")).expect("schema"),
+    )
+    .expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let project = CliProject::new();
+    let output = project
+        .atomic()
+        .args(["run", "--quiet"])
+        .arg(root().join("examples/hello.kdl"))
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = project.last_run();
+    let output = project
+        .atomic()
+        .args(["runs", "show", &run, "--events"])
+        .output()
+        .expect("atomic runs show");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is one JSON object"))
+        .collect();
+    for event in &events {
+        let errors: Vec<String> = validator
+            .iter_errors(event)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{event}: {errors:?}");
+    }
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"run-started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"run-finished"), "{kinds:?}");
+
+    let both = project
+        .atomic()
+        .args(["runs", "show", &run, "--events", "--json"])
+        .output()
+        .expect("atomic runs show");
+    assert_eq!(both.status.code(), Some(2), "--events and --json conflict");
+}
+
 #[test]
 fn a_dry_run_prints_the_route_and_executes_nothing() {
     let project = CliProject::new();

@@ -28,8 +28,15 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };
-    if let Some(RunsAction::Show { run, json }) = &args.action {
-        return show::run(&runtime, store.as_ref(), run, *json);
+    if let Some(RunsAction::Show { run, json, events }) = &args.action {
+        let format = if *events {
+            show::Format::Events
+        } else if *json {
+            show::Format::Json
+        } else {
+            show::Format::Text
+        };
+        return show::run(&runtime, store.as_ref(), run, format);
     }
     let status = match args
         .status

@@ -13,12 +13,23 @@ use crate::store::{Change, RunDetail, StepRecord, Store};
 /// Prefix of the pseudo fields in which the runtime keeps node outputs.
 const OUTPUT_PREFIX: &str = "#output:";
 
+/// How `atomic runs show` prints a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Format {
+    /// For people.
+    Text,
+    /// The record, steps, events and state as one JSON document.
+    Json,
+    /// The event log alone, one JSON object per line.
+    Events,
+}
+
 /// Prints one run.
 pub(super) fn run(
     runtime: &tokio::runtime::Runtime,
     store: &dyn Store,
     prefix: &str,
-    json: bool,
+    format: Format,
 ) -> Exit {
     let found = runtime.block_on(async {
         let id = store.resolve(prefix).await?;
@@ -34,7 +45,11 @@ pub(super) fn run(
         }
     };
     state.retain(|name, _| !name.starts_with(OUTPUT_PREFIX));
-    if json {
+    if format == Format::Events {
+        for record in &detail.events {
+            println!("{}", record.event);
+        }
+    } else if format == Format::Json {
         let value = json!({
             "run": detail.run,
             "steps": detail.steps,
