@@ -10,6 +10,7 @@ use super::index::SymbolKind;
 use super::snapshot::Snapshot;
 use super::tree::{self, Slot, Target};
 use crate::source::Span;
+use crate::syntax::kdl::{Entry, Value};
 
 /// The hover at `position`, if there is anything to say.
 #[must_use]
@@ -50,6 +51,11 @@ fn hover_at(snapshot: &Snapshot, offset: usize) -> Option<(String, Span)> {
     let (frames, target) = tree::locate(&snapshot.parse.document, offset);
     let frame = *frames.last()?;
     let spec = frame.spec?;
+    if let Target::Value(entry) = target
+        && let Some(text) = discovered_use(snapshot, &frame.node.name.value, entry)
+    {
+        return Some((text, entry.value_span));
+    }
     match target {
         Target::Name => Some((describe::node_kind(spec), frame.node.name.span)),
         Target::Key(entry) | Target::Value(entry) => {
@@ -66,6 +72,27 @@ fn hover_at(snapshot: &Snapshot, offset: usize) -> Option<(String, Span)> {
         }
         Target::Children | Target::Node | Target::Nothing => None,
     }
+}
+
+/// What a `use=` value names outside the file: a custom tool (on `tool`) or a discovered
+/// agent, skill or command (on `agent`).
+fn discovered_use(snapshot: &Snapshot, node: &str, entry: &Entry) -> Option<String> {
+    if entry.key.as_ref()?.value != "use" {
+        return None;
+    }
+    let Value::String(name) = &entry.value else {
+        return None;
+    };
+    let (what, found) = match node {
+        "tool" => ("custom tool", &snapshot.discovered.tools),
+        "agent" => ("discovered", &snapshot.discovered.definitions),
+        _ => return None,
+    };
+    let (name, description) = found.iter().find(|(found, _)| found == name.as_str())?;
+    Some(match description {
+        Some(description) => format!("**{what}** `{name}`\n\n{description}"),
+        None => format!("**{what}** `{name}`"),
+    })
 }
 
 #[cfg(test)]
@@ -138,5 +165,28 @@ mod tests {
                 .last(),
             Some("(no hover)")
         );
+    }
+
+    #[test]
+    fn use_values_describe_what_was_discovered() {
+        use super::super::discovered::Discovered;
+        use super::super::testing::snapshot;
+        use super::hover;
+        use tower_lsp_server::ls_types::HoverContents;
+
+        let text = "workflow \"w\" {\n    tool \"t\" use=\"fmt\"\n    agent \"a\" use=\"agent:reviewer\" prompt=\"x\"\n}\n";
+        let snapshot = snapshot(text).with_discovered(Discovered {
+            tools: vec![("fmt".to_owned(), Some("Formats the code".to_owned()))],
+            definitions: vec![("agent:reviewer".to_owned(), None)],
+        });
+        let at = |marker: &str| {
+            let cursor = Cursor::on(text, marker, 2);
+            match hover(&snapshot, cursor.position(&snapshot)).map(|hover| hover.contents) {
+                Some(HoverContents::Markup(markup)) => markup.value,
+                other => panic!("no markdown hover at {marker}: {other:?}"),
+            }
+        };
+        assert_eq!(at("\"fmt\""), "**custom tool** `fmt`\n\nFormats the code");
+        assert_eq!(at("\"agent:reviewer\""), "**discovered** `agent:reviewer`");
     }
 }
