@@ -143,8 +143,42 @@ fn custom_tools(
     }
     let dirs = registry::tool_dirs(files, path, config.user_dir());
     let discovered = registry::discover_tools(sources, files, &dirs);
-    diagnostics.extend(discovered.diagnostics);
-    discovered.value.unwrap_or_default()
+    let tools = discovered.value.unwrap_or_default();
+    diagnostics.extend(unused_tool_files_warn(
+        workflow,
+        &tools,
+        discovered.diagnostics,
+    ));
+    tools
+}
+
+/// Problems in tool files the workflow does not use are warnings: another workflow's broken
+/// tool must not stop this one. They stay errors while a tool the workflow names is missing,
+/// because the broken file may be the one meant to declare it.
+fn unused_tool_files_warn(
+    workflow: &ir::Workflow,
+    tools: &[ir::CustomTool],
+    problems: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let uses = workflow.custom_tool_uses();
+    let declared = |name: &str| tools.iter().any(|tool| tool.name.value == name);
+    if !uses.iter().all(|name| declared(&name.value)) {
+        return problems;
+    }
+    let used_files: Vec<_> = tools
+        .iter()
+        .filter(|tool| uses.iter().any(|name| name.value == tool.name.value))
+        .map(|tool| tool.name.span.source)
+        .collect();
+    problems
+        .into_iter()
+        .map(|mut problem| {
+            if problem.is_error() && !used_files.contains(&problem.span.source) {
+                problem.severity = crate::diagnostic::Severity::Warning;
+            }
+            problem
+        })
+        .collect()
 }
 
 /// The tools among `tools` that `workflow` names, sorted by name: what its plan carries.

@@ -260,3 +260,58 @@ fn a_custom_tool_times_out_and_an_undefined_one_never_runs() {
     assert!(err.contains("did you mean `slow`?"), "{err}");
     assert!(!project.path().join("ran.txt").exists());
 }
+
+/// A broken tool file the workflow does not use is a warning, and the workflow runs; while
+/// a tool the workflow names is missing, the same problem is an error (the broken file may
+/// be the one meant to declare it).
+#[test]
+fn an_unused_broken_tool_file_warns_and_does_not_block_the_run() {
+    let project = CliProject::new();
+    project.write(
+        ".atomic/tools/echo.kdl",
+        r#"tool "echo" { command "sh" "-c" "cat"; }"#,
+    );
+    project.write(
+        ".atomic/tools/broken.kdl",
+        r#"tool "broken" { comand "true"; }"#,
+    );
+    project.write(
+        "uses-echo.kdl",
+        r#"workflow "w" { tool "say" use="echo" idempotent=#true; }"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "uses-echo.kdl", "--store", "memory"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("2 warnings"),
+        "the problems are still counted: {err}"
+    );
+    let check = project
+        .atomic()
+        .args(["check", "uses-echo.kdl"])
+        .output()
+        .expect("atomic check");
+    let shown = String::from_utf8_lossy(&check.stdout).into_owned() + &stderr(&check);
+    assert!(
+        shown.contains("0 errors, 2 warnings") && shown.contains("broken.kdl"),
+        "{shown}"
+    );
+
+    project.write(
+        "uses-missing.kdl",
+        r#"workflow "w" { tool "say" use="brokn" idempotent=#true; }"#,
+    );
+    let output = project
+        .atomic()
+        .args(["check", "uses-missing.kdl"])
+        .output()
+        .expect("atomic check");
+    let err = String::from_utf8_lossy(&output.stdout).into_owned() + &stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("atomic::undefined-tool"), "{err}");
+    assert!(err.contains("broken.kdl"), "{err}");
+}
