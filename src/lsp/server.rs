@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tower_lsp_server::jsonrpc::{self, Result};
 use tower_lsp_server::ls_types::{
@@ -39,6 +39,10 @@ use crate::disk::Disk;
 /// How long typing must pause before a changed buffer is checked.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);
 
+/// How long the custom tools and definitions found for a file are reused by completion and
+/// hover before they are looked up again (a new tool file shows up within this).
+const DISCOVERY_FRESH: Duration = Duration::from_secs(2);
+
 /// Serves the language server on stdin/stdout until the client exits. `home` is the user's
 /// home directory (for their custom tools and discovered agents, skills and commands).
 pub async fn serve_stdio(home: Option<PathBuf>) {
@@ -55,6 +59,8 @@ struct State {
     documents: Documents,
     analyses: HashMap<PathBuf, Arc<Analysis>>,
     snapshots: HashMap<PathBuf, Arc<Snapshot>>,
+    /// What each file can `use` from outside it, and when that was looked up.
+    discovered: HashMap<PathBuf, (Instant, Discovered)>,
     feedback: Feedback,
 }
 
@@ -187,12 +193,26 @@ impl Backend {
             }
             (document.text.clone(), document.version)
         };
-        // Discovery lists a few directories on disk; a snapshot is made once per version.
-        let root = project_root(&path, &Disk);
-        let discovered = Discovered::find(&path, root.as_deref(), self.home.as_deref(), &Disk);
+        let discovered = self.discovered(&path);
         let snapshot = Arc::new(Snapshot::new(&path, &text.0, text.1).with_discovered(discovered));
         self.state().snapshots.insert(path, snapshot.clone());
         Some(snapshot)
+    }
+
+    /// What `path` can `use` from outside it. Discovery reads every tool and definition
+    /// file, so a result is reused for [`DISCOVERY_FRESH`] rather than redone per keystroke.
+    fn discovered(&self, path: &Path) -> Discovered {
+        if let Some((at, discovered)) = self.state().discovered.get(path)
+            && at.elapsed() < DISCOVERY_FRESH
+        {
+            return discovered.clone();
+        }
+        let root = project_root(path, &Disk);
+        let discovered = Discovered::find(path, root.as_deref(), self.home.as_deref(), &Disk);
+        self.state()
+            .discovered
+            .insert(path.to_path_buf(), (Instant::now(), discovered.clone()));
+        discovered
     }
 
     /// The analysis of the open buffer `uri` at its current version, checked now if the

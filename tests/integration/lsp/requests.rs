@@ -278,3 +278,62 @@ fn apply(text: &str, edits: &Value) -> String {
     }
     out
 }
+
+/// Completion through the protocol offers the project's custom tools for `tool use="…"`
+/// and its discovered agents for `agent use="…"`, found on disk by the server.
+#[tokio::test]
+async fn use_completes_tools_and_agents_found_on_disk() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::create_dir_all(dir.path().join(".atomic/tools")).expect("mkdir");
+    std::fs::create_dir_all(dir.path().join(".claude/agents")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(".atomic/tools/fmt.kdl"),
+        "tool \"fmt\" description=\"Formats the code\" {\n    command \"true\"\n}\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join(".claude/agents/reviewer.md"),
+        "---\ndescription: Reviews diffs\n---\nYou review.\n",
+    )
+    .expect("write");
+    let text =
+        "workflow \"w\" {\n    tool \"t\" use=\"\"\n    agent \"a\" use=\"\" prompt=\"x\"\n}\n";
+    let path = dir.path().join("flow.kdl");
+    std::fs::write(&path, text).expect("write");
+    let uri = uri(&path);
+    let mut client = Client::start().await;
+    client.open(&uri, text, 1).await;
+    client.diagnostics(&uri, Some(1)).await;
+    let mut labels = Vec::new();
+    for line in [1, 2] {
+        let character = text
+            .lines()
+            .nth(line)
+            .expect("line")
+            .find("use=\"")
+            .expect("use")
+            + 5;
+        let found = client
+            .request(
+                "textDocument/completion",
+                json!({
+                    "textDocument": { "uri": uri.as_str() },
+                    "position": { "line": line, "character": character },
+                }),
+            )
+            .await;
+        let items: Vec<String> = found["result"]["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .filter_map(|item| item["label"].as_str().map(str::to_owned))
+            .collect();
+        labels.push(items);
+    }
+    assert_eq!(labels[0], ["fmt"], "{labels:?}");
+    assert!(
+        labels[1].contains(&"agent:reviewer".to_owned()),
+        "{labels:?}"
+    );
+    client.shutdown().await;
+}
