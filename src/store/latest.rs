@@ -74,25 +74,12 @@ impl Store for LatestStore {
         if runs.contains_key(&run.id) {
             return ready(Err(StoreError::AlreadyExists(run.id.to_string())));
         }
-        let now = Timestamp::now();
-        let record = RunRecord {
-            id: run.id.clone(),
-            workflow: run.workflow,
-            path: run.path,
-            hash: run.hash,
-            inputs: run.inputs,
-            status: RunStatus::Running,
-            created_at: now,
-            updated_at: now,
-            steps: 0,
-            error: None,
-            wait: None,
-        };
+        let (record, state) = run.into_record(Timestamp::now());
         runs.insert(
-            run.id,
+            record.id.clone(),
             Latest {
                 record,
-                state: run.state,
+                state,
                 cursor: None,
             },
         );

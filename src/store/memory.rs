@@ -110,28 +110,12 @@ impl MemoryStore {
     fn create(&self, new: NewRun) -> Result<(), StoreError> {
         let mut runs = self.lock();
         if runs.contains_key(&new.id) {
-            return Err(StoreError::Sqlite(format!(
-                "run `{}` already exists",
-                new.id
-            )));
+            return Err(StoreError::AlreadyExists(new.id.to_string()));
         }
-        let now = Timestamp::now();
         let bytes = approx_state_len(&new.state);
-        let record = RunRecord {
-            id: new.id.clone(),
-            workflow: new.workflow,
-            path: new.path,
-            hash: new.hash,
-            inputs: new.inputs,
-            status: RunStatus::Running,
-            created_at: now,
-            updated_at: now,
-            steps: 0,
-            error: None,
-            wait: None,
-        };
-        let snapshots = vec![(0, Arc::new(new.state.clone()))];
-        let live = LiveState::from_snapshot(new.state, 0, bytes);
+        let (record, state) = new.into_record(Timestamp::now());
+        let snapshots = vec![(0, Arc::new(state.clone()))];
+        let live = LiveState::from_snapshot(state, 0, bytes);
         let run = MemoryRun {
             record,
             steps: Vec::new(),
@@ -139,7 +123,7 @@ impl MemoryStore {
             snapshots,
             live,
         };
-        runs.insert(new.id, run);
+        runs.insert(run.record.id.clone(), run);
         Ok(())
     }
 

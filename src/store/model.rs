@@ -137,6 +137,28 @@ pub struct NewRun {
     pub state: State,
 }
 
+impl NewRun {
+    /// The record of this run as it starts at `now` (running, no step yet), and the state it
+    /// starts from: what the in-memory stores keep.
+    #[must_use]
+    pub fn into_record(self, now: Timestamp) -> (RunRecord, State) {
+        let record = RunRecord {
+            id: self.id,
+            workflow: self.workflow,
+            path: self.path,
+            hash: self.hash,
+            inputs: self.inputs,
+            status: RunStatus::Running,
+            created_at: now,
+            updated_at: now,
+            steps: 0,
+            error: None,
+            wait: None,
+        };
+        (record, self.state)
+    }
+}
+
 /// A `wait` the run is paused at: what to ask and what answer is acceptable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingWait {
