@@ -152,47 +152,12 @@ impl View for Plain {
                     text::duration(std::time::Duration::from_millis(*after_ms))
                 ));
             }
-            RunEvent::ContextWarning {
-                node,
-                fraction,
-                warn,
-            } => {
-                self.line(&format!(
-                    "{}{} {}",
-                    self.indent(node),
-                    paint.warn("!"),
-                    text::context_warning(node, *fraction, *warn)
-                ));
+            other => {
+                if let Some((node, note)) = text::side_note(other, paint) {
+                    let indent = node.map_or(String::new(), |node| self.indent(node));
+                    self.line(&format!("{indent}{note}"));
+                }
             }
-            RunEvent::ContextAction {
-                node,
-                session_of,
-                action,
-                fraction,
-            } => {
-                self.line(&format!(
-                    "{}{} {}",
-                    self.indent(node),
-                    paint.dim("↺"),
-                    text::context_action(node, session_of, action, *fraction)
-                ));
-            }
-            RunEvent::HookFailed {
-                event,
-                node,
-                command,
-                message,
-                blocked,
-            } => {
-                self.line(&format!(
-                    "{}{} {}",
-                    node.as_deref()
-                        .map_or(String::new(), |node| self.indent(node)),
-                    paint.warn("!"),
-                    text::hook_failure(event, node.as_deref(), command, message, *blocked)
-                ));
-            }
-            _ => {}
         }
     }
 

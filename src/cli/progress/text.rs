@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 
+use crate::runtime::RunEvent;
+
 /// `850µs`, `12ms`, `1.4s`, `2m05s`, `1h02m`.
 pub(crate) fn duration(elapsed: Duration) -> String {
     let micros = elapsed.as_micros();
@@ -64,9 +66,49 @@ pub(crate) fn target(key: &str) -> &str {
     if key == "#end" { "end" } else { key }
 }
 
+/// The events both progress views print alike, as side notes of a node: its context
+/// window filling up, a session compacted or replaced, a failed hook. The node (for the
+/// indentation; none for a run-level hook) and the marked line.
+pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>, String)> {
+    let (node, mark, text) = match event {
+        RunEvent::ContextWarning {
+            node,
+            fraction,
+            warn,
+        } => (
+            Some(&**node),
+            paint.warn("!"),
+            context_warning(node, *fraction, *warn),
+        ),
+        RunEvent::ContextAction {
+            node,
+            session_of,
+            action,
+            fraction,
+        } => (
+            Some(&**node),
+            paint.dim("↺"),
+            context_action(node, session_of, action, *fraction),
+        ),
+        RunEvent::HookFailed {
+            event,
+            node,
+            command,
+            message,
+            blocked,
+        } => (
+            node.as_deref(),
+            paint.warn("!"),
+            hook_failure(event, node.as_deref(), command, message, *blocked),
+        ),
+        _ => return None,
+    };
+    Some((node, format!("{mark} {text}")))
+}
+
 /// A failed hook, one line: what ran, on what, what happened, and whether it stopped
 /// the action.
-pub(crate) fn hook_failure(
+fn hook_failure(
     event: &str,
     node: Option<&str>,
     command: &str,
@@ -87,7 +129,7 @@ pub(crate) fn hook_failure(
 }
 
 /// An agent's context window reached its warning threshold.
-pub(crate) fn context_warning(node: &str, fraction: f64, warn: f64) -> String {
+fn context_warning(node: &str, fraction: f64, warn: f64) -> String {
     format!(
         "`{node}` has used {} of its context window (warns at {})",
         percent(fraction),
@@ -96,7 +138,7 @@ pub(crate) fn context_warning(node: &str, fraction: f64, warn: f64) -> String {
 }
 
 /// A full session was compacted or replaced before an agent continued it.
-pub(crate) fn context_action(node: &str, session_of: &str, action: &str, fraction: f64) -> String {
+fn context_action(node: &str, session_of: &str, action: &str, fraction: f64) -> String {
     let what = if action == "compact" {
         "compacts"
     } else {

@@ -243,50 +243,12 @@ impl View for Tree {
                 );
                 self.println(&line);
             }
-            RunEvent::ContextWarning {
-                node,
-                fraction,
-                warn,
-            } => {
-                let line = format!(
-                    "{}{} {}",
-                    self.indent(node),
-                    paint.warn("!"),
-                    text::context_warning(node, *fraction, *warn)
-                );
-                self.println(&line);
+            other => {
+                if let Some((node, note)) = text::side_note(other, paint) {
+                    let indent = node.map_or(String::new(), |node| self.indent(node));
+                    self.println(&format!("{indent}{note}"));
+                }
             }
-            RunEvent::ContextAction {
-                node,
-                session_of,
-                action,
-                fraction,
-            } => {
-                let line = format!(
-                    "{}{} {}",
-                    self.indent(node),
-                    paint.dim("↺"),
-                    text::context_action(node, session_of, action, *fraction)
-                );
-                self.println(&line);
-            }
-            RunEvent::HookFailed {
-                event,
-                node,
-                command,
-                message,
-                blocked,
-            } => {
-                let line = format!(
-                    "{}{} {}",
-                    node.as_deref()
-                        .map_or(String::new(), |node| self.indent(node)),
-                    paint.warn("!"),
-                    text::hook_failure(event, node.as_deref(), command, message, *blocked)
-                );
-                self.println(&line);
-            }
-            _ => {}
         }
     }
 
