@@ -84,10 +84,19 @@ pub fn compile(
             config.discovery(),
         ));
     }
-    let tools = workflow
+    // The custom tools the workflow names, walked for once: discovery, the severity of
+    // tool-file problems and the plan's tools all go by them.
+    let uses: Vec<String> = workflow
         .as_ref()
-        .map(|workflow| custom_tools(sources, files, &path, workflow, config, &mut diagnostics))
+        .map(|workflow| {
+            workflow
+                .custom_tool_uses()
+                .into_iter()
+                .map(|name| name.value.clone())
+                .collect()
+        })
         .unwrap_or_default();
+    let tools = custom_tools(sources, files, &path, &uses, config, &mut diagnostics);
     if let Some(resolved) = &workflow {
         let mut cx = check::AnalyzeContext::new(sources, file, &path, files).with_tools(&tools);
         let mut analyzed = check::analyze(resolved, &mut cx);
@@ -100,7 +109,7 @@ pub fn compile(
     }
 
     if let Some(workflow) = &mut workflow {
-        workflow.custom_tools = used_tools(workflow, tools);
+        workflow.custom_tools = used_tools(&uses, tools);
     }
 
     let mut plan = None;
@@ -134,21 +143,17 @@ fn custom_tools(
     sources: &mut Sources,
     files: &dyn Files,
     path: &Path,
-    workflow: &ir::Workflow,
+    uses: &[String],
     config: &Config,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<ir::CustomTool> {
-    if workflow.custom_tool_uses().is_empty() {
+    if uses.is_empty() {
         return Vec::new();
     }
     let dirs = registry::tool_dirs(files, path, config.user_dir());
     let discovered = registry::discover_tools(sources, files, &dirs);
     let tools = discovered.value.unwrap_or_default();
-    diagnostics.extend(unused_tool_files_warn(
-        workflow,
-        &tools,
-        discovered.diagnostics,
-    ));
+    diagnostics.extend(unused_tool_files_warn(uses, &tools, discovered.diagnostics));
     tools
 }
 
@@ -156,18 +161,17 @@ fn custom_tools(
 /// tool must not stop this one. They stay errors while a tool the workflow names is missing,
 /// because the broken file may be the one meant to declare it.
 fn unused_tool_files_warn(
-    workflow: &ir::Workflow,
+    uses: &[String],
     tools: &[ir::CustomTool],
     problems: Vec<Diagnostic>,
 ) -> Vec<Diagnostic> {
-    let uses = workflow.custom_tool_uses();
-    let declared = |name: &str| tools.iter().any(|tool| tool.name.value == name);
-    if !uses.iter().all(|name| declared(&name.value)) {
+    let declared = |name: &String| tools.iter().any(|tool| tool.name.value == *name);
+    if !uses.iter().all(declared) {
         return problems;
     }
     let used_files: Vec<_> = tools
         .iter()
-        .filter(|tool| uses.iter().any(|name| name.value == tool.name.value))
+        .filter(|tool| uses.contains(&tool.name.value))
         .map(|tool| tool.name.span.source)
         .collect();
     problems
@@ -181,12 +185,12 @@ fn unused_tool_files_warn(
         .collect()
 }
 
-/// The tools among `tools` that `workflow` names, sorted by name: what its plan carries.
-fn used_tools(workflow: &ir::Workflow, tools: Vec<ir::CustomTool>) -> Vec<ir::CustomTool> {
-    let uses = workflow.custom_tool_uses();
+/// The tools among `tools` that the workflow names (`uses`), sorted by name: what its plan
+/// carries.
+fn used_tools(uses: &[String], tools: Vec<ir::CustomTool>) -> Vec<ir::CustomTool> {
     tools
         .into_iter()
-        .filter(|tool| uses.iter().any(|name| name.value == tool.name.value))
+        .filter(|tool| uses.contains(&tool.name.value))
         .collect()
 }
 
