@@ -171,17 +171,14 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
     std::fs::write(&target, "status: original\n").expect("write target");
     let file = target.display().to_string();
 
-    let fake = ScriptedAnthropic::start(vec![
-        Step::Tool {
-            name: "Read".to_owned(),
-            input: json!({"file_path": file}),
-        },
-        Step::Tool {
-            name: "Edit".to_owned(),
-            input: json!({"file_path": file, "old_string": "status: original", "new_string": "status: edited by claude"}),
-        },
-        Step::Text("Claude Code closing text: target.txt is edited.".to_owned()),
-    ])
+    let fake = ScriptedAnthropic::start(read_edit_close(
+        "Read",
+        "Edit",
+        &file,
+        "status: original",
+        "status: edited by claude",
+        "Claude Code closing text: target.txt is edited.",
+    ))
     .await;
 
     let env = claude_env(root.path())
@@ -278,17 +275,14 @@ async fn opencode_edits_a_file_through_a_started_server() {
     std::fs::write(&target, "status: original\n").expect("write target");
     let file = target.display().to_string();
 
-    let fake = ScriptedAnthropic::start(vec![
-        Step::Tool {
-            name: "read".to_owned(),
-            input: json!({"filePath": file}),
-        },
-        Step::Tool {
-            name: "edit".to_owned(),
-            input: json!({"filePath": file, "oldString": "status: original", "newString": "status: edited by opencode"}),
-        },
-        Step::Text("OpenCode closing text: target.txt is edited.".to_owned()),
-    ])
+    let fake = ScriptedAnthropic::start(read_edit_close(
+        "read",
+        "edit",
+        &file,
+        "status: original",
+        "status: edited by opencode",
+        "OpenCode closing text: target.txt is edited.",
+    ))
     .await;
 
     // The model's context window is shrunk to OPENCODE_CONTEXT tokens (OpenCode's bundled
@@ -420,17 +414,14 @@ async fn copilot_edits_a_file_with_a_byok_model() {
     std::fs::write(&target, "status: original\n").expect("write target");
     let file = target.display().to_string();
 
-    let fake = ScriptedAnthropic::start(vec![
-        Step::Tool {
-            name: "view".to_owned(),
-            input: json!({"path": file}),
-        },
-        Step::Tool {
-            name: "edit".to_owned(),
-            input: json!({"path": file, "old_str": "status: original", "new_str": "status: edited by copilot"}),
-        },
-        Step::Text("Copilot closing text: target.txt is edited.".to_owned()),
-    ])
+    let fake = ScriptedAnthropic::start(read_edit_close(
+        "view",
+        "edit",
+        &file,
+        "status: original",
+        "status: edited by copilot",
+        "Copilot closing text: target.txt is edited.",
+    ))
     .await;
 
     let env = copilot_env(root.path())
@@ -747,18 +738,33 @@ async fn run_example_with(
 /// The scripted turn for the examples: read `notes.txt`, replace `draft`, close.
 fn example_script(workspace: &Path, read: &str, edit: &str, closing: &str) -> Vec<Step> {
     let file = workspace.join("notes.txt").display().to_string();
+    read_edit_close(read, edit, &file, "draft", "final", closing)
+}
+
+/// A scripted turn: the CLI's `read` tool on `file`, its `edit` tool replacing `old` with
+/// `new`, then `closing`. Inputs follow each CLI's tool vocabulary: Claude Code's `Edit`
+/// (`file_path`, `old_string`), OpenCode's `read`/`edit` (`filePath`, `oldString`), and
+/// Copilot's `view`/`edit` (`path`, `old_str`).
+fn read_edit_close(
+    read: &str,
+    edit: &str,
+    file: &str,
+    old: &str,
+    new: &str,
+    closing: &str,
+) -> Vec<Step> {
     let (read_input, edit_input) = match edit {
         "Edit" => (
             json!({"file_path": file}),
-            json!({"file_path": file, "old_string": "draft", "new_string": "final"}),
+            json!({"file_path": file, "old_string": old, "new_string": new}),
         ),
         "edit" if read == "read" => (
             json!({"filePath": file}),
-            json!({"filePath": file, "oldString": "draft", "newString": "final"}),
+            json!({"filePath": file, "oldString": old, "newString": new}),
         ),
         _ => (
             json!({"path": file}),
-            json!({"path": file, "old_str": "draft", "new_str": "final"}),
+            json!({"path": file, "old_str": old, "new_str": new}),
         ),
     };
     vec![
@@ -830,17 +836,14 @@ async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
     )
     .expect("write tasks.json");
     let file = tasks.display().to_string();
-    let fake = ScriptedAnthropic::start(vec![
-        Step::Tool {
-            name: "Read".to_owned(),
-            input: json!({"file_path": file}),
-        },
-        Step::Tool {
-            name: "Edit".to_owned(),
-            input: json!({"file_path": file, "old_string": "\"status\": \"in_progress\"", "new_string": "\"status\": \"passing\""}),
-        },
-        Step::Text("Done, and its tests pass.".to_owned()),
-    ])
+    let fake = ScriptedAnthropic::start(read_edit_close(
+        "Read",
+        "Edit",
+        &file,
+        "\"status\": \"in_progress\"",
+        "\"status\": \"passing\"",
+        "Done, and its tests pass.",
+    ))
     .await;
     let env = claude_env(root.path());
     let state = run_example(
