@@ -378,15 +378,31 @@ fn runs_lists_and_shows_runs() {
     assert!(stderr(&output).contains("no run `zzzz`"));
 }
 
-/// Every line of `--stream events` (and of the other modes) is valid against
-/// `schemas/events.schema.json`, and the stream is complete: start to finish.
-#[test]
-fn event_streams_match_the_published_schema() {
+/// The events of JSONL `text`, each asserted valid against `schemas/events.schema.json`.
+fn schema_valid_events(text: &str) -> Vec<Value> {
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("schemas/events.schema.json")).expect("schema"),
     )
     .expect("schema is JSON");
     let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let events: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is one JSON object"))
+        .collect();
+    for event in &events {
+        let errors: Vec<String> = validator
+            .iter_errors(event)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{event}: {errors:?}");
+    }
+    events
+}
+
+/// Every line of `--stream events` (and of the other modes) is valid against
+/// `schemas/events.schema.json`, and the stream is complete: start to finish.
+#[test]
+fn event_streams_match_the_published_schema() {
     let project = CliProject::new();
     for modes in ["events", "values,updates", "debug"] {
         let output = project
@@ -396,18 +412,7 @@ fn event_streams_match_the_published_schema() {
             .output()
             .expect("atomic run");
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-        let text = stdout(&output);
-        let events: Vec<Value> = text
-            .lines()
-            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
-            .collect();
-        for event in &events {
-            let errors: Vec<String> = validator
-                .iter_errors(event)
-                .map(|e| e.to_string())
-                .collect();
-            assert!(errors.is_empty(), "{event}: {errors:?}");
-        }
+        let events = schema_valid_events(&stdout(&output));
         let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
         assert_eq!(kinds.first(), Some(&"run-started"), "{modes}: {kinds:?}");
         assert_eq!(kinds.last(), Some(&"run-finished"), "{modes}: {kinds:?}");
@@ -444,11 +449,6 @@ fn event_streams_match_the_published_schema() {
 /// against the published schema, from `run-started` to `run-finished`.
 #[test]
 fn the_stored_event_log_prints_as_jsonl() {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schemas/events.schema.json")).expect("schema"),
-    )
-    .expect("schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
     let project = CliProject::new();
     let output = project
         .atomic()
@@ -464,17 +464,7 @@ fn the_stored_event_log_prints_as_jsonl() {
         .output()
         .expect("atomic runs show");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let events: Vec<Value> = stdout(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("each line is one JSON object"))
-        .collect();
-    for event in &events {
-        let errors: Vec<String> = validator
-            .iter_errors(event)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{event}: {errors:?}");
-    }
+    let events = schema_valid_events(&stdout(&output));
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(kinds.first(), Some(&"run-started"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"run-finished"), "{kinds:?}");
