@@ -4,38 +4,33 @@
 use std::collections::{HashMap, HashSet};
 
 use super::resolver::Resolver;
-use crate::check::structure::WorkflowParts;
+use crate::check::grammar::NodeSpec;
 use crate::check::value::is_node_id;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Spanned;
-use crate::syntax::kdl::Value;
+use crate::syntax::kdl::{Node, Value};
 
 /// Hands out generated ids that collide with no written one.
+#[derive(Default)]
 pub(super) struct IdAllocator {
     taken: HashSet<String>,
     counts: HashMap<String, u32>,
 }
 
 impl IdAllocator {
-    /// Collects every id written in the workflow's statements, at any depth.
-    pub(super) fn collect(workflow: &WorkflowParts) -> Self {
-        let mut taken = HashSet::new();
-        workflow.visit_statements(&mut |spec, statement| {
-            let written = if spec.id == "set" {
-                statement
-                    .entries
-                    .iter()
-                    .find(|entry| entry.key.as_ref().is_some_and(|key| key.value == "id"))
-            } else {
-                statement.entries.iter().find(|entry| entry.key.is_none())
-            };
-            if let Some(Value::String(id)) = written.map(|entry| &entry.value) {
-                taken.insert(id.as_str().to_owned());
-            }
-        });
-        Self {
-            taken,
-            counts: HashMap::new(),
+    /// Notes the id written on `statement` (of kind `spec`), so no generated id takes it.
+    /// Every statement of the workflow passes here before any id is generated.
+    pub(super) fn take_written(&mut self, spec: &NodeSpec, statement: &Node) {
+        let written = if spec.id == "set" {
+            statement
+                .entries
+                .iter()
+                .find(|entry| entry.key.as_ref().is_some_and(|key| key.value == "id"))
+        } else {
+            statement.entries.iter().find(|entry| entry.key.is_none())
+        };
+        if let Some(Value::String(id)) = written.map(|entry| &entry.value) {
+            self.taken.insert(id.as_str().to_owned());
         }
     }
 

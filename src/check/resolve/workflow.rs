@@ -23,9 +23,14 @@ pub fn resolve(sources: &Sources, file: SourceId, document: Document) -> Outcome
     let Some(parts) = split_document(file, document, &mut out) else {
         return Outcome::new(None, out);
     };
-    let mut ids = IdAllocator::collect(&parts);
+    // One walk of the raw tree: the ids written anywhere (generated `set` ids avoid them)
+    // and how many statements the arena will hold.
+    let mut ids = IdAllocator::default();
     let mut statements = 0;
-    parts.visit_statements(&mut |_, _| statements += 1);
+    parts.visit_statements(&mut |spec, statement| {
+        ids.take_written(spec, statement);
+        statements += 1;
+    });
     let checked = check_workflow(&parts.workflow, &mut out);
     let mut r = Resolver::new(sources, out);
     // The arena holds every statement; sized up front, it is not regrown (a regrowth holds
