@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::support::agents::agent_cli;
 use crate::support::cli_project::{CliProject, stderr, stdout};
+use crate::support::tools::agent_cli;
 
 /// A small workflow called `name`, with `alias` and a description saying where it is.
 fn workflow(name: &str, alias: &str, place: &str) -> String {
@@ -150,6 +150,9 @@ fn the_built_in_ralph_stops_when_no_task_is_ready() {
             {"id": "c", "title": "Broken", "status": "failing", "depends_on": []}
         ]}"#,
     );
+    if crate::support::tools::required_tool("jq", "apt-get install jq").is_none() {
+        return;
+    }
     // The built-in declares a `claude-code` provider, which must be installed to start,
     // even though no task reaches it here.
     let Some(claude) = agent_cli("claude", "@anthropic-ai/claude-code") else {

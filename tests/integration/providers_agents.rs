@@ -18,8 +18,8 @@ use atomic::providers::{
 use atomic::source::{Span, Spanned};
 use serde_json::{Value, json};
 
-use crate::support::agents::agent_cli;
 use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
+use crate::support::tools::agent_cli;
 
 /// Upper bound for one agent call (the CLIs answer a scripted turn in a few seconds).
 const CALL_LIMIT: Duration = Duration::from_secs(120);

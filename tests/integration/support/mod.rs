@@ -5,6 +5,7 @@
 //! - [`fake_anthropic`]: the Anthropic Messages API, streaming, tool use, failures on demand.
 //! - [`fake_openai`]: an OpenAI-compatible Chat Completions server, likewise.
 //! - `pipeline`: compiling fixtures through the static pipeline, rendering diagnostics.
+//! - [`tools`]: the outside tools some tests need; a missing one skips loudly (fails in CI).
 //! - [`scripted_anthropic`]: a Messages API fake that scripts an agent CLI's tool-use turn
 //!   (tool calls matched by their results, generic answers to side requests).
 
@@ -12,12 +13,12 @@
 // topic can reach them.
 #![allow(dead_code, unreachable_pub)]
 
-pub mod agents;
 pub mod cli_project;
 pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod http_server;
 mod pipeline;
+pub mod tools;
 
 pub use pipeline::{compile_file, compile_text, fixture, kdl_files, render, root};
 pub mod scripted_anthropic;
