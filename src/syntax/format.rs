@@ -12,7 +12,9 @@
 //! like any other node; slashdashed entries and children blocks are copied, and so is a
 //! type annotation or `key=` with a comment inside. A multi-line `"""` string is moved with
 //! its node, which keeps its value, because the indentation of its closing line is what the
-//! string's lines are measured against.
+//! string's lines are measured against. Tabs that indent lines become spaces (a string's
+//! own tabs, beyond its closing line's indentation, stay), and a file written with CRLF line
+//! ends keeps them.
 //!
 //! The layout itself does not check that the result means the same thing: [`format`] does,
 //! by parsing the result again and comparing canonical prints and comment kinds, and
@@ -54,6 +56,16 @@ impl fmt::Display for FormatError {
 /// [`FormatError::Syntax`] if `text` does not parse cleanly, [`FormatError::Changed`] if
 /// the layout would not round-trip.
 pub fn format(text: &str) -> Result<String, FormatError> {
+    // The layout works on `\n`; a file written with `\r\n` (judged by its first line end,
+    // as rustfmt does) gets `\r\n` back. KDL reads either as one newline, in strings too.
+    let crlf = text.find('\n').is_some_and(|at| text[..at].ends_with('\r'));
+    let lf;
+    let text = if text.contains('\r') {
+        lf = text.replace("\r\n", "\n").replace('\r', "\n");
+        lf.as_str()
+    } else {
+        text
+    };
     let parsed = kdl::parse(text, SourceId(0));
     if !parsed.diagnostics.is_empty() {
         return Err(FormatError::Syntax);
@@ -65,7 +77,11 @@ pub fn format(text: &str) -> Result<String, FormatError> {
         && again.document.to_canonical() == parsed.document.to_canonical()
         && kinds(&again) == kinds(&parsed)
     {
-        Ok(formatted)
+        Ok(if crlf {
+            formatted.replace('\n', "\r\n")
+        } else {
+            formatted
+        })
     } else {
         Err(FormatError::Changed)
     }
@@ -199,8 +215,8 @@ impl<'a> Printer<'a> {
         if is_multiline_string(value) {
             // Measured from the node's line, where the entry will be.
             let old = self.line_indent(node_start);
-            let new = depth * INDENT.len();
-            self.out.push_str(&reindent(value, old, new));
+            self.out
+                .push_str(&reindent(value, old, depth * INDENT.len()));
         } else {
             self.out.push_str(value);
         }
@@ -362,13 +378,11 @@ impl<'a> Printer<'a> {
         &self.text[start..end]
     }
 
-    /// The width of the leading spaces of the line containing `at`.
-    fn line_indent(&self, at: usize) -> usize {
+    /// The leading spaces and tabs of the line containing `at`.
+    fn line_indent(&self, at: usize) -> &'a str {
         let line_start = self.text[..at].rfind('\n').map_or(0, |i| i + 1);
-        self.text[line_start..]
-            .bytes()
-            .take_while(|&b| b == b' ')
-            .count()
+        let line = &self.text[line_start..];
+        &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
     }
 }
 
@@ -385,38 +399,46 @@ fn is_multiline_string(value: &str) -> bool {
     value.trim_start_matches('#').starts_with("\"\"\"")
 }
 
-/// Moves the lines after the first of a multi-line string from an indentation of `old`
-/// spaces to `new`. Whitespace-only lines are left alone (KDL treats them as empty). If
-/// some line has fewer leading spaces than the move removes, the string is left as is.
-fn reindent(value: &str, old: usize, new: usize) -> String {
-    let mut lines = value.split('\n');
-    let first = lines.next().unwrap_or_default();
-    let rest: Vec<&str> = lines.collect();
-    let blank = |line: &str| line.trim().is_empty();
-    if new < old {
-        let cut = old - new;
-        let prefix = " ".repeat(cut);
-        let fits = rest
-            .iter()
-            .all(|line| blank(line) || line.starts_with(&prefix));
-        if !fits {
-            return value.to_owned();
-        }
+/// Moves the lines after the first of a multi-line string from under a node line indented
+/// by `node_indent` to one indented by `new` spaces.
+///
+/// KDL measures a multi-line string's lines against the whitespace before its closing
+/// `"""`, so that prefix can be replaced on every line without changing the value: it
+/// becomes the node's new indentation plus what the closing line had beyond the node's (tabs
+/// expanded to four spaces), and tabs or spaces after it, which are the string's own, stay.
+/// Whitespace-only lines are empty in the value and are printed empty. A string whose lines
+/// do not all start with the closing prefix is not valid KDL and never reaches here; should
+/// one, it is copied as written.
+fn reindent(value: &str, node_indent: &str, new: usize) -> String {
+    let mut lines: Vec<&str> = value.split('\n').collect();
+    let (Some(first), Some(closing)) = (lines.first().copied(), lines.pop()) else {
+        return value.to_owned();
+    };
+    let closing_indent = &closing[..closing.len() - closing.trim_start_matches([' ', '\t']).len()];
+    let blank = |line: &str| line.trim_matches([' ', '\t']).is_empty();
+    if !lines[1..]
+        .iter()
+        .all(|line| blank(line) || line.starts_with(closing_indent))
+    {
+        return value.to_owned();
     }
+    let beyond = closing_indent
+        .strip_prefix(node_indent)
+        .unwrap_or_default()
+        .replace('\t', INDENT);
+    let indent = format!("{}{beyond}", " ".repeat(new));
     let mut out = String::with_capacity(value.len());
     out.push_str(first);
-    for line in rest {
+    for line in &lines[1..] {
         out.push('\n');
-        // The closing line is whitespace and `"""`: never blank, always moved.
-        if blank(line) {
-            out.push_str(line);
-        } else if new >= old {
-            out.push_str(&" ".repeat(new - old));
-            out.push_str(line);
-        } else {
-            out.push_str(&line[old - new..]);
+        if !blank(line) {
+            out.push_str(&indent);
+            out.push_str(&line[closing_indent.len()..]);
         }
     }
+    out.push('\n');
+    out.push_str(&indent);
+    out.push_str(&closing[closing_indent.len()..]);
     out
 }
 
@@ -493,6 +515,34 @@ mod tests {
             "(t)/* c */n k=/* c */(u)1\n"
         );
         assert_eq!(fmt("( t )n k = ( u )1"), "(t)n k=(u)1\n");
+    }
+
+    #[test]
+    fn keeps_crlf_line_ends_everywhere() {
+        let text = "a {\r\n\tp \"\"\"\r\n\t\tx\r\n\t\t\"\"\"\r\n}\r\n";
+        assert_eq!(
+            fmt(text),
+            "a {\r\n    p \"\"\"\r\n        x\r\n        \"\"\"\r\n}\r\n"
+        );
+        assert_eq!(fmt("a\nb\r\n"), "a\nb\n", "the first line end decides");
+        assert_eq!(fmt("a\rb\r"), "a\nb\n", "a lone CR is a newline");
+    }
+
+    #[test]
+    fn tab_indentation_becomes_spaces_and_string_tabs_stay() {
+        let text = "a {\n\tb {\n\t\tp \"\"\"\n\t\t\tx\n\t\t\t\ty\n\t\t \n\t\t\t\"\"\"\n\t}\n}\n";
+        assert_eq!(
+            fmt(text),
+            "a {\n    b {\n        p \"\"\"\n            x\n            \ty\n\n            \"\"\"\n    }\n}\n"
+        );
+        let once = fmt(text);
+        assert_eq!(fmt(&once), once);
+    }
+
+    #[test]
+    fn a_closing_line_left_of_its_node_moves_to_the_node() {
+        let text = "a {\n    p \"\"\"\n  x\n  \"\"\"\n}\n";
+        assert_eq!(fmt(text), "a {\n    p \"\"\"\n    x\n    \"\"\"\n}\n");
     }
 
     #[test]

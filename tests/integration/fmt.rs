@@ -107,6 +107,29 @@ fn messy_input_becomes_canonical() {
     );
 }
 
+/// A file indented with tabs and written with CRLF line ends (as editors on Windows do) is
+/// laid out with spaces, keeps CRLF, keeps its prompt's value, and checks the same.
+#[test]
+fn tabs_and_crlf_are_laid_out_not_mangled() {
+    let project = CliProject::new();
+    let text = "workflow \"w\" {\r\n\tprovider \"p\" adapter=\"replay\"\r\n\tagent \"a\" provider=\"p\" {\r\n\t\tprompt \"\"\"\r\n\t\t\tFix it.\r\n\t\t\t\tIndented by a tab.\r\n\t\t\t\"\"\"\r\n\t}\r\n}\r\n";
+    project.write("flow.kdl", text);
+    let output = fmt(&project, &["flow.kdl"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        project.read("flow.kdl"),
+        "workflow \"w\" {\r\n    provider \"p\" adapter=\"replay\"\r\n    agent \"a\" provider=\"p\" {\r\n        prompt \"\"\"\r\n            Fix it.\r\n            \tIndented by a tab.\r\n            \"\"\"\r\n    }\r\n}\r\n"
+    );
+    let again = fmt(&project, &["--check", "flow.kdl"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+    let check = project
+        .atomic()
+        .args(["check", "flow.kdl"])
+        .output()
+        .expect("check");
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+}
+
 const COMMENTED: &str = r#"// A line comment before everything.
 workflow "c" {   // after the open brace
     /* a block comment on its own line */
