@@ -25,6 +25,7 @@ pub use analyze::{
     template_reads,
 };
 pub use resolve::resolve;
+pub(crate) use structure::{Checked, check_custom_tool};
 /// For the language server: where a string literal's text starts (templates), and what
 /// counts as a node id or a name (rename). For `registry`: durations and names in
 /// declaration files.

@@ -9,26 +9,24 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::entries::Entries;
-use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
+use super::tool_file::string;
+use crate::check::Checked;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::ToolArgument;
 use crate::source::{Files, Span, Spanned};
-use crate::syntax::kdl::Node;
+use crate::syntax::kdl;
 
-/// The JSON types an argument may have.
-const TYPES: &[&str] = &["string", "integer", "number", "boolean", "array", "object"];
-
-/// The arguments declared by `argument` children, and their object schema.
+/// The arguments declared by `argument` children (already checked against the grammar),
+/// and their object schema.
 pub(super) fn from_children(
-    children: &[&Node],
+    children: &[&Checked<'_>],
     out: &mut Vec<Diagnostic>,
 ) -> (Vec<ToolArgument>, Value) {
     let mut arguments: Vec<ToolArgument> = Vec::new();
     let mut properties = Map::new();
     let mut required = Vec::new();
     for node in children {
-        let entries = Entries::new(node, &["type", "description", "required"], out);
-        let Some(name) = entries.name("name", out) else {
+        let Some(name) = string(node.arg(0)) else {
             continue;
         };
         if let Some(first) = arguments.iter().find(|arg| arg.name.value == name.value) {
@@ -38,16 +36,20 @@ pub(super) fn from_children(
             );
             continue;
         }
-        let ty = entries
-            .string("type", out)
-            .and_then(|ty| checked_type(ty, out))
-            .unwrap_or_else(|| "string".to_owned());
+        // The grammar checked `type` against its choices.
+        let ty = string(node.prop("type")).map_or_else(|| "string".to_owned(), |ty| ty.value);
         let mut property = Map::new();
         property.insert("type".to_owned(), json!(ty));
-        if let Some(description) = entries.string("description", out) {
+        if let Some(description) = string(node.prop("description")) {
             property.insert("description".to_owned(), json!(description.value));
         }
-        let is_required = entries.boolean("required", out).unwrap_or(true);
+        let is_required = node
+            .prop("required")
+            .and_then(|entry| match entry.value {
+                kdl::Value::Bool(value) => Some(value),
+                _ => None,
+            })
+            .unwrap_or(true);
         if is_required {
             required.push(json!(name.value));
         }
@@ -64,26 +66,6 @@ pub(super) fn from_children(
         "additionalProperties": false,
     });
     (arguments, schema)
-}
-
-fn checked_type(ty: Spanned<String>, out: &mut Vec<Diagnostic>) -> Option<String> {
-    if TYPES.contains(&ty.value.as_str()) {
-        return Some(ty.value);
-    }
-    let help = did_you_mean(&ty.value, TYPES.iter().copied()).map_or_else(
-        || format!("expected one of {}", expected_one_of(TYPES)),
-        |near| format!("did you mean `{near}`?"),
-    );
-    out.push(
-        Diagnostic::new(
-            Code::InvalidValue,
-            ty.span,
-            format!("`{}` is not an argument type", ty.value),
-        )
-        .label("unknown type")
-        .help(help),
-    );
-    None
 }
 
 /// The schema file at `written` (relative to the tool file's directory `dir`) and the

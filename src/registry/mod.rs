@@ -8,7 +8,6 @@
 pub mod agents;
 mod arguments;
 mod discover;
-mod entries;
 mod tool_file;
 
 pub use discover::{discover_tools, tool_dirs};

@@ -9,21 +9,19 @@
 //! ```
 //!
 //! `schema="file.json"` (relative to the tool file) may replace the `argument` children.
-//! Parsed with atomic's own KDL parser; every problem is a diagnostic against the tool
-//! file, and a tool is still returned when its name and command could be read.
+//! Parsed with atomic's own KDL parser and checked by the same grammar-driven structure
+//! checks as workflows (`custom-tool` in grammar/atomic.grammar.json); every problem is a
+//! diagnostic against the tool file, and a tool is still returned when its name and
+//! command could be read.
 
 use std::path::Path;
 
 use super::arguments;
-use super::entries::{Entries, string};
-use crate::check::parse_duration;
-use crate::diagnostic::{Code, Diagnostic, Outcome, did_you_mean, expected_one_of};
+use crate::check::{self, Checked, parse_duration};
+use crate::diagnostic::{Code, Diagnostic, Outcome};
 use crate::ir::CustomTool;
 use crate::source::{Files, SourceId, Sources, Span, Spanned};
-use crate::syntax::kdl::{self, Node};
-
-/// The children a `tool` node accepts.
-const CHILDREN: &[&str] = &["argument", "command", "timeout"];
+use crate::syntax::kdl::{self, Entry, Node, Value};
 
 /// Parses and resolves the tool file `file` (already in `sources`). Schema files are read
 /// through `files`, relative to the tool file's directory.
@@ -89,10 +87,13 @@ fn resolve_tool(
     dir: &Path,
     out: &mut Vec<Diagnostic>,
 ) -> Option<CustomTool> {
-    let entries = Entries::new(node, &["description", "schema"], out);
-    let name = entries.name("name", out);
+    // The same grammar-driven checks as a workflow's nodes (`custom-tool` in
+    // grammar/atomic.grammar.json): unknown, missing, repeated and mistyped items are
+    // reported there, and only what passed is read below.
+    let checked = check::check_custom_tool(node, out);
+    let name = string(checked.arg(0));
     if let Some(name) = &name
-        && !crate::check::is_node_id(&name.value)
+        && !check::is_node_id(&name.value)
     {
         out.push(
             Diagnostic::new(
@@ -104,14 +105,9 @@ fn resolve_tool(
             .help("use letters, digits, `_` and `-`, starting with a letter or `_`"),
         );
     }
-    let description = entries.string("description", out).map(|d| d.value);
-    let children = children(node, out);
-    let argument_nodes: Vec<&Node> = children
-        .iter()
-        .filter(|child| child.name.value == "argument")
-        .copied()
-        .collect();
-    let (arguments, schema) = match entries.string("schema", out) {
+    let description = string(checked.prop("description")).map(|d| d.value);
+    let argument_nodes: Vec<&Checked<'_>> = checked.children_of("custom-tool/argument").collect();
+    let (arguments, schema) = match string(checked.prop("schema")) {
         Some(schema) => {
             if let Some(argument) = argument_nodes.first() {
                 out.push(
@@ -121,7 +117,7 @@ fn resolve_tool(
                         "a tool has both `schema=` and `argument` children",
                     )
                     .label("schema file")
-                    .with_label(argument.name.span, "and arguments")
+                    .with_label(argument.name_span(), "and arguments")
                     .help("keep one: the schema file, or the `argument` children"),
                 );
             }
@@ -130,19 +126,21 @@ fn resolve_tool(
         }
         None => arguments::from_children(&argument_nodes, out),
     };
-    let command = once(&children, "command", out).and_then(|node| command(node, out));
-    let timeout = once(&children, "timeout", out).and_then(|node| timeout(node, out));
-    if command.is_none() && !children.iter().any(|c| c.name.value == "command") {
-        out.push(
-            Diagnostic::new(
-                Code::MissingProperty,
-                node.name.span,
-                "a tool needs a `command`",
-            )
-            .label("tool without a command")
-            .help("add `command \"program\" \"arg\"…` inside its block; it gets the arguments as JSON on stdin"),
-        );
-    }
+    let command = checked.child("custom-tool/command").and_then(|command| {
+        let argv: Vec<String> = command
+            .args_from(0)
+            .filter_map(|entry| string(Some(entry)).map(|arg| arg.value))
+            .collect();
+        // An invalid argument was reported; a partial argv would run the wrong command.
+        (!argv.is_empty() && argv.len() == command.args.len()).then_some(argv)
+    });
+    let timeout = checked
+        .child("custom-tool/timeout")
+        .and_then(|timeout| string(timeout.arg(0)))
+        .and_then(|text| {
+            let duration = parse_duration(&text.value).ok()?;
+            Some(Spanned::new(duration, text.span))
+        });
     Some(CustomTool {
         name: name?,
         description,
@@ -154,86 +152,12 @@ fn resolve_tool(
     })
 }
 
-/// The `tool` node's children, unknown ones reported.
-fn children<'n>(node: &'n Node, out: &mut Vec<Diagnostic>) -> Vec<&'n Node> {
-    let mut known = Vec::new();
-    for child in node.children.iter().flat_map(|block| &block.nodes) {
-        if CHILDREN.contains(&child.name.value.as_str()) {
-            known.push(child);
-            continue;
-        }
-        let help = did_you_mean(&child.name.value, CHILDREN.iter().copied()).map_or_else(
-            || format!("expected one of {}", expected_one_of(CHILDREN)),
-            |near| format!("did you mean `{near}`?"),
-        );
-        out.push(
-            Diagnostic::new(
-                Code::UnknownChild,
-                child.name.span,
-                format!("`tool` has no child `{}`", child.name.value),
-            )
-            .label("unknown child")
-            .help(help),
-        );
-    }
-    known
-}
-
-/// The child called `name`, reporting any repeat.
-fn once<'n>(children: &[&'n Node], name: &str, out: &mut Vec<Diagnostic>) -> Option<&'n Node> {
-    let mut found = children.iter().filter(|child| child.name.value == name);
-    let first = found.next()?;
-    for again in found {
-        out.push(
-            Diagnostic::new(
-                Code::DuplicateChild,
-                again.name.span,
-                format!("`{name}` is given twice"),
-            )
-            .label("given again here")
-            .with_label(first.name.span, "first given here")
-            .help("remove one of them"),
-        );
-    }
-    Some(first)
-}
-
-/// `command "program" "arg"…`: the argv.
-fn command(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Vec<String>> {
-    let entries = Entries::new(node, &[], out);
-    if entries.arguments().is_empty() {
-        out.push(
-            Diagnostic::new(Code::MissingProperty, node.name.span, "`command` is empty")
-                .label("no program")
-                .help("write the program and its arguments: `command \"./scripts/run.sh\" \"--quiet\"`"),
-        );
-        return None;
-    }
-    let argv: Vec<String> = entries
-        .arguments()
-        .iter()
-        .filter_map(|entry| string(entry, out).map(|arg| arg.value))
-        .collect();
-    (argv.len() == entries.arguments().len()).then_some(argv)
-}
-
-/// `timeout "10m"`.
-fn timeout(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Spanned<crate::ir::Duration>> {
-    let text = Entries::new(node, &[], out).name("duration", out)?;
-    match parse_duration(&text.value) {
-        Ok(duration) => Some(Spanned::new(duration, text.span)),
-        Err(problem) => {
-            out.push(
-                Diagnostic::new(
-                    Code::InvalidDuration,
-                    text.span,
-                    format!("`{}` is not a duration", text.value),
-                )
-                .label(problem)
-                .help("write a number and a unit: `\"30s\"`, `\"10m\"`, `\"1h30m\"`"),
-            );
-            None
-        }
+/// A string value the grammar checks let through.
+pub(super) fn string(entry: Option<&Entry>) -> Option<Spanned<String>> {
+    let entry = entry?;
+    match &entry.value {
+        Value::String(text) => Some(Spanned::new(text.to_string(), entry.value_span)),
+        _ => None,
     }
 }
 

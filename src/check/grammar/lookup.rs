@@ -18,9 +18,19 @@ impl Grammar {
             .expect("the grammar defines `workflow` (tested)")
     }
 
-    /// Every node kind with this KDL name, in any context.
+    /// The `tool` node at the top of a custom tool file (`.atomic/tools/*.kdl`).
+    #[must_use]
+    pub fn custom_tool(&self) -> &NodeSpec {
+        self.node("custom-tool")
+            .expect("the grammar defines `custom-tool` (tested)")
+    }
+
+    /// Every node kind of the workflow language with this KDL name, in any context (the
+    /// custom tool file's kinds are not written in workflows).
     pub fn nodes_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a NodeSpec> {
-        self.nodes.iter().filter(move |node| node.name == name)
+        self.nodes
+            .iter()
+            .filter(move |node| node.name == name && !node.in_tool_file())
     }
 
     /// The statement kinds (`agent`, `tool`, `decision`, …).
@@ -58,6 +68,12 @@ impl Grammar {
 }
 
 impl NodeSpec {
+    /// Whether this kind belongs to custom tool files rather than workflows.
+    #[must_use]
+    pub fn in_tool_file(&self) -> bool {
+        self.id == "custom-tool" || self.id.starts_with("custom-tool/")
+    }
+
     /// The property called `name`.
     #[must_use]
     pub fn property(&self, name: &str) -> Option<&PropertySpec> {
@@ -169,7 +185,7 @@ mod tests {
         }
         for node in &grammar.nodes {
             for context in &node.contexts {
-                if context == "document" {
+                if context == "document" || context == "tool-file" {
                     continue;
                 }
                 let parent = grammar.node(context).expect("contexts exist");

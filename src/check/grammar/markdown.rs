@@ -17,11 +17,10 @@ pub fn reference_markdown(grammar: &Grammar) -> String {
 }
 
 fn section(grammar: &Grammar, node: &NodeSpec, out: &mut String) {
-    let title = if node.id == node.name {
-        format!("`{}`", node.name)
-    } else {
-        let parent = node.id.split('/').next().unwrap_or_default();
-        format!("`{}` in `{parent}`", node.name)
+    let title = match node.id.split_once('/') {
+        None if node.id == node.name => format!("`{}`", node.name),
+        None => format!("`{}` ({})", node.name, node.id.replace('-', " ")),
+        Some((parent, _)) => format!("`{}` in `{parent}`", node.name),
     };
     let _ = writeln!(out, "### {title}\n\n{}\n", node.doc);
     let contexts: Vec<String> = node
@@ -29,6 +28,9 @@ fn section(grammar: &Grammar, node: &NodeSpec, out: &mut String) {
         .iter()
         .map(|context| match context.as_str() {
             "document" => "the top level".to_owned(),
+            "tool-file" => {
+                "the top level of a custom tool file (`.atomic/tools/<name>.kdl`)".to_owned()
+            }
             other => format!("`{other}`"),
         })
         .collect();

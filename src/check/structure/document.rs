@@ -57,6 +57,13 @@ fn visit_statement(
     }
 }
 
+/// Checks the `tool` node of a custom tool file, with the same grammar-driven checks as a
+/// workflow's nodes.
+pub(crate) fn check_custom_tool<'a>(tool: &'a Node, out: &mut Vec<Diagnostic>) -> Checked<'a> {
+    let grammar = grammar();
+    check_node(grammar, grammar.custom_tool(), tool, 0, out)
+}
+
 /// Checks one statement taken out of the workflow block (see [`WorkflowParts`]).
 pub(crate) fn check_statement<'a>(
     spec: &'static NodeSpec,

@@ -12,4 +12,4 @@ mod node;
 mod value;
 
 pub(crate) use checked::Checked;
-pub(crate) use document::{check_statement, check_workflow, split_document};
+pub(crate) use document::{check_custom_tool, check_statement, check_workflow, split_document};
