@@ -53,6 +53,9 @@ pub struct Catalog {
 enum Layout {
     /// `<dir>/<name>.md` (and `<name>.agent.md`, Copilot's spelling).
     Markdown,
+    /// `<dir>/<name>.md`, and `<dir>/<ns>/<name>.md` named `<ns>:<name>` (Claude Code's
+    /// namespaced commands), at any depth up to [`MAX_NAMESPACE_DEPTH`].
+    Namespaced,
     /// `<dir>/<name>/SKILL.md`.
     SkillDirs,
 }
@@ -68,17 +71,24 @@ const PLACES: &[(DefinitionKind, &str, Layout)] = &[
     (
         DefinitionKind::Command,
         ".atomic/commands",
-        Layout::Markdown,
+        Layout::Namespaced,
     ),
     (
         DefinitionKind::Command,
         ".claude/commands",
-        Layout::Markdown,
+        Layout::Namespaced,
     ),
     (DefinitionKind::Skill, ".atomic/skills", Layout::SkillDirs),
     (DefinitionKind::Skill, ".claude/skills", Layout::SkillDirs),
     (DefinitionKind::Skill, ".github/skills", Layout::SkillDirs),
 ];
+
+/// How deep namespaced command directories are followed (a symlink loop must not hang
+/// discovery).
+const MAX_NAMESPACE_DEPTH: usize = 8;
+
+/// OpenCode's configuration files, in precedence order: both may hold comments.
+const OPENCODE_CONFIGS: &[&str] = &["opencode.json", "opencode.jsonc"];
 
 /// OpenCode keeps the user's agents under `~/.config/opencode/`, not `~/.opencode/`.
 const USER_ONLY_PLACES: &[(DefinitionKind, &str, Layout)] = &[
@@ -101,12 +111,16 @@ impl Catalog {
         let mut catalog = Self::default();
         if let Some(project) = &roots.project {
             catalog.read_places(files, project, PLACES);
-            catalog.read_opencode_json(files, &project.join("opencode.json"));
+            for config in OPENCODE_CONFIGS {
+                catalog.read_opencode_json(files, &project.join(config));
+            }
         }
         if let Some(home) = &roots.home {
             catalog.read_places(files, home, PLACES);
             catalog.read_places(files, home, USER_ONLY_PLACES);
-            catalog.read_opencode_json(files, &home.join(".config/opencode/opencode.json"));
+            for config in OPENCODE_CONFIGS {
+                catalog.read_opencode_json(files, &home.join(".config/opencode").join(config));
+            }
         }
         catalog
     }
@@ -134,21 +148,27 @@ impl Catalog {
         places: &[(DefinitionKind, &str, Layout)],
     ) {
         for &(kind, dir, layout) in places {
-            for path in files.list(&root.join(dir)) {
-                let (path, default_name) = match layout {
-                    Layout::Markdown => {
-                        let Some(name) = markdown_name(&path) else {
-                            continue;
-                        };
-                        (path.clone(), name)
-                    }
-                    Layout::SkillDirs => {
-                        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
-                            continue;
-                        };
-                        (path.join("SKILL.md"), name.to_owned())
-                    }
-                };
+            let found = match layout {
+                Layout::Markdown => files
+                    .list(&root.join(dir))
+                    .into_iter()
+                    .filter_map(|path| Some((markdown_name(&path)?, path)))
+                    .collect(),
+                Layout::Namespaced => {
+                    let mut found = Vec::new();
+                    namespaced_markdown(files, &root.join(dir), "", 0, &mut found);
+                    found
+                }
+                Layout::SkillDirs => files
+                    .list(&root.join(dir))
+                    .into_iter()
+                    .filter_map(|path| {
+                        let name = path.file_name()?.to_str()?.to_owned();
+                        Some((name, path.join("SKILL.md")))
+                    })
+                    .collect(),
+            };
+            for (default_name, path) in found {
                 let Some(text) = files.read(&path) else {
                     continue;
                 };
@@ -168,12 +188,16 @@ impl Catalog {
         }
     }
 
-    /// OpenCode's `"command": { "<name>": { "template": "…", … } }`. A file that is not
-    /// plain JSON (OpenCode also accepts comments) contributes nothing.
+    /// OpenCode's `"command": { "<name>": { "template": "…", … } }`, in `opencode.json` or
+    /// `opencode.jsonc`, with comments and trailing commas as OpenCode accepts them. A file
+    /// that is not JSON even so contributes nothing.
     fn read_opencode_json(&mut self, files: &dyn Files, path: &Path) {
-        let Some(text) = files.read(path) else {
+        let Some(mut text) = files.read(path) else {
             return;
         };
+        if json_strip_comments::strip(&mut text).is_err() {
+            return;
+        }
         let Ok(serde_json::Value::Object(config)) = serde_json::from_str(&text) else {
             return;
         };
@@ -206,6 +230,42 @@ impl Catalog {
     fn add(&mut self, entry: Entry) {
         if self.find(entry.kind, &entry.name).is_none() {
             self.entries.push(entry);
+        }
+    }
+}
+
+/// The Markdown files under `dir`, named `<prefix><name>`, and those in its directories,
+/// named `<prefix><dir>:<name>`: `.claude/commands/frontend/component.md` is
+/// `frontend:component`.
+fn namespaced_markdown(
+    files: &dyn Files,
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    found: &mut Vec<(String, PathBuf)>,
+) {
+    let entries = files.list(dir);
+    // Files before directories, so `x.md` is listed before `x/…`.
+    for path in &entries {
+        if let Some(name) = markdown_name(path) {
+            found.push((format!("{prefix}{name}"), path.clone()));
+        }
+    }
+    if depth >= MAX_NAMESPACE_DEPTH {
+        return;
+    }
+    for path in &entries {
+        if markdown_name(path).is_none()
+            && let Some(namespace) = path.file_name().and_then(|name| name.to_str())
+            && !namespace.starts_with('.')
+        {
+            namespaced_markdown(
+                files,
+                path,
+                &format!("{prefix}{namespace}:"),
+                depth + 1,
+                found,
+            );
         }
     }
 }
@@ -311,6 +371,52 @@ mod tests {
         assert_eq!(parsed.model.as_deref(), Some("m"));
         assert!(catalog.find(DefinitionKind::Command, "odd").is_none());
         assert_eq!(body(&catalog, DefinitionKind::Agent, "u"), "user opencode");
+    }
+
+    #[test]
+    fn namespaced_commands_are_named_by_their_directories() {
+        let mut files = MemoryFiles::new();
+        files.insert("/p/.claude/commands/frontend/component.md", "component");
+        files.insert("/p/.claude/commands/frontend/forms/field.md", "field");
+        files.insert("/p/.claude/commands/review.md", "review");
+        files.insert("/p/.claude/commands/frontend/notes.txt", "ignored");
+        files.insert("/home/u/.claude/commands/ops/deploy.md", "deploy");
+        let catalog = Catalog::discover(&files, &roots());
+        assert_eq!(
+            catalog.names(DefinitionKind::Command).collect::<Vec<_>>(),
+            [
+                "review",
+                "frontend:component",
+                "frontend:forms:field",
+                "ops:deploy"
+            ]
+        );
+        assert_eq!(
+            body(&catalog, DefinitionKind::Command, "frontend:forms:field"),
+            "field"
+        );
+        assert!(catalog.find(DefinitionKind::Command, "component").is_none());
+        assert!(
+            catalog
+                .find(DefinitionKind::Agent, "frontend:component")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn opencode_jsonc_with_comments_and_trailing_commas_is_read() {
+        let mut files = MemoryFiles::new();
+        files.insert(
+            "/p/opencode.jsonc",
+            "{\n  // the project's commands\n  \"command\": {\n    \"lint\": { \"template\": \"Lint $1\", /* cheap */ \"model\": \"m\", },\n  },\n}\n",
+        );
+        files.insert(
+            "/home/u/.config/opencode/opencode.jsonc",
+            r#"{"command": {"lint": {"template": "user lint"}, "user-only": {"template": "u"}}}"#,
+        );
+        let catalog = Catalog::discover(&files, &roots());
+        assert_eq!(body(&catalog, DefinitionKind::Command, "lint"), "Lint $1");
+        assert_eq!(body(&catalog, DefinitionKind::Command, "user-only"), "u");
     }
 
     #[test]
