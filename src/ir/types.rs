@@ -190,6 +190,8 @@ pub enum ErrorClass {
     Schema,
     /// `tool-exit`: a `tool` exited with a code not in `ok-codes`.
     ToolExit,
+    /// `auth`: the backend refused the credentials (401, 403). Never retried by default.
+    Auth,
     /// `provider`: any other provider failure (4xx, protocol errors).
     Provider,
 }
@@ -207,6 +209,7 @@ impl ErrorClass {
         Self::BadOutput,
         Self::Schema,
         Self::ToolExit,
+        Self::Auth,
         Self::Provider,
     ];
 
@@ -224,6 +227,7 @@ impl ErrorClass {
             Self::BadOutput => "bad-output",
             Self::Schema => "schema",
             Self::ToolExit => "tool-exit",
+            Self::Auth => "auth",
             Self::Provider => "provider",
         }
     }

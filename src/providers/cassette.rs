@@ -187,6 +187,9 @@ impl From<&RecordedReply> for AgentReply {
 
 impl From<&ProviderError> for RecordedError {
     fn from(error: &ProviderError) -> Self {
+        if let ProviderError::Exhausted { last, .. } = error {
+            return Self::from(last.as_ref());
+        }
         let mut recorded = Self {
             class: error.class(),
             message: String::new(),
@@ -205,6 +208,9 @@ impl From<&ProviderError> for RecordedError {
             }
             | ProviderError::Rejected {
                 status, message, ..
+            }
+            | ProviderError::Auth {
+                status, message, ..
             } => {
                 recorded.status = Some(*status);
                 recorded.message.clone_from(message);
@@ -218,7 +224,9 @@ impl From<&ProviderError> for RecordedError {
                 recorded.code = *code;
                 recorded.message.clone_from(stderr);
             }
-            ProviderError::MaxTurns { .. } => recorded.message = error.to_string(),
+            ProviderError::MaxTurns { .. }
+            | ProviderError::WaitTooLong { .. }
+            | ProviderError::Exhausted { .. } => recorded.message = error.to_string(),
         }
         recorded
     }
@@ -257,6 +265,12 @@ impl RecordedError {
                 stderr: message,
             },
             ErrorClass::BadOutput => ProviderError::BadOutput { adapter, message },
+            ErrorClass::Auth => ProviderError::Auth {
+                adapter,
+                status: self.status.unwrap_or(401),
+                message,
+                key_variable: None,
+            },
             ErrorClass::Provider => ProviderError::Rejected {
                 adapter,
                 status: self.status.unwrap_or(0),

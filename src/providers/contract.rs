@@ -38,6 +38,13 @@ pub struct AgentRequest {
     pub working_dir: PathBuf,
     /// Adapter options from the workflow (`option` children), as JSON.
     pub options: serde_json::Map<String, serde_json::Value>,
+    /// The node's `retry`, which HTTP adapters apply to each model request; `None`: the
+    /// provider's request retries (the SDKs' default unless it sets `max-retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<crate::providers::RetryPolicy>,
+    /// The node's timeout: no wait for a retry may run past it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
 }
 
 /// A tool an agent may use.
@@ -307,6 +314,51 @@ pub enum ProviderError {
         /// The limit reached.
         max_turns: u32,
     },
+    /// The backend refused the credentials (401) or their permissions (403). Never
+    /// retried: waiting does not fix a key.
+    #[error(
+        "`{adapter}` refused the credentials (status {status}): {message}; {}",
+        key_variable.as_deref().map_or_else(
+            || "check the backend's login or key".to_owned(),
+            |name| format!("check the API key in the environment variable `{name}`"),
+        )
+    )]
+    Auth {
+        /// The adapter.
+        adapter: &'static str,
+        /// HTTP status (401 or 403).
+        status: u16,
+        /// What the server said (the key redacted).
+        message: String,
+        /// The environment variable the key came from (its name, never its value).
+        key_variable: Option<String>,
+    },
+    /// The backend asked to wait before a retry for longer than atomic may wait: the
+    /// `max-retry-after` cap, or the time left before the node's timeout.
+    #[error(
+        "`{adapter}` asked to wait {} before retrying ({}), longer than {limit_why}",
+        seconds(*asked),
+        class.name()
+    )]
+    WaitTooLong {
+        /// The adapter.
+        adapter: &'static str,
+        /// The class of the failure that asked (`rate-limit`, `overloaded`).
+        class: ErrorClass,
+        /// How long the server asked for.
+        asked: Duration,
+        /// What it exceeds, with its length: "the 60 s cap (provider option …)".
+        limit_why: String,
+    },
+    /// A model request failed on every attempt its retry policy allowed; `last` is the
+    /// final failure. The step is not retried again for it.
+    #[error("{last} (gave up after {attempts} attempts)")]
+    Exhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// The final failure.
+        last: Box<ProviderError>,
+    },
     /// The provider is misconfigured (missing key variable, missing CLI, bad cassette).
     #[error("`{adapter}` is misconfigured: {message}")]
     Config {
@@ -330,10 +382,20 @@ impl ProviderError {
             Self::Timeout { .. } => ErrorClass::Timeout,
             Self::ProcessExit { .. } => ErrorClass::ProcessExit,
             Self::BadOutput { .. } => ErrorClass::BadOutput,
+            Self::Auth { .. } => ErrorClass::Auth,
+            Self::WaitTooLong { class, .. } => *class,
+            Self::Exhausted { last, .. } => last.class(),
             Self::Rejected { .. } | Self::MaxTurns { .. } | Self::Config { .. } => {
                 ErrorClass::Provider
             }
         }
+    }
+
+    /// Whether the adapter already retried this failure under the step's retry policy
+    /// (so the step must not be run again for it).
+    #[must_use]
+    pub fn was_retried(&self) -> bool {
+        matches!(self, Self::Exhausted { .. } | Self::WaitTooLong { .. })
     }
 
     /// The delay the backend asked for before retrying, if any.
@@ -345,5 +407,15 @@ impl ProviderError {
             }
             _ => None,
         }
+    }
+}
+
+/// `1.5 s`, `120 s`: a wait as people read it.
+fn seconds(duration: Duration) -> String {
+    let value = duration.as_secs_f64();
+    if value.fract() == 0.0 {
+        format!("{value:.0} s")
+    } else {
+        format!("{value:.1} s")
     }
 }

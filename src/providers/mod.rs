@@ -41,6 +41,7 @@ mod record;
 mod redact;
 mod registry;
 mod replay;
+mod retry;
 
 pub use cassette::{
     CASSETTE_VERSION, CallOutcome, Cassette, CassetteCall, CassetteHeader, RecordedError,
@@ -60,3 +61,4 @@ pub use record::{CassetteRecorder, Recording};
 pub use redact::{REDACTED, Redactor};
 pub use registry::{ProviderContext, build};
 pub use replay::Replay;
+pub use retry::RetryPolicy;

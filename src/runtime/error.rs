@@ -21,6 +21,9 @@ pub struct NodeError {
     pub message: String,
     /// How long the backend asked us to wait before retrying.
     pub retry_after: Option<Duration>,
+    /// The adapter already retried it under the step's policy (a model request); the
+    /// step is not run again for it.
+    pub retried: bool,
 }
 
 impl NodeError {
@@ -30,6 +33,7 @@ impl NodeError {
             class: Some(class),
             message: message.into(),
             retry_after: None,
+            retried: false,
         }
     }
 
@@ -39,6 +43,7 @@ impl NodeError {
             class: None,
             message: message.into(),
             retry_after: None,
+            retried: false,
         }
     }
 
@@ -64,6 +69,7 @@ impl From<ProviderError> for NodeError {
         Self {
             class: Some(error.class()),
             retry_after: error.retry_after(),
+            retried: error.was_retried(),
             message: error.to_string(),
         }
     }

@@ -407,7 +407,7 @@ impl Walker<'_> {
             };
             let Some(delay) = policy
                 .as_ref()
-                .and_then(|policy| policy.delay(&error, attempt))
+                .and_then(|policy| super::retry::delay(policy, &error, attempt))
             else {
                 return Ok(Err((error, attempt)));
             };

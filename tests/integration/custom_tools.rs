@@ -315,3 +315,64 @@ fn an_unused_broken_tool_file_warns_and_does_not_block_the_run() {
     assert!(err.contains("atomic::undefined-tool"), "{err}");
     assert!(err.contains("broken.kdl"), "{err}");
 }
+
+/// A transient failure in the middle of an agent's tool loop, through `atomic run`: the
+/// failed model request is retried under the node's `retry` with the conversation so far,
+/// and when it keeps failing the step is not run again as a whole, so the custom tool
+/// (whose side effect is a line in `runs.log`) ran exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_tool_loop_never_runs_a_tool_twice() {
+    use crate::support::fake_anthropic::{FakeAnthropic, Turn as Reply};
+
+    for (retry, failures, requests) in [
+        // The node's policy: two attempts of the failing request, no step retry after.
+        (r#"retry attempts=2 backoff="10ms""#, 2, 3),
+        // No `retry`: the SDKs' default, two request retries.
+        ("", 3, 4),
+    ] {
+        let fake = FakeAnthropic::start();
+        fake.push(Reply::tool_use("bump", json!({})));
+        for _ in 0..failures {
+            fake.push(Reply::server_error());
+        }
+        let project = CliProject::new();
+        project.write(
+            ".atomic/tools/bump.kdl",
+            r#"tool "bump" description="Records that it ran" { command "sh" "-c" "echo ran >> runs.log; echo bumped"; }"#,
+        );
+        project.write(
+            "flow.kdl",
+            &format!(
+                r#"workflow "bump" {{
+    provider "claude" adapter="anthropic" model="claude-sonnet-4-5" api-key-env="TEST_ANTHROPIC_KEY" base-url="{}"
+    agent "bumper" provider="claude" {{
+        prompt "Bump once"
+        tools "bump"
+        {retry}
+    }}
+}}
+"#,
+                fake.url()
+            ),
+        );
+        let mut command = project.atomic();
+        command
+            .args(["run", "flow.kdl"])
+            .env("TEST_ANTHROPIC_KEY", "test-key");
+        let output = within(
+            Duration::from_secs(60),
+            tokio::task::spawn_blocking(move || command.output().expect("atomic run")),
+        )
+        .await
+        .expect("the run finished");
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{err}");
+        assert!(err.contains("gave up after"), "{err}");
+        assert_eq!(fake.requests().len(), requests, "{retry:?}: {err}");
+        assert_eq!(
+            project.read("runs.log"),
+            "ran\n",
+            "{retry:?}: the tool ran once"
+        );
+    }
+}

@@ -20,7 +20,7 @@ use crate::support::fake_anthropic::{self, FakeAnthropic};
 use crate::support::fake_openai::{self, FakeOpenAi};
 use crate::support::within;
 
-const KEY: &str = "sk-test-S3CRET-key-7f3a";
+pub(crate) const KEY: &str = "sk-test-S3CRET-key-7f3a";
 const LIMIT: Duration = Duration::from_secs(20);
 
 fn spanned(text: &str) -> Spanned<String> {
@@ -45,7 +45,7 @@ fn env(name: &str) -> Option<String> {
     (name == "TEST_API_KEY").then(|| KEY.to_owned())
 }
 
-fn anthropic(fake: &FakeAnthropic, options: Value) -> AnthropicProvider {
+pub(crate) fn anthropic(fake: &FakeAnthropic, options: Value) -> AnthropicProvider {
     AnthropicProvider::from_decl(
         &decl("anthropic", &fake.url(), Some("TEST_API_KEY"), options),
         &env,
@@ -53,13 +53,13 @@ fn anthropic(fake: &FakeAnthropic, options: Value) -> AnthropicProvider {
     .expect("a valid anthropic provider")
 }
 
-fn openai(fake: &FakeOpenAi, options: Value) -> OpenAiProvider {
+pub(crate) fn openai(fake: &FakeOpenAi, options: Value) -> OpenAiProvider {
     let base = format!("{}/v1", fake.url());
     OpenAiProvider::from_decl(&decl("openai", &base, Some("TEST_API_KEY"), options), &env)
         .expect("a valid openai provider")
 }
 
-fn request(prompt: &str, dir: &Path) -> AgentRequest {
+pub(crate) fn request(prompt: &str, dir: &Path) -> AgentRequest {
     AgentRequest {
         node_id: "agent".to_owned(),
         prompt: prompt.to_owned(),
@@ -85,7 +85,7 @@ fn write_notes_tool() -> ToolGrant {
 
 /// Records every event.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<AgentEvent>>>);
+pub(crate) struct Recorder(Arc<Mutex<Vec<AgentEvent>>>);
 
 impl Recorder {
     fn events(&self) -> Vec<AgentEvent> {
@@ -116,7 +116,7 @@ impl Recorder {
     }
 }
 
-async fn run(
+pub(crate) async fn run(
     provider: &dyn Provider,
     request: &AgentRequest,
     recorder: &Recorder,
@@ -124,6 +124,12 @@ async fn run(
     let sink = recorder.0.clone();
     let events = move |event: AgentEvent| sink.lock().expect("events lock").push(event);
     within(LIMIT, provider.run(request, &events)).await
+}
+
+/// `options` with request retries turned off.
+pub(crate) fn without_retries(mut options: Value) -> Value {
+    options["max-retries"] = json!(0);
+    options
 }
 
 fn dedup_kinds(kinds: Vec<String>) -> Vec<String> {
@@ -476,13 +482,15 @@ async fn anthropic_unpriced_calls_have_no_cost() {
 }
 
 /// Runs one request against a fake scripted with `turn` and returns the error.
+/// One failing request, classified: request retries are off (`max-retries` 0), so the
+/// error is the server's first answer. Retries have their own tests below.
 async fn anthropic_failure(
     turn: fake_anthropic::Turn,
     options: Value,
 ) -> (ProviderError, FakeAnthropic) {
     let fake = FakeAnthropic::start();
     fake.push(turn);
-    let provider = anthropic(&fake, options);
+    let provider = anthropic(&fake, without_retries(options));
     let dir = tempfile::tempdir().expect("tempdir");
     let error = run(&provider, &request("hi", dir.path()), &Recorder::default())
         .await
@@ -499,7 +507,7 @@ async fn anthropic_rate_limit_exposes_retry_after() {
         error.to_string().contains("`anthropic` is rate limited"),
         "{error}"
     );
-    assert_eq!(fake.requests().len(), 1, "the adapter itself never retries");
+    assert_eq!(fake.requests().len(), 1, "retries are off here");
 
     let millis = fake_anthropic::Turn::rate_limited("2").with_header("retry-after-ms", "1500");
     let (error, _) = anthropic_failure(millis, json!({})).await;
@@ -951,7 +959,7 @@ async fn openai_usage_from_the_final_chunk_with_cached_tokens() {
 async fn openai_failure(turn: fake_openai::Turn, options: Value) -> (ProviderError, FakeOpenAi) {
     let fake = FakeOpenAi::start();
     fake.push(turn);
-    let provider = openai(&fake, options);
+    let provider = openai(&fake, without_retries(options));
     let dir = tempfile::tempdir().expect("tempdir");
     let error = run(&provider, &request("hi", dir.path()), &Recorder::default())
         .await

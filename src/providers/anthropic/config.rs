@@ -9,6 +9,7 @@ use super::ADAPTER;
 use crate::ir::ProviderDecl;
 use crate::providers::ProviderError;
 use crate::providers::chat::{Options, Pricing};
+use crate::providers::http::RetrySettings;
 use crate::providers::http::{ApiKey, base_url, require_key};
 
 /// The Messages API's default host.
@@ -70,6 +71,7 @@ pub(super) struct CallSettings {
     pub(super) idle_timeout: Duration,
     pub(super) connect_timeout: Duration,
     pub(super) tool_timeout: Duration,
+    pub(super) retry: RetrySettings,
     pub(super) pricing: Pricing,
 }
 
@@ -111,6 +113,7 @@ impl CallSettings {
             tool_timeout: options
                 .duration("tool-timeout")?
                 .unwrap_or(Duration::from_secs(600)),
+            retry: options.retry_settings()?,
             pricing: Pricing::read(&mut options)?,
         };
         options.finish()?;

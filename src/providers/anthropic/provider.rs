@@ -12,7 +12,7 @@ use crate::providers::chat::{
     Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, ToolCall, ToolOutcome, ToolSet,
     Turn, run_loop,
 };
-use crate::providers::http::{StreamPost, build_client, endpoint};
+use crate::providers::http::{RequestRetry, StreamPost, build_client, endpoint};
 use crate::providers::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
 };
@@ -81,6 +81,7 @@ impl AnthropicProvider {
             model,
             settings: settings.clone(),
         };
+        let retry = RequestRetry::new(ADAPTER, request, settings.retry);
         let loop_settings = LoopSettings {
             adapter: ADAPTER,
             tools: &tools,
@@ -89,6 +90,7 @@ impl AnthropicProvider {
             working_dir: &request.working_dir,
             hide_env: Some(&self.config.api_key_env),
             pricing: settings.pricing,
+            retry: &retry,
         };
         run_loop(&mut conversation, loop_settings, events).await
     }

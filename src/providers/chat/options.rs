@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::diagnostic::{did_you_mean, expected_one_of};
 use crate::providers::ProviderError;
+use crate::providers::http::{DEFAULT_MAX_RETRY_AFTER, RetrySettings};
 use crate::providers::options::parse_duration;
 
 /// Options being read. Names are kebab-case; `max_tokens` is accepted as `max-tokens`.
@@ -146,6 +147,26 @@ impl Options {
     }
 
     /// Fails on any option that was never read.
+    /// `max-retries` and `max-retry-after`: the provider's say in request retries.
+    pub(crate) fn retry_settings(&mut self) -> Result<RetrySettings, ProviderError> {
+        let max_retries = match self.u64("max-retries")? {
+            None => None,
+            Some(count) => Some(u32::try_from(count).map_err(|_| ProviderError::Config {
+                adapter: self.adapter,
+                message: format!(
+                    "option `max-retries` must be at most {}, found `{count}`",
+                    u32::MAX
+                ),
+            })?),
+        };
+        Ok(RetrySettings {
+            max_retries,
+            max_retry_after: self
+                .duration("max-retry-after")?
+                .unwrap_or(DEFAULT_MAX_RETRY_AFTER),
+        })
+    }
+
     pub(crate) fn finish(self) -> Result<(), ProviderError> {
         let Some(unknown) = self
             .values

@@ -6,6 +6,11 @@
 //! server reports), per turn the backend's `TextDelta`/`ThinkingDelta`s, `MessageComplete`,
 //! cumulative `Usage`, then a `ToolStart`/`ToolComplete` pair per tool; `SessionEnd` after
 //! the last turn. A failed call ends with its error and no `SessionEnd`.
+//!
+//! A failed turn is sent again under the request retry policy (`http::RequestRetry`): the
+//! history only grows when a turn succeeds, so a retry re-sends the conversation so far,
+//! tool results included, and no tool runs twice. The deltas a failed turn streamed before
+//! it failed are not taken back; its retry streams the turn again.
 
 use std::future::Future;
 use std::path::Path;
@@ -13,6 +18,7 @@ use std::time::Duration;
 
 use super::pricing::Pricing;
 use super::tools::{ToolCall, ToolOutcome, ToolSet};
+use crate::providers::http::RequestRetry;
 use crate::providers::{AgentEvent, AgentReply, EventSink, ProviderError, Usage};
 
 /// Model turns allowed when the agent sets no `max-turns`.
@@ -96,6 +102,8 @@ pub(crate) struct LoopSettings<'a> {
     pub(crate) hide_env: Option<&'a str>,
     /// Prices for the cost estimate.
     pub(crate) pricing: Pricing,
+    /// When a failed turn is sent again.
+    pub(crate) retry: &'a RequestRetry,
 }
 
 /// Runs the loop to the final answer.
@@ -113,7 +121,23 @@ pub(crate) async fn run_loop<C: Conversation>(
     // Text of paused turns (`Next::Continue`): the continuation extends the same answer.
     let mut carried = String::new();
     loop {
-        let turn = conversation.turn(&mut session).await?;
+        let mut attempt = 1;
+        let turn = loop {
+            match conversation.turn(&mut session).await {
+                Ok(turn) => break turn,
+                Err(error) => {
+                    let wait = settings.retry.after(error, attempt)?;
+                    tracing::debug!(
+                        adapter = settings.adapter,
+                        attempt,
+                        wait_ms = wait.as_millis(),
+                        "model request failed; sending it again"
+                    );
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+            }
+        };
         turns += 1;
         usage.add(turn.usage);
         let cost_usd = settings.pricing.cost(usage);

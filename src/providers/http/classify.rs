@@ -96,6 +96,28 @@ pub(crate) fn from_status(
     let retry_after = retry_after(headers, SystemTime::now());
     let message = redact(key, &error.describe());
     let kind = error.kind.as_deref().unwrap_or_default();
+    // The server's own word on retrying wins over the status, both ways (as in the SDKs).
+    match should_retry(headers) {
+        Some(true) if !matches!(status, 429 | 503 | 529 | 408 | 409 | 500..=599) => {
+            return ProviderError::Server {
+                adapter,
+                status,
+                message: format!(
+                    "{message} (the server asked for a retry: `x-should-retry: true`)"
+                ),
+            };
+        }
+        Some(false) => {
+            return ProviderError::Rejected {
+                adapter,
+                status,
+                message: format!(
+                    "{message} (the server asked not to retry: `x-should-retry: false`)"
+                ),
+            };
+        }
+        _ => {}
+    }
     match status {
         // A spend limit does not clear by waiting.
         429 if matches!(
@@ -121,7 +143,15 @@ pub(crate) fn from_status(
             adapter,
             retry_after,
         },
-        408 | 500..=599 => ProviderError::Server {
+        401 | 403 => ProviderError::Auth {
+            adapter,
+            status,
+            message,
+            key_variable: key.and_then(ApiKey::variable).map(str::to_owned),
+        },
+        // A request timeout and a conflict (a lock held elsewhere) clear by waiting: the
+        // SDKs retry both.
+        408 | 409 | 500..=599 => ProviderError::Server {
             adapter,
             status,
             message,
@@ -135,6 +165,15 @@ pub(crate) fn from_status(
             adapter,
             message: format!("unexpected HTTP status {status}: {message}"),
         },
+    }
+}
+
+/// `x-should-retry: true|false`, when the server sent it.
+fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     }
 }
 
@@ -170,6 +209,13 @@ pub(crate) fn from_stream_error(
         ProviderError::Overloaded {
             adapter,
             retry_after: None,
+        }
+    } else if status == 401 || status == 403 {
+        ProviderError::Auth {
+            adapter,
+            status,
+            message,
+            key_variable: key.and_then(ApiKey::variable).map(str::to_owned),
         }
     } else if (400..500).contains(&status) {
         ProviderError::Rejected {
@@ -277,6 +323,48 @@ mod tests {
             r#"{"error":{"type":"rate_limit_error","message":"x","details":{"error_code":"enforced_spend_limit_reached"}}}"#,
         );
         assert_eq!(spend.class(), ErrorClass::Provider);
+        assert_eq!(classify(408, &[], "").class(), ErrorClass::ServerError);
+        assert_eq!(classify(409, &[], "").class(), ErrorClass::ServerError);
+        assert_eq!(classify(401, &[], "").class(), ErrorClass::Auth);
+        assert_eq!(classify(403, &[], "").class(), ErrorClass::Auth);
+    }
+
+    #[test]
+    fn x_should_retry_is_obeyed_both_ways() {
+        let forced = classify(400, &[("x-should-retry", "true")], "busy");
+        assert_eq!(forced.class(), ErrorClass::ServerError);
+        assert!(
+            forced.to_string().contains("x-should-retry: true"),
+            "{forced}"
+        );
+        let refused = classify(500, &[("x-should-retry", "false")], "broken");
+        assert_eq!(refused.class(), ErrorClass::Provider);
+        assert!(
+            refused.to_string().contains("x-should-retry: false"),
+            "{refused}"
+        );
+        let limited = classify(429, &[("x-should-retry", "true"), ("retry-after", "1")], "");
+        assert_eq!(
+            limited.class(),
+            ErrorClass::RateLimit,
+            "a retryable status keeps its class"
+        );
+    }
+
+    #[test]
+    fn auth_errors_name_the_key_variable_not_the_key() {
+        let key = ApiKey::new("sk-secret").from_variable("MY_ANTHROPIC_KEY");
+        let error = from_status(
+            "anthropic",
+            401,
+            &HeaderMap::new(),
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key sk-secret"}}"#,
+            Some(&key),
+        );
+        assert_eq!(error.class(), ErrorClass::Auth);
+        let text = error.to_string();
+        assert!(text.contains("`MY_ANTHROPIC_KEY`"), "{text}");
+        assert!(!text.contains("sk-secret"), "{text}");
     }
 
     #[test]

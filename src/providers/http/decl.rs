@@ -27,7 +27,9 @@ pub(crate) fn base_url(
 
 /// The key in variable `name`; `None` when unset or empty.
 fn read_key(name: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<ApiKey> {
-    env(name).map(ApiKey::new).filter(|key| !key.is_empty())
+    env(name)
+        .map(|key| ApiKey::new(key).from_variable(name))
+        .filter(|key| !key.is_empty())
 }
 
 /// The key in variable `name`, which must be set.

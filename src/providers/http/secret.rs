@@ -7,13 +7,27 @@ use crate::providers::ProviderError;
 
 /// A secret read from the environment variable a provider names.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
+pub struct ApiKey(String, Option<String>);
 
 impl ApiKey {
     /// Wraps a key. Surrounding whitespace (a trailing newline from `$(cat key)`) is dropped.
     #[must_use]
     pub fn new(key: impl Into<String>) -> Self {
-        Self(key.into().trim().to_owned())
+        Self(key.into().trim().to_owned(), None)
+    }
+
+    /// Remembers the environment variable the key came from, so an auth error can name
+    /// where to fix it (the name, never the value).
+    #[must_use]
+    pub fn from_variable(mut self, name: &str) -> Self {
+        self.1 = Some(name.to_owned());
+        self
+    }
+
+    /// The environment variable the key came from, if known.
+    #[must_use]
+    pub fn variable(&self) -> Option<&str> {
+        self.1.as_deref()
     }
 
     /// The header value carrying the key, marked sensitive so HTTP tooling hides it.

@@ -12,7 +12,7 @@ use crate::providers::chat::{
     Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, ToolCall, ToolOutcome, ToolSet,
     Turn, run_loop,
 };
-use crate::providers::http::{StreamPost, build_client, endpoint};
+use crate::providers::http::{RequestRetry, StreamPost, build_client, endpoint};
 use crate::providers::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
 };
@@ -82,6 +82,7 @@ impl OpenAiProvider {
             model,
             settings: settings.clone(),
         };
+        let retry = RequestRetry::new(ADAPTER, request, settings.retry);
         let loop_settings = LoopSettings {
             adapter: ADAPTER,
             tools: &tools,
@@ -90,6 +91,7 @@ impl OpenAiProvider {
             working_dir: &request.working_dir,
             hide_env: self.config.api_key_env.as_deref(),
             pricing: settings.pricing,
+            retry: &retry,
         };
         run_loop(&mut conversation, loop_settings, events).await
     }

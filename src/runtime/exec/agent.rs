@@ -210,6 +210,14 @@ pub(super) async fn execute(
         compact: continued.compact(),
         working_dir: shared.ctx.working_dir.clone(),
         options,
+        // The step's retry applies to each model request too (HTTP adapters); a request
+        // retried until it gave up is not re-run as a step (`NodeError::retried`).
+        retry: crate::providers::RetryPolicy::of(workflow.node(node)),
+        timeout: workflow
+            .node(node)
+            .timeout
+            .as_ref()
+            .map(|timeout| timeout.value.to_std()),
     };
 
     let thresholds = Thresholds::of(settings.first(|agent| agent.context.as_ref()));
