@@ -124,6 +124,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         loader: setup.loader,
         env: setup.env,
         redactor: setup.redactor,
+        tool_env: setup.tool_env,
         working_dir: project.root.clone(),
         display: output.display,
         stream: output.stream,

@@ -64,6 +64,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         loader: setup.loader,
         env: setup.env,
         redactor: setup.redactor,
+        tool_env: setup.tool_env,
         working_dir: project.root.clone(),
         // A dry run's output is its route.
         display: if args.dry_run {

@@ -52,6 +52,55 @@ impl Environment {
     }
 }
 
+/// Variables that hold model-API keys and agent tokens by convention: a child that is not the
+/// agent they are for never sees them.
+const PROVIDER_KEY_VARIABLES: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENERATIVE_AI_API_KEY",
+    "COPILOT_GITHUB_TOKEN",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "OPENCODE_SERVER_PASSWORD",
+];
+
+impl Environment {
+    /// The environment of every child that is not an agent CLI (tool nodes, custom tools
+    /// run by an agent's tool loop, hooks): this one minus every provider key, that is the
+    /// variables in `key_variables` (those the run's providers name with `api-key-env=`)
+    /// and the well-known model-API key variables. A tool that needs one declares it
+    /// (`env "NAME" "{{ env.NAME }}"`); an agent CLI gets its own key through [`ChildEnv`].
+    #[must_use]
+    pub fn without_provider_keys<'a>(
+        &self,
+        key_variables: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let mut vars = self.vars.clone();
+        for name in PROVIDER_KEY_VARIABLES.iter().copied().chain(key_variables) {
+            vars.remove(name);
+        }
+        Self { vars }
+    }
+}
+
+/// Where the custom tools an agent's tool loop runs get their environment, and the secrets
+/// redacted from what they print before it goes to the model.
+#[derive(Clone, Debug, Default)]
+pub struct ToolEnv {
+    /// Their environment, replacing atomic's own ([`Environment::without_provider_keys`]).
+    pub env: Environment,
+    /// The secrets of the run.
+    pub redactor: super::Redactor,
+}
+
 impl fmt::Debug for Environment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_set().entries(self.vars.keys()).finish()
@@ -331,6 +380,19 @@ mod tests {
         assert_eq!(child.get("MISSING"), None);
         assert_eq!(child.get("FOO"), Some("bar"));
         assert_eq!(child.get("N"), Some("3"));
+    }
+
+    #[test]
+    fn tool_environments_lose_every_provider_key() {
+        let env = Environment::default()
+            .with("PATH", "/bin")
+            .with("ANTHROPIC_API_KEY", "a")
+            .with("OPENAI_API_KEY", "o")
+            .with("MY_GATEWAY_KEY", "g")
+            .with("GH_TOKEN", "gh");
+        let tools = env.without_provider_keys(["MY_GATEWAY_KEY"]);
+        let names: Vec<&str> = tools.iter().map(|(name, _)| name).collect();
+        assert_eq!(names, ["GH_TOKEN", "PATH"]);
     }
 
     #[test]

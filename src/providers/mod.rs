@@ -54,7 +54,7 @@ pub use contract::{
     ToolGrant, Usage,
 };
 pub use copilot::Copilot;
-pub use env::{ChildEnv, Environment};
+pub use env::{ChildEnv, Environment, ToolEnv};
 pub use in_process::InProcess;
 pub use opencode::OpenCode;
 pub use record::{CassetteRecorder, Recording};

@@ -7,7 +7,7 @@ use super::anthropic::AnthropicProvider;
 use super::claude_code::ClaudeCode;
 use super::command::CommandProvider;
 use super::copilot::Copilot;
-use super::env::Environment;
+use super::env::{Environment, ToolEnv};
 use super::in_process::InProcess;
 use super::openai::OpenAiProvider;
 use super::opencode::OpenCode;
@@ -25,6 +25,9 @@ pub struct ProviderContext<'a> {
     pub env: &'a Environment,
     /// Set by `atomic run --record FILE`: every provider built is wrapped to record into it.
     pub recorder: Option<Arc<CassetteRecorder>>,
+    /// Where the custom tools an agent's tool loop runs get their environment (the run's
+    /// without provider keys) and which secrets are redacted from their output.
+    pub tool_env: ToolEnv,
 }
 
 /// Builds the provider `decl` declares.
@@ -41,12 +44,14 @@ pub fn build(
         "replay" => Arc::new(Replay::from_decl(decl, cx.workflow_dir)?),
         "command" => Arc::new(CommandProvider::from_decl(decl, cx.env)?),
         "in-process" => Arc::new(InProcess::from_decl(decl)?),
-        "anthropic" => Arc::new(AnthropicProvider::from_decl(decl, &|var| {
-            cx.env.get(var).map(str::to_owned)
-        })?),
-        "openai" => Arc::new(OpenAiProvider::from_decl(decl, &|var| {
-            cx.env.get(var).map(str::to_owned)
-        })?),
+        "anthropic" => Arc::new(
+            AnthropicProvider::from_decl(decl, &|var| cx.env.get(var).map(str::to_owned))?
+                .with_tool_env(cx.tool_env.clone()),
+        ),
+        "openai" => Arc::new(
+            OpenAiProvider::from_decl(decl, &|var| cx.env.get(var).map(str::to_owned))?
+                .with_tool_env(cx.tool_env.clone()),
+        ),
         "claude-code" => Arc::new(ClaudeCode::new(decl, cx.env)?),
         "opencode" => Arc::new(OpenCode::new(decl, cx.env)?),
         "copilot" => Arc::new(Copilot::new(decl, cx.env)?),
@@ -98,6 +103,7 @@ mod tests {
             workflow_dir: dir,
             env,
             recorder: None,
+            tool_env: ToolEnv::default(),
         }
     }
 

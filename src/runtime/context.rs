@@ -87,6 +87,10 @@ pub struct RunContext {
     pub log_events: bool,
     /// Environment values; templates see only the workflow's declared `env` names.
     pub env: HashMap<String, String>,
+    /// The whole environment of tool nodes and hooks (atomic's without provider keys);
+    /// a tool's own `env` children are added to it. Empty by default: the runtime never
+    /// hands its own process environment on.
+    pub tool_env: crate::providers::Environment,
     /// Files the run reads (JSON Schemas).
     pub files: Arc<dyn Files + Send + Sync>,
     /// The workflow file's directory: schema and subgraph paths are relative to it.
@@ -146,6 +150,7 @@ impl RunContext {
             stream: StreamModes::default(),
             log_events: true,
             env: HashMap::new(),
+            tool_env: crate::providers::Environment::default(),
             files: Arc::new(NoFiles),
             base_dir: PathBuf::from("."),
             working_dir: PathBuf::from("."),

@@ -24,6 +24,7 @@ use super::process_group::GroupKill;
 use super::shared::Shared;
 use super::{NodeError, RunEvent};
 use crate::ir::{NodeIdx, Workflow};
+use crate::providers::Environment;
 
 /// Longest a hook may run before it is killed (and, for a `*.before` hook, blocks).
 pub(crate) const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -151,11 +152,11 @@ impl Hooks {
         &self,
         event: HookEvent,
         payload: &Value,
-        dir: &Path,
+        (dir, env): (&Path, &Environment),
     ) -> Vec<HookFailure> {
         let mut failures = Vec::new();
         for argv in &self.by_event[event.index()] {
-            if let Err(failure) = run_one(event, argv, payload, dir, HOOK_TIMEOUT).await {
+            if let Err(failure) = run_one(event, argv, payload, (dir, env), HOOK_TIMEOUT).await {
                 failures.push(failure);
                 if event.blocks() {
                     break;
@@ -193,7 +194,11 @@ pub(crate) async fn fire(
     payload.extend(fields);
     let failures = shared
         .hooks
-        .fire(event, &Value::Object(payload), &shared.ctx.working_dir)
+        .fire(
+            event,
+            &Value::Object(payload),
+            (&shared.ctx.working_dir, &shared.ctx.tool_env),
+        )
         .await;
     let blocked = event.blocks();
     for failure in &failures {
@@ -215,12 +220,13 @@ pub(crate) async fn fire(
     }
 }
 
-/// Runs one hook to its end, or kills its process group at `limit`.
+/// Runs one hook to its end, or kills its process group at `limit`. It gets `env` (the
+/// run's environment without provider keys) and the event's variables.
 async fn run_one(
     event: HookEvent,
     argv: &[String],
     payload: &Value,
-    dir: &Path,
+    (dir, env): (&Path, &Environment),
     limit: Duration,
 ) -> Result<(), HookFailure> {
     let command_line = argv.join(" ");
@@ -236,6 +242,8 @@ async fn run_one(
     command
         .args(args)
         .current_dir(dir)
+        .env_clear()
+        .envs(env.iter())
         .env("ATOMIC_HOOK_EVENT", event.name())
         .env("ATOMIC_RUN_ID", field(payload, "run_id"))
         .env("ATOMIC_NODE", field(payload, "node"))
@@ -318,7 +326,7 @@ mod tests {
             HookEvent::ToolBefore,
             &sh(script),
             &payload(),
-            dir.path(),
+            (dir.path(), &Environment::default()),
             HOOK_TIMEOUT,
         )
         .await
@@ -340,7 +348,7 @@ mod tests {
             HookEvent::ToolBefore,
             &sh("echo 'rm -rf is not allowed' >&2; exit 3"),
             &payload(),
-            dir.path(),
+            (dir.path(), &Environment::default()),
             HOOK_TIMEOUT,
         )
         .await
@@ -360,7 +368,7 @@ mod tests {
             HookEvent::NodeEnd,
             &sh("sleep 30 & echo $! > child.pid; wait"),
             &payload(),
-            dir.path(),
+            (dir.path(), &Environment::default()),
             Duration::from_millis(300),
         )
         .await
@@ -389,7 +397,7 @@ mod tests {
             HookEvent::RunStart,
             &["./no-such-hook".to_owned()],
             &payload(),
-            dir.path(),
+            (dir.path(), &Environment::default()),
             HOOK_TIMEOUT,
         )
         .await

@@ -718,6 +718,7 @@ async fn run_example_with(
             workflow_dir: root,
             env,
             recorder: None,
+            tool_env: atomic::providers::ToolEnv::default(),
         },
     )
     .expect("the example's provider builds");

@@ -49,6 +49,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) paint: Paint,
     /// Secrets to keep out of the store and the terminal.
     pub(crate) redactor: Redactor,
+    /// The environment of tool nodes and hooks.
+    pub(crate) tool_env: crate::providers::Environment,
 }
 
 /// What to drive.
@@ -107,6 +109,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     // A run kept only in memory cannot be inspected after the process ends: keep no log.
     ctx.log_events = launch.durable;
     ctx.env = launch.env.clone();
+    ctx.tool_env = launch.tool_env.clone();
     ctx.files = Arc::new(crate::cli::disk::Disk);
     ctx.base_dir = launch.loaded.dir();
     ctx.working_dir = launch.working_dir.clone();

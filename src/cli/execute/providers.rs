@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::cli::render::locate;
 use crate::ir::ProviderDecl;
-use crate::providers::{self, CassetteRecorder, Environment, ProviderContext, Redactor};
+use crate::providers::{self, CassetteRecorder, Environment, ProviderContext, Redactor, ToolEnv};
 use crate::runtime::Providers;
 
 use super::subgraphs::DiskLoader;
@@ -67,7 +67,19 @@ pub(crate) fn redactor(env: &Environment, decls: &[Declared]) -> Redactor {
     Redactor::for_workflow(env, &decls)
 }
 
-/// Builds the providers `decls` declare, recording into `record` when given.
+/// The environment of every child that is not an agent CLI: `env` without the keys of
+/// any provider the run declares (see [`Environment::without_provider_keys`]).
+pub(crate) fn tool_env(env: &Environment, decls: &[Declared]) -> Environment {
+    env.without_provider_keys(
+        decls
+            .iter()
+            .filter_map(|declared| declared.decl.api_key_env.as_ref())
+            .map(|name| name.value.as_str()),
+    )
+}
+
+/// Builds the providers `decls` declare, recording into `record` when given; their custom
+/// tools run with `tool_env`.
 ///
 /// # Errors
 /// A message naming the provider, where it is declared and what is wrong (a missing
@@ -75,6 +87,7 @@ pub(crate) fn redactor(env: &Environment, decls: &[Declared]) -> Redactor {
 pub(crate) fn build(
     decls: &[Declared],
     env: &Environment,
+    tool_env: ToolEnv,
     record: Option<&Path>,
     workflow: &str,
 ) -> Result<Providers, String> {
@@ -92,6 +105,7 @@ pub(crate) fn build(
             workflow_dir: dir,
             env,
             recorder: recorder.clone(),
+            tool_env: tool_env.clone(),
         };
         let provider = providers::build(decl, &cx).map_err(|error| {
             format!(

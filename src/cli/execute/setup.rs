@@ -11,7 +11,7 @@ use super::providers;
 use super::subgraphs::DiskLoader;
 use super::workflow::Loaded;
 use crate::cli::project::Project;
-use crate::providers::{Environment, Redactor};
+use crate::providers::{Environment, Redactor, ToolEnv};
 use crate::runtime::Providers;
 
 /// The run's surroundings.
@@ -24,6 +24,9 @@ pub(crate) struct Setup {
     pub(crate) env: HashMap<String, String>,
     /// Secrets to keep out of the store and the terminal.
     pub(crate) redactor: Redactor,
+    /// The environment of tool nodes, hooks and custom tools: atomic's without any
+    /// provider key.
+    pub(crate) tool_env: Environment,
 }
 
 /// Builds the surroundings of `loaded`; providers only when `build_providers`, recording
@@ -49,8 +52,19 @@ pub(crate) fn setup(
     );
     let decls = providers::declarations(loaded, &loader);
     let redactor = providers::redactor(&environment, &decls);
+    let tool_env = providers::tool_env(&environment, &decls);
     let providers = if build_providers {
-        providers::build(&decls, &environment, record, &loaded.workflow().name.value)?
+        let tools = ToolEnv {
+            env: tool_env.clone(),
+            redactor: redactor.clone(),
+        };
+        providers::build(
+            &decls,
+            &environment,
+            tools,
+            record,
+            &loaded.workflow().name.value,
+        )?
     } else {
         Providers::new()
     };
@@ -59,5 +73,6 @@ pub(crate) fn setup(
         providers,
         env: template_env,
         redactor,
+        tool_env,
     })
 }

@@ -15,6 +15,7 @@ use crate::providers::chat::{
 use crate::providers::http::{RequestRetry, StreamPost, build_client, endpoint};
 use crate::providers::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
+    ToolEnv,
 };
 
 /// The `anthropic-version` header value the wire format follows.
@@ -27,6 +28,7 @@ pub struct AnthropicProvider {
     config: AnthropicConfig,
     client: reqwest::Client,
     url: reqwest::Url,
+    tool_env: ToolEnv,
 }
 
 impl AnthropicProvider {
@@ -40,7 +42,15 @@ impl AnthropicProvider {
             config,
             client,
             url,
+            tool_env: ToolEnv::default(),
         })
+    }
+
+    /// Runs custom tools with `tool_env` (without it they get an empty environment).
+    #[must_use]
+    pub fn with_tool_env(mut self, tool_env: ToolEnv) -> Self {
+        self.tool_env = tool_env;
+        self
     }
 
     /// A provider for a `provider … adapter="anthropic"` declaration; `env` looks up
@@ -89,6 +99,7 @@ impl AnthropicProvider {
             tool_timeout: settings.tool_timeout,
             working_dir: &request.working_dir,
             hide_env: Some(&self.config.api_key_env),
+            tool_env: &self.tool_env,
             pricing: settings.pricing,
             retry: &retry,
         };

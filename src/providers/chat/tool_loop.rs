@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::pricing::Pricing;
 use super::tools::{ToolCall, ToolOutcome, ToolSet};
 use crate::providers::http::RequestRetry;
-use crate::providers::{AgentEvent, AgentReply, EventSink, ProviderError, Usage};
+use crate::providers::{AgentEvent, AgentReply, EventSink, ProviderError, ToolEnv, Usage};
 
 /// Model turns allowed when the agent sets no `max-turns`.
 pub(crate) const DEFAULT_MAX_TURNS: u32 = 25;
@@ -100,6 +100,8 @@ pub(crate) struct LoopSettings<'a> {
     pub(crate) working_dir: &'a Path,
     /// The environment variable holding the provider's key, kept from tools.
     pub(crate) hide_env: Option<&'a str>,
+    /// The tools' environment and the secrets redacted from their output.
+    pub(crate) tool_env: &'a ToolEnv,
     /// Prices for the cost estimate.
     pub(crate) pricing: Pricing,
     /// When a failed turn is sent again.
@@ -184,6 +186,7 @@ pub(crate) async fn run_loop<C: Conversation>(
                         &call,
                         settings.working_dir,
                         settings.tool_timeout,
+                        settings.tool_env,
                         settings.hide_env,
                     )
                     .await;

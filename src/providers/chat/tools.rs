@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::providers::process::ProcessGroup;
-use crate::providers::{ProviderError, ToolGrant};
+use crate::providers::{Environment, ProviderError, ToolEnv, ToolGrant};
 
 /// Most characters of tool output sent back to the model.
 const MAX_OUTPUT: usize = 100_000;
@@ -127,13 +127,16 @@ impl ToolSet {
         self.tools.is_empty()
     }
 
-    /// Runs `call` in `working_dir`. The variable named by `hide_env` (the provider's API
-    /// key) is removed from the tool's environment. Dropping the future kills the tool.
+    /// Runs `call` in `working_dir` with exactly the environment of `tool_env` (never
+    /// atomic's own, which holds the provider keys), minus the variable named by `hide_env`
+    /// (the provider's API key). What it prints is redacted before the model sees it.
+    /// Dropping the future kills the tool.
     pub(crate) async fn run(
         &self,
         call: &ToolCall,
         working_dir: &Path,
         timeout: Duration,
+        tool_env: &ToolEnv,
         hide_env: Option<&str>,
     ) -> ToolOutcome {
         let Some(tool) = self.tools.iter().find(|tool| tool.name == call.name) else {
@@ -145,13 +148,23 @@ impl ToolSet {
             ));
         };
         let timeout = tool.timeout.unwrap_or(timeout);
-        let run = tool.execute(self.adapter, &call.input, working_dir, hide_env, timeout);
-        match tokio::time::timeout(timeout, run).await {
+        let run = tool.execute(
+            self.adapter,
+            &call.input,
+            working_dir,
+            (&tool_env.env, hide_env),
+            timeout,
+        );
+        let mut outcome = match tokio::time::timeout(timeout, run).await {
             Ok(outcome) => outcome,
             Err(_elapsed) => {
                 ToolOutcome::error(format!("tool `{}` timed out after {timeout:?}", tool.name))
             }
+        };
+        if let std::borrow::Cow::Owned(clean) = tool_env.redactor.redact(&outcome.content) {
+            outcome.content = clean;
         }
+        outcome
     }
 }
 
@@ -161,15 +174,16 @@ impl CustomTool {
         adapter: &'static str,
         input: &Value,
         working_dir: &Path,
-        hide_env: Option<&str>,
+        (env, hide_env): (&Environment, Option<&str>),
         timeout: Duration,
     ) -> ToolOutcome {
         let (program, args) = self.command.split_first().expect("grants have a command");
         let mut command = tokio::process::Command::new(program);
-        command.args(args).current_dir(working_dir);
-        if let Some(name) = hide_env {
-            command.env_remove(name);
-        }
+        command
+            .args(args)
+            .current_dir(working_dir)
+            .env_clear()
+            .envs(env.iter().filter(|(name, _)| Some(*name) != hide_env));
         // Its own process group: dropping `group` (a cancelled call, a timeout) kills the
         // tool and everything it started.
         let mut group = match ProcessGroup::spawn(adapter, command) {
@@ -270,6 +284,7 @@ mod tests {
                 &call("echo", json!({"a": 1})),
                 &dir,
                 Duration::from_secs(10),
+                &ToolEnv::default(),
                 None,
             )
             .await;
@@ -295,7 +310,15 @@ mod tests {
         .expect("valid");
         let dir = std::env::temp_dir();
         let limit = Duration::from_secs(10);
-        let failed = tools.run(&call("fail", json!({})), &dir, limit, None).await;
+        let failed = tools
+            .run(
+                &call("fail", json!({})),
+                &dir,
+                limit,
+                &ToolEnv::default(),
+                None,
+            )
+            .await;
         assert!(failed.is_error);
         assert_eq!(
             failed.content,
@@ -307,6 +330,7 @@ mod tests {
                 &call("slow", json!({})),
                 &dir,
                 Duration::from_millis(50),
+                &ToolEnv::default(),
                 None,
             )
             .await;
@@ -315,34 +339,68 @@ mod tests {
             "{slow:?}"
         );
         let missing = tools
-            .run(&call("missing", json!({})), &dir, limit, None)
+            .run(
+                &call("missing", json!({})),
+                &dir,
+                limit,
+                &ToolEnv::default(),
+                None,
+            )
             .await;
         assert!(
             missing.is_error && missing.content.contains("cannot run"),
             "{missing:?}"
         );
-        let unknown = tools.run(&call("nope", json!({})), &dir, limit, None).await;
+        let unknown = tools
+            .run(
+                &call("nope", json!({})),
+                &dir,
+                limit,
+                &ToolEnv::default(),
+                None,
+            )
+            .await;
         assert!(unknown.is_error && unknown.content.contains("unknown tool `nope`"));
     }
 
     #[tokio::test]
-    async fn the_key_variable_is_hidden_from_tools() {
+    async fn tools_get_exactly_their_environment_and_their_output_is_redacted() {
         let tools = ToolSet::from_grants(
             "anthropic",
             &[grant(
                 "env",
-                &["/bin/sh", "-c", "echo ${CARGO_PKG_NAME:-unset}"],
+                &[
+                    "/bin/sh",
+                    "-c",
+                    "echo ${VISIBLE:-unset} ${MY_KEY:-unset} ${CARGO_PKG_NAME:-unset}",
+                ],
             )],
         )
         .expect("valid");
         let dir = std::env::temp_dir();
         let limit = Duration::from_secs(10);
-        let shown = tools.run(&call("env", json!({})), &dir, limit, None).await;
-        assert_eq!(shown.content.trim(), "atomic");
-        let hidden = tools
-            .run(&call("env", json!({})), &dir, limit, Some("CARGO_PKG_NAME"))
+        let tool_env = ToolEnv {
+            env: Environment::default()
+                .with("VISIBLE", "seen")
+                .with("MY_KEY", "sk-live-0123456789"),
+            redactor: crate::providers::Redactor::new().with_secret("sk-live-0123456789"),
+        };
+        let shown = tools
+            .run(&call("env", json!({})), &dir, limit, &tool_env, None)
             .await;
-        assert_eq!(hidden.content.trim(), "unset");
+        // atomic's own environment (which has CARGO_PKG_NAME under cargo) is not inherited,
+        // and a secret a tool prints never reaches the model.
+        assert_eq!(shown.content.trim(), "seen [REDACTED] unset");
+        let hidden = tools
+            .run(
+                &call("env", json!({})),
+                &dir,
+                limit,
+                &tool_env,
+                Some("MY_KEY"),
+            )
+            .await;
+        assert_eq!(hidden.content.trim(), "seen unset unset");
     }
 
     /// Whether `pid` is still running (a zombie counts as gone).
@@ -371,6 +429,7 @@ mod tests {
                 &call("spawner", json!({})),
                 dir.path(),
                 Duration::from_millis(300),
+                &ToolEnv::default(),
                 None,
             )
             .await;

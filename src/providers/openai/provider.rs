@@ -15,6 +15,7 @@ use crate::providers::chat::{
 use crate::providers::http::{RequestRetry, StreamPost, build_client, endpoint};
 use crate::providers::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
+    ToolEnv,
 };
 
 /// Talks to an OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama, gateways).
@@ -24,6 +25,7 @@ pub struct OpenAiProvider {
     config: OpenAiConfig,
     client: reqwest::Client,
     url: reqwest::Url,
+    tool_env: ToolEnv,
 }
 
 impl OpenAiProvider {
@@ -37,7 +39,15 @@ impl OpenAiProvider {
             config,
             client,
             url,
+            tool_env: ToolEnv::default(),
         })
+    }
+
+    /// Runs custom tools with `tool_env` (without it they get an empty environment).
+    #[must_use]
+    pub fn with_tool_env(mut self, tool_env: ToolEnv) -> Self {
+        self.tool_env = tool_env;
+        self
     }
 
     /// A provider for a `provider … adapter="openai"` declaration; `env` looks up
@@ -90,6 +100,7 @@ impl OpenAiProvider {
             tool_timeout: settings.tool_timeout,
             working_dir: &request.working_dir,
             hide_env: self.config.api_key_env.as_deref(),
+            tool_env: &self.tool_env,
             pricing: settings.pricing,
             retry: &retry,
         };

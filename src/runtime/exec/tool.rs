@@ -160,6 +160,8 @@ async fn spawn(
     };
     command
         .current_dir(dir)
+        .env_clear()
+        .envs(shared.ctx.tool_env.iter())
         .envs(env)
         .stdin(if stdin.is_some() {
             Stdio::piped()
