@@ -21,11 +21,15 @@ use super::env::{ChildEnv, Environment, api_key, redact};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
+    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
+    RetryPolicy, Usage,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
 
 const NAME: &str = "claude-code";
+
+/// The variable bounding Claude Code's own API retries.
+const MAX_RETRIES_VAR: &str = "CLAUDE_CODE_MAX_RETRIES";
 
 /// How long the process may take to exit after its `result` line.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
@@ -189,6 +193,19 @@ impl ClaudeCode {
             .current_dir(&request.working_dir)
             .env_clear()
             .envs(self.env.iter());
+        // Claude Code retries failed API requests by itself (10 times by default, a 401
+        // for minutes): bound its loop by the node's retry policy, as atomic's own HTTP
+        // adapters are, unless the workflow set the variable itself. The node's timeout
+        // still kills it (dropping this call kills its process group).
+        if self.env.get(MAX_RETRIES_VAR).is_none() {
+            let attempts = request
+                .retry
+                .as_ref()
+                .map_or(RetryPolicy::model_requests().attempts, |policy| {
+                    policy.attempts
+                });
+            command.env(MAX_RETRIES_VAR, attempts.saturating_sub(1).to_string());
+        }
         let mut child = ProcessGroup::spawn(NAME, command)?;
 
         let message = json!({

@@ -1073,3 +1073,71 @@ async fn opencode_compacts_a_full_session_before_it_is_continued() {
         "the compacted history replaces the first turn: {recall}"
     );
 }
+
+/// Claude Code's own retry loop is bounded by the node's retry policy: against a server
+/// that fails every message request, the real CLI gives up after the policy's attempts
+/// (two retries by default, none under `retry attempts=1`) instead of its own ten, and
+/// an auth failure ends the call at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_retries_are_bounded_by_the_node_policy() {
+    use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+    use atomic::providers::RetryPolicy;
+
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let one_attempt = RetryPolicy {
+        attempts: 1,
+        ..RetryPolicy::model_requests()
+    };
+    for (failure, retry, most_requests) in [
+        (Turn::server_error(), None, 3),
+        (Turn::server_error(), Some(one_attempt), 1),
+        (
+            Turn::error(401, "authentication_error", "invalid x-api-key"),
+            None,
+            3,
+        ),
+    ] {
+        let root = tempfile::tempdir().expect("temp dir");
+        let workspace = root.path().join("workspace");
+        std::fs::create_dir_all(&workspace).expect("workspace");
+        let fake = FakeAnthropic::start();
+        fake.set_fallback(failure.clone());
+        let provider = ClaudeCode::new(
+            &decl(
+                "claude-code",
+                "claude-sonnet-4-5",
+                Some(&fake.url()),
+                Some("ATOMIC_TEST_KEY"),
+                json!({"bin": bin.display().to_string()}),
+            ),
+            &claude_env(root.path()),
+        )
+        .expect("configured");
+        let request = AgentRequest {
+            node_id: "fails".to_owned(),
+            prompt: "Say hello.".to_owned(),
+            working_dir: workspace,
+            retry: retry.clone(),
+            ..AgentRequest::default()
+        };
+        let started = std::time::Instant::now();
+        let (reply, _) = call(&provider, &request).await;
+        let elapsed = started.elapsed();
+        let error = reply.expect_err("every request fails");
+        let messages = fake
+            .requests()
+            .iter()
+            .filter(|request| request.path() == "/v1/messages")
+            .count();
+        assert!(
+            (1..=most_requests).contains(&messages),
+            "{failure:?} {retry:?}: {messages} message requests in {elapsed:?}: {error}"
+        );
+        assert!(
+            elapsed < Duration::from_secs(60),
+            "{failure:?}: {elapsed:?}: {error}"
+        );
+    }
+}
