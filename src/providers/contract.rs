@@ -45,6 +45,33 @@ pub struct AgentRequest {
     /// The node's timeout: no wait for a retry may run past it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<Duration>,
+    /// Where the call keeps its progress (the conversation after each round of tool
+    /// calls), so a run resumed after a crash continues it instead of running its tools
+    /// again. Set by the runtime; the HTTP adapters' tool loop uses it.
+    #[serde(skip)]
+    pub journal: Option<CallJournal>,
+}
+
+/// The storage behind a [`CallJournal`]: the runtime implements it over its checkpoint
+/// store, keyed by the call.
+pub trait JournalBackend: Send + Sync {
+    /// What the call saved when it last ran, if anything.
+    fn load(&self) -> Pin<Box<dyn Future<Output = Option<serde_json::Value>> + Send + '_>>;
+    /// Saves the call's progress, durably when the future resolves.
+    fn save(
+        &self,
+        progress: serde_json::Value,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>>;
+}
+
+/// A call's progress journal (see [`AgentRequest::journal`]).
+#[derive(Clone)]
+pub struct CallJournal(pub std::sync::Arc<dyn JournalBackend>);
+
+impl std::fmt::Debug for CallJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallJournal")
+    }
 }
 
 /// A tool an agent may use.

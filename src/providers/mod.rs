@@ -50,8 +50,8 @@ pub use cassette::{
 pub use claude_code::ClaudeCode;
 pub use command::CommandProvider;
 pub use contract::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
-    ToolGrant, Usage,
+    AgentEvent, AgentReply, AgentRequest, CallJournal, EventSink, JournalBackend, Provider,
+    ProviderError, ProviderFuture, ToolGrant, Usage,
 };
 pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment, ToolEnv};

@@ -19,6 +19,7 @@ mod exec;
 mod frame;
 mod hooks;
 mod interpreter;
+mod journal;
 mod output;
 mod pattern;
 mod process_group;

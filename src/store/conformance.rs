@@ -286,3 +286,57 @@ pub(crate) async fn resolves_prefixes_and_deletes(store: &dyn Store) {
         "01ffbbbbbbbbbb"
     );
 }
+
+/// Progress of calls in flight: saved, replaced, read back by key, cleared, gone with
+/// the run; a run that does not exist cannot take any.
+pub(crate) async fn progress_is_kept_by_key(store: &dyn Store) {
+    let id = RunId::new("progress-run");
+    store
+        .create_run(new_run("progress-run", ""))
+        .await
+        .expect("create");
+    assert_eq!(
+        store.load_progress(&id, "agent#0").await.expect("load"),
+        None
+    );
+    store
+        .save_progress(&id, "agent#0", json!({"messages": [1]}))
+        .await
+        .expect("save");
+    store
+        .save_progress(&id, "agent#0", json!({"messages": [1, 2]}))
+        .await
+        .expect("replace");
+    store
+        .save_progress(&id, "other#3", json!({"messages": []}))
+        .await
+        .expect("save another");
+    assert_eq!(
+        store.load_progress(&id, "agent#0").await.expect("load"),
+        Some(json!({"messages": [1, 2]}))
+    );
+    store.clear_progress(&id, "agent#0").await.expect("clear");
+    assert_eq!(
+        store.load_progress(&id, "agent#0").await.expect("load"),
+        None
+    );
+    assert_eq!(
+        store.load_progress(&id, "other#3").await.expect("load"),
+        Some(json!({"messages": []}))
+    );
+    let missing = RunId::new("no-such-run");
+    assert!(matches!(
+        store.save_progress(&missing, "k", json!(1)).await,
+        Err(StoreError::NotFound(_))
+    ));
+    store.delete_run(&id).await.expect("delete");
+    store
+        .create_run(new_run("progress-run", ""))
+        .await
+        .expect("create again");
+    assert_eq!(
+        store.load_progress(&id, "other#3").await.expect("load"),
+        None,
+        "deleting a run deletes its progress"
+    );
+}

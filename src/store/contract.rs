@@ -64,4 +64,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Deletes a run and its history.
     fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()>;
+
+    /// Saves the progress of a call in flight under `key` (an agent's conversation so far,
+    /// after each round of tool calls), replacing what `key` held; durable when the future
+    /// resolves, so a run resumed after a crash continues the call instead of repeating
+    /// the tools it ran.
+    fn save_progress<'a>(
+        &'a self,
+        run: &'a RunId,
+        key: &'a str,
+        progress: Value,
+    ) -> StoreFuture<'a, ()>;
+
+    /// The progress saved under `key`, if any.
+    fn load_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, Option<Value>>;
+
+    /// Forgets the progress under `key` (its call ended).
+    fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()>;
 }

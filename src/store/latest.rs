@@ -19,6 +19,8 @@ struct Latest {
     state: State,
     /// Serialised only if the run is resumed (a paused run in memory cannot be).
     cursor: Option<Json>,
+    /// Progress of calls in flight, by key.
+    progress: std::collections::HashMap<String, serde_json::Value>,
 }
 
 /// Runs in memory, each only as of its last committed step: `run_detail` has no steps or
@@ -81,6 +83,7 @@ impl Store for LatestStore {
                 record,
                 state,
                 cursor: None,
+                progress: std::collections::HashMap::new(),
             },
         );
         ready(Ok(()))
@@ -219,6 +222,52 @@ impl Store for LatestStore {
             Some(_) => Ok(()),
             None => Err(StoreError::NotFound(run.to_string())),
         })
+    }
+
+    fn save_progress<'a>(
+        &'a self,
+        run: &'a RunId,
+        key: &'a str,
+        progress: serde_json::Value,
+    ) -> StoreFuture<'a, ()> {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ready(match runs.get_mut(run) {
+            Some(latest) => {
+                latest.progress.insert(key.to_owned(), progress);
+                Ok(())
+            }
+            None => Err(StoreError::NotFound(run.to_string())),
+        })
+    }
+
+    fn load_progress<'a>(
+        &'a self,
+        run: &'a RunId,
+        key: &'a str,
+    ) -> StoreFuture<'a, Option<serde_json::Value>> {
+        let runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ready(match runs.get(run) {
+            Some(latest) => Ok(latest.progress.get(key).cloned()),
+            None => Err(StoreError::NotFound(run.to_string())),
+        })
+    }
+
+    fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()> {
+        if let Some(latest) = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_mut(run)
+        {
+            latest.progress.remove(key);
+        }
+        ready(Ok(()))
     }
 }
 

@@ -32,6 +32,8 @@ struct MemoryRun {
     /// (step, state after it), ascending; the first is the initial state at 0.
     snapshots: Vec<(u64, Arc<State>)>,
     live: LiveState,
+    /// Progress of calls in flight, by key.
+    progress: HashMap<String, Value>,
 }
 
 /// A [`StepRecord`] whose cursor stays as it came (typed, usually): it is serialised only
@@ -122,6 +124,7 @@ impl MemoryStore {
             events: Vec::new(),
             snapshots,
             live,
+            progress: HashMap::new(),
         };
         runs.insert(run.record.id.clone(), run);
         Ok(())
@@ -329,6 +332,37 @@ impl Store for MemoryStore {
                 .ok_or_else(|| StoreError::NotFound(run.to_string())),
         ))
     }
+
+    fn save_progress<'a>(
+        &'a self,
+        run: &'a RunId,
+        key: &'a str,
+        progress: Value,
+    ) -> StoreFuture<'a, ()> {
+        let mut runs = self.lock();
+        Box::pin(ready(match runs.get_mut(run) {
+            Some(kept) => {
+                kept.progress.insert(key.to_owned(), progress);
+                Ok(())
+            }
+            None => Err(StoreError::NotFound(run.to_string())),
+        }))
+    }
+
+    fn load_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        let runs = self.lock();
+        Box::pin(ready(match runs.get(run) {
+            Some(kept) => Ok(kept.progress.get(key).cloned()),
+            None => Err(StoreError::NotFound(run.to_string())),
+        }))
+    }
+
+    fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()> {
+        if let Some(kept) = self.lock().get_mut(run) {
+            kept.progress.remove(key);
+        }
+        Box::pin(ready(Ok(())))
+    }
 }
 
 #[cfg(test)]
@@ -344,6 +378,11 @@ mod tests {
     #[tokio::test]
     async fn out_of_order_steps_conflict() {
         conformance::out_of_order_steps_conflict(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn progress_is_kept_by_key() {
+        conformance::progress_is_kept_by_key(&MemoryStore::new()).await;
     }
 
     #[tokio::test]

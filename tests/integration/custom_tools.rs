@@ -376,3 +376,75 @@ async fn a_retried_tool_loop_never_runs_a_tool_twice() {
         );
     }
 }
+
+/// A crash (kill -9) in the middle of an agent's tool loop, then `atomic resume`: the
+/// resumed call continues its saved conversation, so the tool that completed before the
+/// crash (`bump`, counted in `runs.log`) is not run again; only the one in flight at the
+/// crash (`crash`, which killed atomic) runs again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_tool_loop_does_not_repeat_completed_tools() {
+    use crate::support::fake_anthropic::{FakeAnthropic, Turn as Reply};
+    use crate::support::http_server::Request;
+
+    fn body(request: &Request) -> String {
+        String::from_utf8_lossy(&request.body).into_owned()
+    }
+    let fake = FakeAnthropic::start();
+    let fresh = |r: &Request| !body(r).contains("tool_result");
+    let bumped = |r: &Request| body(r).contains("bumped") && !body(r).contains("crash-done");
+    fake.push_when(fresh, Reply::tool_use("bump", json!({})));
+    fake.push_when(bumped, Reply::tool_use("crash", json!({})));
+    fake.push_when(bumped, Reply::tool_use("crash", json!({})));
+    fake.push_when(|r| body(r).contains("crash-done"), Reply::text("Done."));
+    // What a resume that started the conversation over would get: `bump` again.
+    fake.push_when(fresh, Reply::tool_use("bump", json!({})));
+
+    let project = CliProject::new();
+    project.write(
+        ".atomic/tools/bump.kdl",
+        r#"tool "bump" description="Records that it ran" { command "sh" "-c" "echo ran >> runs.log; echo bumped"; }"#,
+    );
+    // The first time, it kills atomic (its parent) while it is the call in flight.
+    project.write(
+        ".atomic/tools/crash.kdl",
+        r#"tool "crash" description="Crashes atomic once" { command "sh" "-c" "if [ ! -f crashed ]; then touch crashed; kill -9 $PPID; sleep 2; fi; echo crash-done"; }"#,
+    );
+    project.write(
+        "flow.kdl",
+        &format!(
+            r#"workflow "resumable" {{
+    state {{ field "answer" type="string" default=""; }}
+    provider "claude" adapter="anthropic" model="claude-sonnet-4-5" api-key-env="TEST_ANTHROPIC_KEY" base-url="{}"
+    agent "worker" provider="claude" {{
+        prompt "Bump, then crash"
+        tools "bump" "crash"
+        output "answer"
+    }}
+}}
+"#,
+            fake.url()
+        ),
+    );
+    let run = |args: Vec<String>| {
+        let mut command = project.atomic();
+        command.args(args).env("TEST_ANTHROPIC_KEY", "test-key");
+        async move {
+            within(
+                Duration::from_secs(60),
+                tokio::task::spawn_blocking(move || command.output().expect("atomic")),
+            )
+            .await
+            .expect("atomic finished")
+        }
+    };
+    let crashed = run(vec!["run".into(), "flow.kdl".into()]).await;
+    assert_eq!(crashed.status.code(), None, "killed: {}", stderr(&crashed));
+    assert_eq!(project.read("runs.log"), "ran\n");
+
+    let id = project.last_run();
+    let resumed = run(vec!["resume".into(), id.clone(), "--quiet".into()]).await;
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(project.read("runs.log"), "ran\n", "`bump` ran once in all");
+    assert_eq!(project.show(&id)["state"]["answer"], "Done.");
+    assert_eq!(fake.requests().len(), 4, "bump, crash, crash again, done");
+}

@@ -129,6 +129,24 @@ impl Store for RedactingStore {
     fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()> {
         self.inner.delete_run(run)
     }
+
+    fn save_progress<'a>(
+        &'a self,
+        run: &'a RunId,
+        key: &'a str,
+        mut progress: Value,
+    ) -> StoreFuture<'a, ()> {
+        self.redactor.redact_value(&mut progress);
+        self.inner.save_progress(run, key, progress)
+    }
+
+    fn load_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        self.inner.load_progress(run, key)
+    }
+
+    fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()> {
+        self.inner.clear_progress(run, key)
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::stream::{MessageBuilder, Step};
 use crate::ir::ProviderDecl;
 use crate::providers::chat::{
     Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, ToolCall, ToolOutcome, ToolSet,
-    Turn, run_loop,
+    Turn, messages, run_loop,
 };
 use crate::providers::http::{RequestRetry, StreamPost, build_client, endpoint};
 use crate::providers::{
@@ -102,6 +102,7 @@ impl AnthropicProvider {
             tool_env: &self.tool_env,
             pricing: settings.pricing,
             retry: &retry,
+            journal: request.journal.as_ref(),
         };
         run_loop(&mut conversation, loop_settings, events).await
     }
@@ -212,9 +213,7 @@ struct AnthropicConversation<'p> {
 
 impl AnthropicConversation<'_> {
     fn push_message(&mut self, message: Value) {
-        if let Some(Value::Array(messages)) = self.body.get_mut("messages") {
-            messages.push(message);
-        }
+        messages(&mut self.body).push(message);
     }
 }
 
@@ -293,6 +292,10 @@ impl Conversation for AnthropicConversation<'_> {
             usage: message.usage,
             next,
         })
+    }
+
+    fn messages(&mut self) -> &mut Vec<Value> {
+        messages(&mut self.body)
     }
 
     fn push_tool_results(&mut self, results: &[(ToolCall, ToolOutcome)]) {

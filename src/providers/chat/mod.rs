@@ -9,6 +9,6 @@ mod tools;
 pub(crate) use options::Options;
 pub(crate) use pricing::Pricing;
 pub(crate) use tool_loop::{
-    Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, Turn, run_loop,
+    Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, Turn, messages, run_loop,
 };
 pub(crate) use tools::{ToolCall, ToolOutcome, ToolSet};

@@ -11,6 +11,10 @@
 //! history only grows when a turn succeeds, so a retry re-sends the conversation so far,
 //! tool results included, and no tool runs twice. The deltas a failed turn streamed before
 //! it failed are not taken back; its retry streams the turn again.
+//!
+//! After each round of tool calls the conversation is saved to the call's journal (when
+//! the runtime gives one): a run resumed after a crash sends the next turn from there, so
+//! only tools that were running at the crash run again.
 
 use std::future::Future;
 use std::path::Path;
@@ -19,7 +23,12 @@ use std::time::Duration;
 use super::pricing::Pricing;
 use super::tools::{ToolCall, ToolOutcome, ToolSet};
 use crate::providers::http::RequestRetry;
-use crate::providers::{AgentEvent, AgentReply, EventSink, ProviderError, ToolEnv, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::providers::{
+    AgentEvent, AgentReply, CallJournal, EventSink, ProviderError, ToolEnv, Usage,
+};
 
 /// Model turns allowed when the agent sets no `max-turns`.
 pub(crate) const DEFAULT_MAX_TURNS: u32 = 25;
@@ -83,6 +92,29 @@ pub(crate) trait Conversation: Send {
 
     /// Appends the results of the last turn's tool calls.
     fn push_tool_results(&mut self, results: &[(ToolCall, ToolOutcome)]);
+
+    /// The history in the backend's wire format (what the journal keeps).
+    fn messages(&mut self) -> &mut Vec<Value>;
+}
+
+/// The `messages` array of a chat request body (both wire formats keep the history there),
+/// created when missing.
+pub(crate) fn messages(body: &mut Value) -> &mut Vec<Value> {
+    if !body.get("messages").is_some_and(Value::is_array) {
+        body["messages"] = Value::Array(Vec::new());
+    }
+    match body.get_mut("messages") {
+        Some(Value::Array(messages)) => messages,
+        _ => unreachable!("set to an array above"),
+    }
+}
+
+/// What the journal keeps after each round of tool calls: enough to send the next turn.
+#[derive(Debug, Serialize, Deserialize)]
+struct Progress {
+    messages: Vec<Value>,
+    turns: u32,
+    usage: Usage,
 }
 
 /// What bounds and prices the loop.
@@ -106,6 +138,8 @@ pub(crate) struct LoopSettings<'a> {
     pub(crate) pricing: Pricing,
     /// When a failed turn is sent again.
     pub(crate) retry: &'a RequestRetry,
+    /// Where the conversation is kept after each round of tool calls.
+    pub(crate) journal: Option<&'a CallJournal>,
 }
 
 /// Runs the loop to the final answer.
@@ -120,6 +154,20 @@ pub(crate) async fn run_loop<C: Conversation>(
     };
     let mut usage = Usage::default();
     let mut turns = 0;
+    // A call resumed after a crash continues from its last round of tool calls: the tools
+    // that ran are not run again.
+    if let Some(journal) = settings.journal.filter(|_| !settings.tools.is_empty())
+        && let Some(saved) = journal.0.load().await
+    {
+        match serde_json::from_value::<Progress>(saved) {
+            Ok(progress) => {
+                *conversation.messages() = progress.messages;
+                turns = progress.turns;
+                usage = progress.usage;
+            }
+            Err(error) => tracing::warn!(%error, "ignoring unreadable call progress"),
+        }
+    }
     // Text of paused turns (`Next::Continue`): the continuation extends the same answer.
     let mut carried = String::new();
     loop {
@@ -199,6 +247,18 @@ pub(crate) async fn run_loop<C: Conversation>(
                 results.push((call, outcome));
             }
             conversation.push_tool_results(&results);
+            if let Some(journal) = settings.journal {
+                let progress = Progress {
+                    messages: conversation.messages().clone(),
+                    turns,
+                    usage,
+                };
+                let value = serde_json::to_value(&progress).unwrap_or(Value::Null);
+                if let Err(error) = journal.0.save(value).await {
+                    // The call goes on; a crash now would run this round's tools again.
+                    tracing::warn!(%error, "could not save the call's progress");
+                }
+            }
         }
     }
 }

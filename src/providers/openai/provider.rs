@@ -10,7 +10,7 @@ use super::stream::{ChunkAccumulator, Step};
 use crate::ir::ProviderDecl;
 use crate::providers::chat::{
     Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, ToolCall, ToolOutcome, ToolSet,
-    Turn, run_loop,
+    Turn, messages, run_loop,
 };
 use crate::providers::http::{RequestRetry, StreamPost, build_client, endpoint};
 use crate::providers::{
@@ -103,6 +103,7 @@ impl OpenAiProvider {
             tool_env: &self.tool_env,
             pricing: settings.pricing,
             retry: &retry,
+            journal: request.journal.as_ref(),
         };
         run_loop(&mut conversation, loop_settings, events).await
     }
@@ -193,9 +194,7 @@ struct OpenAiConversation<'p> {
 
 impl OpenAiConversation<'_> {
     fn push_message(&mut self, message: Value) {
-        if let Some(Value::Array(messages)) = self.body.get_mut("messages") {
-            messages.push(message);
-        }
+        messages(&mut self.body).push(message);
     }
 }
 
@@ -239,6 +238,10 @@ impl Conversation for OpenAiConversation<'_> {
             usage: message.usage,
             next,
         })
+    }
+
+    fn messages(&mut self) -> &mut Vec<Value> {
+        messages(&mut self.body)
     }
 
     fn push_tool_results(&mut self, results: &[(ToolCall, ToolOutcome)]) {

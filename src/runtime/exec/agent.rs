@@ -15,6 +15,7 @@ use crate::ir::{
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
 use crate::runtime::context_window::{ContextWatch, Thresholds};
 use crate::runtime::frame::{Frame, Write};
+use crate::runtime::journal::StoreJournal;
 use crate::runtime::shared::Shared;
 use crate::runtime::{NodeError, RunEvent};
 
@@ -193,6 +194,15 @@ pub(super) async fn execute(
             fraction,
         });
     }
+    // A dry run calls no provider and keeps nothing.
+    let journal = (!shared.ctx.dry_run).then(|| {
+        Arc::new(StoreJournal::new(
+            Arc::clone(&shared.ctx.store),
+            shared.run_id.clone(),
+            &id,
+            call_index,
+        ))
+    });
     let request = AgentRequest {
         node_id: id.to_string(),
         call_index,
@@ -218,6 +228,7 @@ pub(super) async fn execute(
             .timeout
             .as_ref()
             .map(|timeout| timeout.value.to_std()),
+        journal: journal.as_ref().map(StoreJournal::handle),
     };
 
     let thresholds = Thresholds::of(settings.first(|agent| agent.context.as_ref()));
@@ -251,6 +262,11 @@ pub(super) async fn execute(
             ..AgentReply::default()
         },
     };
+    // Kept after a failure: a resumed run continues the conversation instead of
+    // repeating its tools.
+    if let Some(journal) = &journal {
+        journal.clear().await;
+    }
 
     {
         let mut tally = shared.tally();

@@ -256,7 +256,7 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         ensure_run(&tx, run)?;
-        for table in ["steps", "snapshots", "run_events"] {
+        for table in ["steps", "snapshots", "run_events", "progress"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE run_id = ?1"),
                 [run.as_str()],
@@ -265,6 +265,55 @@ impl Db {
         tx.execute("DELETE FROM runs WHERE id = ?1", [run.as_str()])?;
         tx.commit()?;
         self.live.remove(run);
+        Ok(())
+    }
+}
+
+impl Db {
+    pub(super) fn save_progress(
+        &mut self,
+        run: &RunId,
+        key: &str,
+        progress: &Value,
+    ) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        ensure_run(&tx, run)?;
+        tx.execute(
+            "INSERT INTO progress (run_id, key, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+            params![run.as_str(), key, progress.to_string()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub(super) fn load_progress(
+        &mut self,
+        run: &RunId,
+        key: &str,
+    ) -> Result<Option<Value>, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM progress WHERE run_id = ?1 AND key = ?2",
+                params![run.as_str(), key],
+                |row| row.get(0),
+            )
+            .optional()?;
+        text.map(|text| {
+            serde_json::from_str(&text)
+                .map_err(|error| corrupt(run.as_str(), format!("progress `{key}`: {error}")))
+        })
+        .transpose()
+    }
+
+    pub(super) fn clear_progress(&mut self, run: &RunId, key: &str) -> Result<(), StoreError> {
+        self.conn.execute(
+            "DELETE FROM progress WHERE run_id = ?1 AND key = ?2",
+            params![run.as_str(), key],
+        )?;
         Ok(())
     }
 }

@@ -55,6 +55,16 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX run_events_by_run ON run_events (run_id, id);
     ",
+    // 2: the progress of calls in flight (an agent's conversation after each round of tool
+    // calls), so a resumed run continues a call instead of repeating its tools.
+    "
+    CREATE TABLE progress (
+        run_id      TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        value       TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -116,4 +116,25 @@ impl Store for SqliteStore {
         let run = run.clone();
         self.worker.call(move |db| db.delete_run(&run))
     }
+
+    fn save_progress<'a>(
+        &'a self,
+        run: &'a RunId,
+        key: &'a str,
+        progress: Value,
+    ) -> StoreFuture<'a, ()> {
+        let (run, key) = (run.clone(), key.to_owned());
+        self.worker
+            .call(move |db| db.save_progress(&run, &key, &progress))
+    }
+
+    fn load_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, Option<Value>> {
+        let (run, key) = (run.clone(), key.to_owned());
+        self.worker.call(move |db| db.load_progress(&run, &key))
+    }
+
+    fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()> {
+        let (run, key) = (run.clone(), key.to_owned());
+        self.worker.call(move |db| db.clear_progress(&run, &key))
+    }
 }

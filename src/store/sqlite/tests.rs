@@ -30,6 +30,12 @@ async fn out_of_order_steps_conflict() {
 }
 
 #[tokio::test]
+async fn progress_is_kept_by_key() {
+    let dir = tempfile::tempdir().unwrap();
+    conformance::progress_is_kept_by_key(&store_in(dir.path())).await;
+}
+
+#[tokio::test]
 async fn snapshots_and_deltas_reconstruct() {
     let dir = tempfile::tempdir().unwrap();
     let options = SqliteOptions {
@@ -127,12 +133,34 @@ fn newer_schema_is_refused() {
             error,
             StoreError::TooNew {
                 found: 99,
-                supported: 1,
+                supported: 2,
                 ..
             }
         ),
         "{error}"
     );
+}
+
+/// A database written by an atomic before the progress table (schema 1) is migrated on
+/// open, its runs kept.
+#[tokio::test]
+async fn a_version_1_database_gains_the_progress_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    store.create_run(new_run("old", "")).await.unwrap();
+    drop(store);
+    let db = dir.path().join(DB_PATH);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TABLE progress; PRAGMA user_version = 1;")
+        .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&db, SqliteOptions::default()).unwrap();
+    let id = crate::store::RunId::new("old");
+    store.run(&id).await.expect("the run survived");
+    store
+        .save_progress(&id, "a#0", serde_json::json!({"ok": true}))
+        .await
+        .expect("the progress table exists");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
