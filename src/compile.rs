@@ -23,7 +23,7 @@ use crate::diagnostic::Diagnostic;
 use crate::ir;
 use crate::lower::{self, Plan};
 use crate::registry;
-use crate::source::{Files, SourceId, Sources};
+use crate::source::{Files, ReadError, SourceId, Sources, Span};
 use crate::syntax;
 
 /// Everything one compilation produced.
@@ -194,15 +194,40 @@ fn used_tools(uses: &[String], tools: Vec<ir::CustomTool>) -> Vec<ir::CustomTool
         .collect()
 }
 
-/// Reads a workflow file from disk-like `files`, adds it to `sources` and compiles it.
-/// `None` if the file cannot be read (a fatal error for the caller to report).
+/// Reads a workflow file from disk-like `files`, adds it to `sources` and compiles it. A
+/// file that is not UTF-8 is a problem in the file: it compiles to one `not-utf8`
+/// diagnostic at its first bad byte (its text, decoded lossily, is the source shown).
+///
+/// # Errors
+/// The file cannot be read at all (missing, a directory, not permitted): a fatal error for
+/// the caller to report with the reason.
 pub fn compile_path(
     sources: &mut Sources,
     path: &Path,
     files: &dyn Files,
     config: &Config,
-) -> Option<Compiled> {
-    let text = files.read(path)?;
-    let file = sources.add(path, text);
-    Some(compile(sources, file, files, config))
+) -> Result<Compiled, ReadError> {
+    match files.read(path) {
+        Ok(text) => {
+            let file = sources.add(path, text);
+            Ok(compile(sources, file, files, config))
+        }
+        Err(ReadError::NotUtf8(bad)) => {
+            let file = sources.add(path, bad.text.clone());
+            Ok(Compiled {
+                file,
+                plan: None,
+                workflow: None,
+                diagnostics: vec![Diagnostic::not_utf8(bad.first_bad(file), &bad)],
+            })
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// The `unreadable-file` diagnostic of a workflow file that cannot be read, for renderers
+/// that report every input (JSON, SARIF): the file is added to `sources` empty.
+pub fn unreadable_input(sources: &mut Sources, path: &Path, error: &ReadError) -> Diagnostic {
+    let file = sources.add(path, String::new());
+    Diagnostic::unreadable(Span::new(file, 0, 0), "workflow", path, error)
 }

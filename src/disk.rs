@@ -4,15 +4,22 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::source::Files;
+use crate::source::{Files, NotUtf8, ReadError};
 
 /// Reads, checks and lists files on disk.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Disk;
 
 impl Files for Disk {
-    fn read(&self, path: &Path) -> Option<String> {
-        std::fs::read_to_string(path).ok()
+    fn read(&self, path: &Path) -> Result<String, ReadError> {
+        if path.is_dir() {
+            return Err(ReadError::IsDirectory);
+        }
+        let bytes = std::fs::read(path).map_err(|error| ReadError::from_io(&error))?;
+        String::from_utf8(bytes).map_err(|error| {
+            let offset = error.utf8_error().valid_up_to();
+            ReadError::NotUtf8(NotUtf8::new(error.as_bytes(), offset))
+        })
     }
 
     fn exists(&self, path: &Path) -> bool {

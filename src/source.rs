@@ -410,17 +410,119 @@ mod tests {
     }
 }
 
+/// Why a file could not be read, as people are told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// Nothing is at the path.
+    NotFound,
+    /// The path is a directory.
+    IsDirectory,
+    /// The file exists but may not be read.
+    PermissionDenied,
+    /// The file was read but is not UTF-8.
+    NotUtf8(NotUtf8),
+    /// Any other failure, with the operating system's reason.
+    Other(String),
+}
+
+/// A file that is not UTF-8: its text decoded lossily (each bad sequence replaced by
+/// U+FFFD, so everything before the first one is exactly as written) and where the first
+/// bad byte is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotUtf8 {
+    /// The lossily decoded text.
+    pub text: String,
+    /// The byte offset of the first bad byte (equal in the file and in `text`).
+    pub offset: usize,
+    /// The encoding the bytes look like, when that is cheap to tell.
+    pub looks_like: Option<&'static str>,
+}
+
+impl NotUtf8 {
+    /// Decodes `bytes`, which failed UTF-8 validation at `offset`.
+    #[must_use]
+    pub fn new(bytes: &[u8], offset: usize) -> Self {
+        Self {
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            offset,
+            looks_like: guess_encoding(bytes),
+        }
+    }
+
+    /// The span of the first bad byte's replacement character in `file` (which holds
+    /// [`text`](Self::text)).
+    #[must_use]
+    pub fn first_bad(&self, file: SourceId) -> Span {
+        let width = self.text[self.offset..]
+            .chars()
+            .next()
+            .map_or(0, char::len_utf8);
+        Span::new(file, self.offset, self.offset + width)
+    }
+}
+
+/// UTF-16 by its byte-order mark or its NUL bytes; otherwise a single-byte encoding.
+fn guess_encoding(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0xFF, 0xFE, ..] => Some("UTF-16 (little-endian)"),
+        [0xFE, 0xFF, ..] => Some("UTF-16 (big-endian)"),
+        _ => {
+            let sample = &bytes[..bytes.len().min(4096)];
+            let nuls = sample.iter().filter(|&&b| b == 0).count();
+            if nuls * 4 > sample.len() {
+                Some("UTF-16")
+            } else {
+                Some("Latin-1 or Windows-1252")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotFound => f.write_str("no such file"),
+            Self::IsDirectory => f.write_str("it is a directory, not a file"),
+            Self::PermissionDenied => f.write_str("permission denied"),
+            Self::NotUtf8(bad) => {
+                f.write_str("it is not UTF-8 text")?;
+                if let Some(encoding) = bad.looks_like {
+                    write!(f, " (it looks like {encoding})")?;
+                }
+                Ok(())
+            }
+            Self::Other(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl ReadError {
+    /// The reason an I/O error gives.
+    #[must_use]
+    pub fn from_io(error: &std::io::Error) -> Self {
+        match error.kind() {
+            std::io::ErrorKind::NotFound => Self::NotFound,
+            std::io::ErrorKind::IsADirectory => Self::IsDirectory,
+            std::io::ErrorKind::PermissionDenied => Self::PermissionDenied,
+            _ => Self::Other(error.to_string()),
+        }
+    }
+}
+
 /// Read access to other files a workflow refers to (subgraphs, schemas, cassettes). The
 /// pure stages never touch the disk: `cli` passes the disk, the language server passes its
 /// open buffers over the disk.
 pub trait Files {
-    /// The text of `path` (already resolved against the referring file), or `None` if it
-    /// does not exist or cannot be read.
-    fn read(&self, path: &Path) -> Option<String>;
+    /// The text of `path` (already resolved against the referring file), or why it cannot
+    /// be had.
+    ///
+    /// # Errors
+    /// [`ReadError`]: missing, a directory, not permitted, not UTF-8, or another failure.
+    fn read(&self, path: &Path) -> Result<String, ReadError>;
 
-    /// Whether `path` exists.
+    /// Whether something readable or not is at `path` (a file that is not UTF-8 exists).
     fn exists(&self, path: &Path) -> bool {
-        self.read(path).is_some()
+        !matches!(self.read(path), Err(ReadError::NotFound))
     }
 
     /// The entries (files and directories) directly in `dir`, sorted; empty when it does
@@ -454,8 +556,15 @@ impl MemoryFiles {
 }
 
 impl Files for MemoryFiles {
-    fn read(&self, path: &Path) -> Option<String> {
-        self.files.get(path).cloned()
+    fn read(&self, path: &Path) -> Result<String, ReadError> {
+        if let Some(text) = self.files.get(path) {
+            return Ok(text.clone());
+        }
+        // A path under which files are kept is a directory.
+        if self.files.keys().any(|file| file.starts_with(path)) {
+            return Err(ReadError::IsDirectory);
+        }
+        Err(ReadError::NotFound)
     }
 
     fn list(&self, dir: &Path) -> Vec<PathBuf> {

@@ -39,16 +39,17 @@ pub(super) fn run(args: &CheckArgs) -> Exit {
     let mut sources = Sources::new();
     let (config, mut diagnostics) = project.config(&mut sources);
     let mut compiled: Vec<Compiled> = Vec::new();
-    let mut fatal = false;
+    // Files that could not be read at all: reported in every format, never passed over.
+    let mut unreadable = 0;
     for path in &paths {
         match compile::compile_path(&mut sources, path, &Disk, &config) {
-            Some(result) => {
+            Ok(result) => {
                 diagnostics.extend(result.diagnostics.iter().cloned());
                 compiled.push(result);
             }
-            None => {
-                eprintln!("error: cannot read `{}`", path.display());
-                fatal = true;
+            Err(error) => {
+                diagnostics.push(compile::unreadable_input(&mut sources, path, &error));
+                unreadable += 1;
             }
         }
     }
@@ -59,14 +60,18 @@ pub(super) fn run(args: &CheckArgs) -> Exit {
     diagnostics.retain(|d| seen.insert((d.span, d.code, d.message.clone())));
 
     let mut stdout = std::io::stdout().lock();
+    let counts = Counts {
+        checked: compiled.len(),
+        unreadable,
+    };
     let output = match args.format {
-        Format::Pretty => pretty_report(&sources, &diagnostics, &compiled, args, paths.len()),
+        Format::Pretty => pretty_report(&sources, &diagnostics, &compiled, args, counts),
         Format::Json => render::json::render(&sources, &diagnostics),
         Format::Sarif => render::sarif::render(&sources, &diagnostics),
     };
     let _ = stdout.write_all(output.as_bytes());
 
-    if fatal {
+    if unreadable > 0 {
         Exit::Fatal
     } else if diagnostics.iter().any(|d| d.severity <= Severity::Warning) {
         // Errors and warnings are problems (as in actionlint); notes are not.
@@ -76,12 +81,19 @@ pub(super) fn run(args: &CheckArgs) -> Exit {
     }
 }
 
+/// How many workflow files were checked, and how many could not be read.
+#[derive(Clone, Copy)]
+struct Counts {
+    checked: usize,
+    unreadable: usize,
+}
+
 fn pretty_report(
     sources: &Sources,
     diagnostics: &[Diagnostic],
     compiled: &[Compiled],
     args: &CheckArgs,
-    files: usize,
+    counts: Counts,
 ) -> String {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let width = args.width.unwrap_or(100);
@@ -97,10 +109,16 @@ fn pretty_report(
     if diagnostics.is_empty() {
         out.push_str(&format!(
             "ok: {} checked, no problems\n",
-            plural(files, "workflow")
+            plural(counts.checked, "workflow")
         ));
     } else {
-        out.push_str(&render::pretty::summary(diagnostics, files));
+        out.push_str(&render::pretty::summary(diagnostics, counts.checked));
+        if counts.unreadable > 0 {
+            out.push_str(&format!(
+                "; {} could not be read",
+                plural(counts.unreadable, "file")
+            ));
+        }
         out.push('\n');
     }
     out

@@ -4,16 +4,18 @@
 use std::path::{Path, PathBuf};
 
 use super::builtin;
-use crate::source::Files;
+use crate::source::{Files, ReadError};
 
 /// Reads files from disk, and the built-in workflows.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Disk;
 
 impl Files for Disk {
-    fn read(&self, path: &Path) -> Option<String> {
+    fn read(&self, path: &Path) -> Result<String, ReadError> {
         if builtin::is_built_in(path) {
-            return builtin::text(path).map(str::to_owned);
+            return builtin::text(path)
+                .map(str::to_owned)
+                .ok_or(ReadError::NotFound);
         }
         crate::disk::Disk.read(path)
     }

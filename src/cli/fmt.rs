@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use super::args::FmtArgs;
 use super::render::{self, pretty::Style};
 use super::{Exit, project};
-use crate::source::Sources;
+use crate::diagnostic::Diagnostic;
+use crate::source::{ReadError, Sources};
 use crate::syntax::format::{self, FormatError};
 use crate::syntax::kdl;
 
@@ -28,10 +29,22 @@ pub(super) fn run(args: &FmtArgs) -> Exit {
     let mut exit = Exit::Ok;
     let mut stdout = std::io::stdout().lock();
     for path in &paths {
-        let Ok(text) = std::fs::read_to_string(path) else {
-            eprintln!("error: cannot read `{}`", path.display());
-            exit = Exit::Fatal;
-            continue;
+        let text = match crate::source::Files::read(&crate::disk::Disk, path) {
+            Ok(text) => text,
+            Err(ReadError::NotUtf8(bad)) => {
+                // A problem in the file, shown where it is; never rewritten.
+                let mut sources = Sources::new();
+                let file = sources.add(path, bad.text.clone());
+                let diagnostics = [Diagnostic::not_utf8(bad.first_bad(file), &bad)];
+                report(&sources, &diagnostics);
+                exit = worse(exit, Exit::Problems);
+                continue;
+            }
+            Err(error) => {
+                eprintln!("error: cannot read `{}`: {error}", path.display());
+                exit = Exit::Fatal;
+                continue;
+            }
         };
         let formatted = match format::format(&text) {
             Ok(formatted) => formatted,
@@ -67,9 +80,14 @@ fn report_syntax_errors(path: &std::path::Path, text: &str) {
     let mut sources = Sources::new();
     let file = sources.add(path, text);
     let diagnostics = kdl::parse(text, file).diagnostics;
+    report(&sources, &diagnostics);
+}
+
+/// `diagnostics` rendered as `atomic check` renders them, on stderr.
+fn report(sources: &Sources, diagnostics: &[Diagnostic]) {
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut out = render::pretty::render(&sources, &diagnostics, Style { color, width: 100 });
-    out.push_str(&render::pretty::summary(&diagnostics, 1));
+    let mut out = render::pretty::render(sources, diagnostics, Style { color, width: 100 });
+    out.push_str(&render::pretty::summary(diagnostics, 1));
     out.push('\n');
     let _ = std::io::stderr().write_all(out.as_bytes());
 }

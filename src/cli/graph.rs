@@ -21,9 +21,12 @@ pub(super) fn run(args: &GraphArgs) -> Exit {
     };
     let mut sources = Sources::new();
     let (config, _) = project.config(&mut sources);
-    let Some(compiled) = compile::compile_path(&mut sources, &path, &Disk, &config) else {
-        eprintln!("error: cannot read `{}`", path.display());
-        return Exit::Fatal;
+    let compiled = match compile::compile_path(&mut sources, &path, &Disk, &config) {
+        Ok(compiled) => compiled,
+        Err(error) => {
+            eprintln!("error: cannot read `{}`: {error}", path.display());
+            return Exit::Fatal;
+        }
     };
     let Some(plan) = &compiled.plan else {
         // No graph without a valid workflow: show why, as `check` would.

@@ -192,7 +192,7 @@ impl Discovered {
     /// the whole check; `None` when the file cannot be read or has no `workflow` node.
     #[must_use]
     pub fn header(&self) -> Option<Workflow> {
-        let text = Disk.read(&self.path)?;
+        let text = Disk.read(&self.path).ok()?;
         let mut sources = Sources::new();
         let file = sources.add(&self.path, text);
         let parsed = crate::syntax::kdl::parse(&sources.get(file).text, file);

@@ -85,6 +85,10 @@ codes! {
     UnmatchedBrace = "unmatched-brace", Error, "syntax";
     /// A character that KDL forbids in source text (control characters, BOM mid-file).
     InvalidCharacter = "invalid-character", Error, "syntax";
+    /// A file atomic reads (the workflow, or one it refers to) is not UTF-8 text.
+    InvalidEncoding = "invalid-encoding", Error, "syntax";
+    /// A file atomic must read cannot be read: missing, a directory, or not permitted.
+    UnreadableFile = "unreadable-file", Error, "syntax";
 
     // ---- structure: the workflow language ---------------------------------------------
     /// The file has no top-level `workflow` node, or more than one.

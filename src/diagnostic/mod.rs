@@ -5,6 +5,7 @@
 
 mod code;
 mod suggest;
+mod unreadable;
 
 pub use code::{Code, Severity};
 pub use suggest::{did_you_mean, expected_one_of};

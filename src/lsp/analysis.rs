@@ -114,7 +114,7 @@ fn project_config(
     let mut config = None;
     for dir in path.ancestors().skip(1) {
         let file = dir.join(".atomic").join("config.kdl");
-        if let Some(text) = files.read(&file) {
+        if let Ok(text) = files.read(&file) {
             let file = sources.add(file, text);
             config = Some(Config::parse(sources, file).0);
             break;

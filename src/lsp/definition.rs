@@ -105,7 +105,7 @@ fn callee_declaration(
         return None;
     };
     let path = workflow_path(snapshot, workflow, files)?;
-    let text = files.read(&path)?;
+    let text = files.read(&path).ok()?;
     let callee = Snapshot::new(&path, &text, 0);
     let declaration = callee.index.declaration(kind, name)?;
     Some(GotoDefinitionResponse::Scalar(Location {

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::convert::normalize;
-use crate::source::Files;
+use crate::source::{Files, ReadError};
 
 /// Buffers first, then `disk`.
 pub struct Overlay<'a> {
@@ -36,10 +36,10 @@ impl<'a> Overlay<'a> {
 }
 
 impl Files for Overlay<'_> {
-    fn read(&self, path: &Path) -> Option<String> {
+    fn read(&self, path: &Path) -> Result<String, ReadError> {
         let path = normalize(path);
         let text = match self.buffers.get(&path) {
-            Some(text) => Some(text.clone()),
+            Some(text) => Ok(text.clone()),
             None => self.disk.read(&path),
         };
         self.read.borrow_mut().insert(path);
@@ -86,11 +86,11 @@ mod tests {
         let overlay = Overlay::new(&buffers, &disk);
         assert_eq!(
             overlay.read(Path::new("/p/./a.kdl")).as_deref(),
-            Some("buffer a")
+            Ok("buffer a")
         );
         assert_eq!(
             overlay.read(Path::new("/p/x/../b.kdl")).as_deref(),
-            Some("disk b")
+            Ok("disk b")
         );
         assert!(!overlay.exists(Path::new("/p/c.json")));
         let read: Vec<PathBuf> = overlay.into_read().into_iter().collect();

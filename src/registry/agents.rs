@@ -18,7 +18,7 @@ pub use attach::attach_definitions;
 pub use front_matter::{FrontMatter, FrontMatterError, parse_front_matter};
 
 use crate::ir::DefinitionKind;
-use crate::source::Files;
+use crate::source::{Files, ReadError};
 
 /// Where discovery looks: the project root, then the user's home.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -40,6 +40,9 @@ pub struct Entry {
     pub path: PathBuf,
     /// Its front matter and body, or why the front matter does not parse.
     pub parsed: Result<FrontMatter, FrontMatterError>,
+    /// Why the file could not be read (a directory, not permitted, not UTF-8); `parsed`
+    /// then says the same. Reported when a workflow uses the definition.
+    pub unreadable: Option<ReadError>,
 }
 
 /// Every discovered definition, in precedence order, one per kind and name.
@@ -169,10 +172,17 @@ impl Catalog {
                     .collect(),
             };
             for (default_name, path) in found {
-                let Some(text) = files.read(&path) else {
-                    continue;
+                let (parsed, unreadable) = match files.read(&path) {
+                    Ok(text) => (parse_front_matter(&text), None),
+                    // A skill directory without its SKILL.md defines nothing.
+                    Err(ReadError::NotFound) => continue,
+                    Err(error) => (
+                        Err(FrontMatterError {
+                            message: error.to_string(),
+                        }),
+                        Some(error),
+                    ),
                 };
-                let parsed = parse_front_matter(&text);
                 let name = parsed
                     .as_ref()
                     .ok()
@@ -183,6 +193,7 @@ impl Catalog {
                     name,
                     path,
                     parsed,
+                    unreadable,
                 });
             }
         }
@@ -192,7 +203,7 @@ impl Catalog {
     /// `opencode.jsonc`, with comments and trailing commas as OpenCode accepts them. A file
     /// that is not JSON even so contributes nothing.
     fn read_opencode_json(&mut self, files: &dyn Files, path: &Path) {
-        let Some(mut text) = files.read(path) else {
+        let Ok(mut text) = files.read(path) else {
             return;
         };
         if json_strip_comments::strip(&mut text).is_err() {
@@ -222,6 +233,7 @@ impl Catalog {
                     argument_hint: None,
                     body: template.trim().to_owned(),
                 }),
+                unreadable: None,
             });
         }
     }

@@ -13,7 +13,7 @@ use super::tool_file::string;
 use crate::check::Checked;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::ToolArgument;
-use crate::source::{Files, Span, Spanned};
+use crate::source::{Files, ReadError, Span, Spanned};
 use crate::syntax::kdl;
 
 /// The arguments declared by `argument` children (already checked against the grammar),
@@ -78,17 +78,31 @@ pub(super) fn from_schema_file(
     out: &mut Vec<Diagnostic>,
 ) -> Option<(Vec<ToolArgument>, Value)> {
     let path = dir.join(&written.value);
-    let Some(text) = files.read(&path) else {
-        out.push(
-            Diagnostic::new(
-                Code::MissingSchemaFile,
+    let text = match files.read(&path) {
+        Ok(text) => text,
+        Err(ReadError::NotFound) => {
+            out.push(
+                Diagnostic::new(
+                    Code::MissingSchemaFile,
+                    written.span,
+                    format!("schema file `{}` does not exist", written.value),
+                )
+                .label("no such file")
+                .help(
+                    "create it, or fix the path: it is relative to the directory of the tool file",
+                ),
+            );
+            return None;
+        }
+        Err(error) => {
+            out.push(Diagnostic::unreadable(
                 written.span,
-                format!("schema file `{}` does not exist", written.value),
-            )
-            .label("no such file")
-            .help("create it, or fix the path: it is relative to the directory of the tool file"),
-        );
-        return None;
+                "schema file",
+                &path,
+                &error,
+            ));
+            return None;
+        }
     };
     let problem = |label: String| {
         Diagnostic::new(

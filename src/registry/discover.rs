@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::tool_file::resolve_tool_file;
 use crate::diagnostic::{Diagnostic, Outcome};
 use crate::ir::CustomTool;
-use crate::source::{Files, Sources};
+use crate::source::{Files, ReadError, Sources, Span};
 
 /// The tool directories for the workflow at `workflow`, highest priority first: the
 /// project's, then `user_dir/tools` (`user_dir` is the user's `~/.atomic`).
@@ -51,10 +51,26 @@ pub fn discover_tools(
             .into_iter()
             .filter(|path| path.extension().is_some_and(|ext| ext == "kdl"));
         for path in paths {
-            let Some(text) = files.read(&path) else {
-                continue;
+            let file = match files.read(&path) {
+                Ok(text) => sources.add(&path, text),
+                // Listed a moment ago: gone since, nothing to report.
+                Err(ReadError::NotFound) => continue,
+                Err(ReadError::NotUtf8(bad)) => {
+                    let file = sources.add(&path, bad.text.clone());
+                    out.push(Diagnostic::not_utf8(bad.first_bad(file), &bad));
+                    continue;
+                }
+                Err(error) => {
+                    let file = sources.add(&path, String::new());
+                    out.push(Diagnostic::unreadable(
+                        Span::new(file, 0, 0),
+                        "tool file",
+                        &path,
+                        &error,
+                    ));
+                    continue;
+                }
             };
-            let file = sources.add(&path, text);
             let resolved = resolve_tool_file(sources, file, files);
             out.extend(resolved.diagnostics);
             let Some(tool) = resolved.value else {

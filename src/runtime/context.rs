@@ -129,8 +129,8 @@ impl std::fmt::Debug for RunContext {
 struct NoFiles;
 
 impl Files for NoFiles {
-    fn read(&self, _path: &Path) -> Option<String> {
-        None
+    fn read(&self, _path: &Path) -> Result<String, crate::source::ReadError> {
+        Err(crate::source::ReadError::NotFound)
     }
 
     fn list(&self, _dir: &Path) -> Vec<std::path::PathBuf> {

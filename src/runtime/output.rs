@@ -146,9 +146,12 @@ impl Schemas {
                 continue;
             }
             let resolved = base.join(path);
-            let text = files
-                .read(&resolved)
-                .ok_or_else(|| format!("schema file `{}` cannot be read", resolved.display()))?;
+            let text = files.read(&resolved).map_err(|error| {
+                format!(
+                    "schema file `{}` cannot be read: {error}",
+                    resolved.display()
+                )
+            })?;
             let schema: Value = serde_json::from_str(&text).map_err(|error| {
                 format!("schema file `{}` is not JSON: {error}", resolved.display())
             })?;

@@ -76,7 +76,10 @@ fn unreadable_file_exits_three() {
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("does/not/exist.kdl"));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("does/not/exist.kdl"), "{out}");
+    assert!(out.contains("no such file"), "{out}");
+    assert!(!out.contains("ok:"), "{out}");
 }
 
 #[test]
@@ -276,4 +279,37 @@ fn graph_of_a_broken_workflow_shows_why() {
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
     assert!(String::from_utf8_lossy(&output.stderr).contains("atomic::undefined-node"));
+}
+
+/// One column convention for people: the terminal's `file:line:col` and the JSON output
+/// count characters, so they agree after `é`, `ö` and `☃` (the language server counts UTF-16
+/// units, as LSP requires).
+#[test]
+fn terminal_and_json_columns_agree_after_multibyte_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(
+        dir.path(),
+        "wide.kdl",
+        "workflow \"w\" {\n    decision \"d\" {\n        when \"'é ö ☃' == ''\" goto=\"nowhere\"\n        otherwise goto=\"end\"\n    }\n}\n",
+    );
+    let pretty = atomic().arg("check").arg(&path).output().expect("runs");
+    let pretty = String::from_utf8_lossy(&pretty.stdout).into_owned();
+    let json = atomic()
+        .arg("check")
+        .arg(&path)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let items: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let undefined = items
+        .as_array()
+        .expect("an array")
+        .iter()
+        .find(|d| d["code"] == "atomic::undefined-node")
+        .expect("the undefined goto is reported");
+    assert_eq!(undefined["line"], 3);
+    // `        when "'é ö ☃' == ''" goto=` is 34 characters (39 bytes): the value's
+    // opening quote is column 35 (byte column 40).
+    assert_eq!(undefined["column"], 35);
+    assert!(pretty.contains("wide.kdl:3:35]"), "{pretty}");
 }

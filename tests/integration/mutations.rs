@@ -166,7 +166,9 @@ fn corpus() -> Corpus {
     ] {
         for path in support::kdl_files(&root.join(dir)) {
             let relative = path.strip_prefix(&root).expect("under root").to_path_buf();
-            let text = std::fs::read_to_string(&path).expect("readable");
+            // The fixture that is not UTF-8 takes part decoded, as an editor would send it.
+            let text =
+                String::from_utf8_lossy(&std::fs::read(&path).expect("readable")).into_owned();
             files.insert(relative.clone(), text.clone());
             workflows.push((relative, text));
         }
@@ -369,4 +371,110 @@ fn mutated_workflows_never_panic_and_keep_spans_valid() {
     println!("{report}");
     assert!(failures.is_empty(), "{report}");
     assert!(ran >= MIN_CASES, "only {ran} cases ran within {BUDGET:?}");
+}
+
+/// Byte-level mutations (invalid UTF-8 included) through the real `atomic check`: whatever
+/// the bytes, a file that exists is checked, so the exit is 0 (clean) or 1 (problems),
+/// never 2, 3, a panic (101) or a signal, and the output never says "ok" next to an
+/// error.
+#[test]
+fn mutated_files_exit_only_zero_or_one_from_the_cli() {
+    const FILES: usize = 300;
+    let root = support::root();
+    let mut originals: Vec<Vec<u8>> = Vec::new();
+    for dir in [
+        "examples",
+        "tests/fixtures/check/ok",
+        "tests/fixtures/check/err",
+    ] {
+        for path in support::kdl_files(&root.join(dir)) {
+            originals.push(std::fs::read(&path).expect("readable"));
+        }
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut rng = Rng(0xA70_41C);
+    let mut paths = Vec::with_capacity(FILES);
+    for index in 0..FILES {
+        let mut bytes = originals[rng.below(originals.len())].clone();
+        for _ in 0..=rng.below(3) {
+            mutate_bytes(&mut bytes, &mut rng);
+        }
+        let path = dir.path().join(format!("case-{index:03}.kdl"));
+        std::fs::write(&path, &bytes).expect("write case");
+        paths.push(path);
+    }
+    let started = Instant::now();
+    // Checked in batches, as a user checks several files at once, plus a few alone.
+    for batch in paths.chunks(25) {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_atomic"))
+            .arg("check")
+            .args(batch)
+            .args(["--format", "json"])
+            .current_dir(dir.path())
+            .output()
+            .expect("atomic runs");
+        let code = output.status.code();
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "exit {code:?} for {batch:?}:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let json: Value = serde_json::from_slice(&output.stdout).expect("JSON output");
+        let errors = json
+            .as_array()
+            .expect("an array")
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .count();
+        if errors > 0 {
+            assert_eq!(code, Some(1), "errors, yet exit {code:?}: {json}");
+        }
+        if started.elapsed() > BUDGET {
+            break;
+        }
+    }
+    for path in paths.iter().step_by(30) {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_atomic"))
+            .arg("check")
+            .arg(path)
+            .current_dir(dir.path())
+            .output()
+            .expect("atomic runs");
+        let code = output.status.code();
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "exit {code:?} for {}",
+            path.display()
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(
+            stdout.contains("ok:"),
+            code == Some(0),
+            "{}: {stdout}",
+            path.display()
+        );
+    }
+}
+
+/// One byte-level change: a byte flipped to a non-ASCII or invalid UTF-8 value, a byte
+/// deleted or duplicated, a run of random bytes inserted, or a truncation.
+fn mutate_bytes(bytes: &mut Vec<u8>, rng: &mut Rng) {
+    if bytes.is_empty() {
+        bytes.push(0xFF);
+        return;
+    }
+    let at = rng.below(bytes.len());
+    match rng.below(6) {
+        0 => bytes[at] = [0xFF, 0xFE, 0xC3, 0xE9, 0x80, 0x00][rng.below(6)],
+        1 => {
+            bytes.remove(at);
+        }
+        2 => bytes.insert(at, bytes[at]),
+        3 => {
+            let run: Vec<u8> = (0..=rng.below(8)).map(|_| rng.next() as u8).collect();
+            bytes.splice(at..at, run);
+        }
+        4 => bytes.truncate(at),
+        _ => bytes.splice(at..at, [0xEF, 0xBB, 0xBF]).for_each(drop),
+    }
 }

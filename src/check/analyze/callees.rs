@@ -32,6 +32,7 @@ use std::rc::Rc;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{NodeIdx, NodeKind, Subgraph, Workflow};
+use crate::source::ReadError;
 
 use super::context::AnalyzeContext;
 
@@ -41,8 +42,10 @@ pub(crate) const MAX_DEPTH: usize = 32;
 /// A loaded file.
 #[derive(Clone, Debug)]
 enum Loaded {
-    /// Not readable.
+    /// Not there.
     Missing,
+    /// There, but it cannot be read (a directory, not permitted, not UTF-8).
+    Unreadable(ReadError),
     /// Read, but it has errors: not used for mapping checks.
     Broken,
     /// A clean workflow.
@@ -67,8 +70,9 @@ impl Loader<'_, '_> {
             return loaded.clone();
         }
         let loaded = match self.cx.files.read(path) {
-            None => Loaded::Missing,
-            Some(text) => {
+            Err(ReadError::NotFound) => Loaded::Missing,
+            Err(error) => Loaded::Unreadable(error),
+            Ok(text) => {
                 let outcome = (self.cx.load)(self.cx.sources, path, text);
                 let clean = !outcome.has_errors();
                 if let Some(out) = out {
@@ -108,6 +112,12 @@ pub(crate) fn load(
         }
         match loader.load(&path, Some(out)) {
             Loaded::Missing => out.push(missing(subgraph, &path)),
+            Loaded::Unreadable(error) => out.push(Diagnostic::unreadable(
+                subgraph.workflow.span,
+                "subgraph workflow",
+                &path,
+                &error,
+            )),
             Loaded::Broken => {}
             Loaded::Clean(callee) => {
                 let mut chain = vec![root.clone(), path.clone()];

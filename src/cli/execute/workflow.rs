@@ -15,7 +15,7 @@ use crate::compile::{self, Config};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Workflow;
 use crate::lower::Plan;
-use crate::source::{Files, Sources};
+use crate::source::Sources;
 
 /// A compiled workflow, ready to run.
 #[derive(Debug)]
@@ -70,13 +70,14 @@ pub(crate) fn resolve(project: &Project, flow: &Path) -> Result<PathBuf, String>
 pub(crate) fn load(project: &Project, path: &Path, warnings: bool) -> Result<Loaded, Exit> {
     let mut sources = Sources::new();
     let (config, config_problems) = project.config(&mut sources);
-    let Some(text) = Disk.read(path) else {
-        eprintln!("error: cannot read `{}`", path.display());
-        return Err(Exit::Fatal);
+    let compiled = match compile::compile_path(&mut sources, path, &Disk, &config) {
+        Ok(compiled) => compiled,
+        Err(error) => {
+            eprintln!("error: cannot read `{}`: {error}", path.display());
+            return Err(Exit::Fatal);
+        }
     };
-    let mut hash = content_hash(&text);
-    let file = sources.add(path, text);
-    let compiled = compile::compile(&mut sources, file, &Disk, &config);
+    let mut hash = content_hash(&sources.get(compiled.file).text);
     if let Some(workflow) = compiled.workflow() {
         hash = with_definitions(hash, workflow);
     }
@@ -111,9 +112,8 @@ pub(crate) fn load(project: &Project, path: &Path, warnings: bool) -> Result<Loa
 /// A message naming the file and its first error.
 pub(crate) fn compile_quietly(path: &Path, config: &Config) -> Result<Plan, String> {
     let mut sources = Sources::new();
-    let Some(compiled) = compile::compile_path(&mut sources, path, &Disk, config) else {
-        return Err(format!("cannot read `{}`", path.display()));
-    };
+    let compiled = compile::compile_path(&mut sources, path, &Disk, config)
+        .map_err(|error| format!("cannot read `{}`: {error}", path.display()))?;
     if let Some(error) = compiled.diagnostics.iter().find(|d| d.is_error()) {
         let at = locate(&sources, error.span);
         return Err(format!(

@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::Sources;
@@ -71,15 +74,54 @@ pub fn summary(diagnostics: &[Diagnostic], files: usize) -> String {
 /// A diagnostic with its file attached, as miette wants it.
 struct Report<'a> {
     diagnostic: &'a Diagnostic,
-    source: NamedSource<String>,
+    source: CharColumns,
 }
 
 impl<'a> Report<'a> {
     fn new(sources: &Sources, diagnostic: &'a Diagnostic) -> Self {
         let file = sources.get(diagnostic.span.source);
-        let source = NamedSource::new(file.path.display().to_string(), file.text.clone())
-            .with_language("kdl");
+        let source = CharColumns {
+            name: file.path.display().to_string(),
+            text: file.text.clone(),
+        };
         Self { diagnostic, source }
+    }
+}
+
+/// A named file whose columns count characters, as people (and the JSON and SARIF output)
+/// do: miette's own count bytes, so `file:line:col` would disagree after `é` or `☃`.
+struct CharColumns {
+    name: String,
+    text: String,
+}
+
+impl SourceCode for CharColumns {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let contents = self
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        let start = contents.span().offset().min(self.text.len());
+        let line_start = self.text[..start].rfind('\n').map_or(0, |at| at + 1);
+        let column = self
+            .text
+            .get(line_start..start)
+            .map_or(0, |before| before.chars().count());
+        Ok(Box::new(
+            MietteSpanContents::new_named(
+                self.name.clone(),
+                contents.data(),
+                *contents.span(),
+                contents.line(),
+                column,
+                contents.line_count(),
+            )
+            .with_language("kdl"),
+        ))
     }
 }
 

@@ -55,7 +55,20 @@ fn lookup(catalog: &Catalog, used: &Spanned<String>) -> Result<UsedDefinition, B
     let Some(entry) = catalog.find(kind, name) else {
         return Err(Box::new(unknown_definition(catalog, used, kind, name)));
     };
-    let Entry { path, parsed, .. } = entry;
+    let Entry {
+        path,
+        parsed,
+        unreadable,
+        ..
+    } = entry;
+    if let Some(error) = unreadable {
+        return Err(Box::new(Diagnostic::unreadable(
+            used.span,
+            &format!("{} definition", kind.prefix()),
+            path,
+            error,
+        )));
+    }
     match parsed {
         Ok(front) => Ok(UsedDefinition {
             kind,

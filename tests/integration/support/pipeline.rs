@@ -32,11 +32,11 @@ pub fn kdl_files(dir: &Path) -> Vec<PathBuf> {
 /// Compiles a file from disk with a path relative to the crate root (stable in output).
 pub fn compile_file(path: &Path) -> (Sources, Compiled) {
     let relative = path.strip_prefix(root()).unwrap_or(path).to_path_buf();
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
     let mut sources = Sources::new();
-    let file = sources.add(&relative, text);
-    // Paths inside the workflow resolve relative to its file; run from the crate root.
-    let compiled = compile::compile(&mut sources, file, &RootedDisk, &config());
+    // Paths inside the workflow resolve relative to its file; run from the crate root. A
+    // fixture that is not UTF-8 compiles to its `not-utf8` diagnostic.
+    let compiled = compile::compile_path(&mut sources, &relative, &RootedDisk, &config())
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
     (sources, compiled)
 }
 
@@ -62,7 +62,7 @@ fn config() -> Config {
 struct RootedDisk;
 
 impl atomic::source::Files for RootedDisk {
-    fn read(&self, path: &Path) -> Option<String> {
+    fn read(&self, path: &Path) -> Result<String, atomic::source::ReadError> {
         let path = if path.is_relative() {
             root().join(path)
         } else {

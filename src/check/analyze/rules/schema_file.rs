@@ -21,41 +21,49 @@
 //! Point `schema=` at an existing file holding a JSON Schema, e.g. `{"type": "array"}`.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{AnswerType, NodeKind, ValueType};
-use crate::source::Spanned;
+use crate::source::{ReadError, Spanned};
 
 use super::super::driver::Facts;
 
-/// Reports missing and invalid schema files.
+/// What is wrong with one schema file.
+enum Verdict {
+    Missing(PathBuf),
+    Unreadable(PathBuf, ReadError),
+    Invalid(String),
+}
+
+/// Reports missing, unreadable and invalid schema files.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
-    let mut verdicts: HashMap<String, Option<(Code, String)>> = HashMap::new();
+    let mut verdicts: HashMap<String, Option<Verdict>> = HashMap::new();
     for schema in references(facts) {
         let verdict = verdicts
             .entry(schema.value.clone())
             .or_insert_with(|| judge(facts, &schema.value));
-        if let Some((code, problem)) = verdict {
-            let diagnostic = match code {
-                Code::MissingSchemaFile => Diagnostic::new(
-                    *code,
-                    schema.span,
-                    format!("schema file `{}` does not exist", schema.value),
-                )
-                .label(problem.clone())
-                .help(
-                    "create it, or fix the path: it is relative to the directory of this workflow",
-                ),
-                _ => Diagnostic::new(
-                    *code,
-                    schema.span,
-                    format!("schema file `{}` is not a valid JSON Schema", schema.value),
-                )
-                .label(problem.clone())
-                .help("fix the file; it must be a JSON Schema (draft 2020-12, 2019-09, 7, 6 or 4)"),
-            };
-            out.push(diagnostic);
-        }
+        let diagnostic = match verdict {
+            None => continue,
+            Some(Verdict::Missing(path)) => Diagnostic::new(
+                Code::MissingSchemaFile,
+                schema.span,
+                format!("schema file `{}` does not exist", schema.value),
+            )
+            .label(format!("no file at `{}`", path.display()))
+            .help("create it, or fix the path: it is relative to the directory of this workflow"),
+            Some(Verdict::Unreadable(path, error)) => {
+                Diagnostic::unreadable(schema.span, "schema file", path, error)
+            }
+            Some(Verdict::Invalid(problem)) => Diagnostic::new(
+                Code::InvalidSchema,
+                schema.span,
+                format!("schema file `{}` is not a valid JSON Schema", schema.value),
+            )
+            .label(problem.clone())
+            .help("fix the file; it must be a JSON Schema (draft 2020-12, 2019-09, 7, 6 or 4)"),
+        };
+        out.push(diagnostic);
     }
 }
 
@@ -90,24 +98,23 @@ fn references<'w>(facts: &Facts<'w>) -> Vec<&'w Spanned<String>> {
     found
 }
 
-/// `None` when the schema is usable; otherwise the code and what is wrong (a label).
-fn judge(facts: &Facts<'_>, path: &str) -> Option<(Code, String)> {
+/// `None` when the schema is usable; otherwise what is wrong.
+fn judge(facts: &Facts<'_>, path: &str) -> Option<Verdict> {
     let resolved = facts.resolve(path);
-    let Some(text) = facts.files.read(&resolved) else {
-        return Some((
-            Code::MissingSchemaFile,
-            format!("no readable file at `{}`", resolved.display()),
-        ));
+    let text = match facts.files.read(&resolved) {
+        Ok(text) => text,
+        Err(ReadError::NotFound) => return Some(Verdict::Missing(resolved)),
+        Err(error) => return Some(Verdict::Unreadable(resolved, error)),
     };
     let schema: serde_json::Value = match serde_json::from_str(&text) {
         Ok(schema) => schema,
-        Err(error) => return Some((Code::InvalidSchema, format!("not JSON: {error}"))),
+        Err(error) => return Some(Verdict::Invalid(format!("not JSON: {error}"))),
     };
     if let Err(error) = jsonschema::meta::validate(&schema) {
-        return Some((
-            Code::InvalidSchema,
-            located(&error.to_string(), error.instance_path().as_str()),
-        ));
+        return Some(Verdict::Invalid(located(
+            &error.to_string(),
+            error.instance_path().as_str(),
+        )));
     }
     match jsonschema::validator_for(&schema) {
         Err(error)
@@ -116,10 +123,10 @@ fn judge(facts: &Facts<'_>, path: &str) -> Option<(Code, String)> {
                 jsonschema::error::ValidationErrorKind::Referencing(_)
             ) =>
         {
-            Some((
-                Code::InvalidSchema,
-                located(&error.to_string(), error.instance_path().as_str()),
-            ))
+            Some(Verdict::Invalid(located(
+                &error.to_string(),
+                error.instance_path().as_str(),
+            )))
         }
         _ => None,
     }
