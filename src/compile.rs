@@ -9,7 +9,9 @@
 //! Gating: syntax and structure are always reported (the parser and resolver recover);
 //! data rules run on whatever workflow the resolver built; lowering and its flow rules run
 //! only on a workflow without errors, because the graph's invariants need a valid IR.
-//! Afterwards, suppression comments and configured severities are applied.
+//! Suppression comments and configured severities are applied before that gate, so `check`
+//! and `run` judge the same diagnostics; errors that leave a workflow unable to run cannot
+//! be silenced.
 
 mod config;
 mod suppress;
@@ -112,11 +114,22 @@ pub fn compile(
         workflow.custom_tools = used_tools(&uses, tools);
     }
 
+    // Suppression comments and configured levels apply before the plan is gated, in this
+    // one place: what `check` reports is exactly what decides whether `run` may run. An
+    // error that leaves the workflow unable to run cannot be silenced (`Code::can_silence`).
+    let (suppressions, mut problems) = suppress::read(sources, file, &comments);
+    config.apply(&mut problems);
+    let settle = |diagnostics: &mut Vec<Diagnostic>| {
+        suppressions.apply(diagnostics, sources);
+        config.apply(diagnostics);
+    };
+    settle(&mut diagnostics);
     let mut plan = None;
     if !diagnostics.iter().any(Diagnostic::is_error)
         && let Some(resolved) = workflow.take()
     {
-        let lowered = lower::lower(resolved);
+        let mut lowered = lower::lower(resolved);
+        settle(&mut lowered.diagnostics);
         diagnostics.extend(lowered.diagnostics);
         if diagnostics.iter().any(Diagnostic::is_error) {
             workflow = lowered.value.map(Plan::into_workflow);
@@ -124,9 +137,7 @@ pub fn compile(
             plan = lowered.value;
         }
     }
-
-    let mut diagnostics = suppress::apply(diagnostics, sources, file, &comments);
-    config.apply(&mut diagnostics);
+    diagnostics.extend(problems);
     diagnostics.sort_by_key(|d| (d.span, d.code));
     diagnostics.dedup();
     Compiled {

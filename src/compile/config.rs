@@ -151,6 +151,14 @@ impl Config {
                 return;
             }
         };
+        let lowers = match level {
+            RuleLevel::Off => true,
+            RuleLevel::On(severity) => severity > code.default_severity(),
+        };
+        if lowers && !code.can_silence() {
+            diagnostics.push(super::suppress::unsilenceable(code, name.value_span));
+            return;
+        }
         self.set(code, level);
     }
 

@@ -1,7 +1,8 @@
 //! Silencing rules in the source: `// atomic-ignore: code, code` silences those codes on the
 //! next line that is not a comment (or on its own line when it trails code);
 //! `// atomic-ignore-file: code` silences them in the whole file. Naming a code that does
-//! not exist is itself reported, so typos do not silently silence nothing.
+//! not exist is itself reported, so typos do not silently silence nothing, and so is naming
+//! one whose errors leave the workflow unable to run ([`Code::can_silence`]): those stay.
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{SourceId, Sources, Span};
@@ -13,13 +14,19 @@ struct Directive {
     line: Option<u32>,
 }
 
-/// Drops suppressed diagnostics of `file` and adds warnings for unknown codes.
-pub(super) fn apply(
-    diagnostics: Vec<Diagnostic>,
+/// The suppression comments of one file.
+pub(super) struct Suppressions {
+    file: SourceId,
+    directives: Vec<Directive>,
+}
+
+/// Reads the suppression comments of `file`; problems with them (unknown codes, codes that
+/// cannot be silenced) come back as diagnostics, once.
+pub(super) fn read(
     sources: &Sources,
     file: SourceId,
     comments: &[Comment],
-) -> Vec<Diagnostic> {
+) -> (Suppressions, Vec<Diagnostic>) {
     let mut directives = Vec::new();
     let mut problems = Vec::new();
     let source = sources.get(file);
@@ -39,11 +46,12 @@ pub(super) fn apply(
         let mut codes = Vec::new();
         let list_start = text.len() - list.len();
         for (offset, name) in split_codes(list) {
+            let start = comment.span.start as usize + list_start + offset;
+            let span = Span::new(file, start, start + name.len());
             match Code::from_name(name) {
-                Some(code) => codes.push(code),
+                Some(code) if code.can_silence() => codes.push(code),
+                Some(code) => problems.push(unsilenceable(code, span)),
                 None => {
-                    let start = comment.span.start as usize + list_start + offset;
-                    let span = Span::new(file, start, start + name.len());
                     let names = Code::ALL.iter().map(|code| code.name());
                     problems.push(
                         Diagnostic::new(
@@ -77,21 +85,35 @@ pub(super) fn apply(
             line: target,
         });
     }
-    let mut kept: Vec<Diagnostic> = diagnostics
-        .into_iter()
-        .filter(|diagnostic| {
-            if diagnostic.span.source != file {
+    (Suppressions { file, directives }, problems)
+}
+
+impl Suppressions {
+    /// `diagnostics` without those the comments silence.
+    pub(super) fn apply(&self, diagnostics: &mut Vec<Diagnostic>, sources: &Sources) {
+        let source = sources.get(self.file);
+        diagnostics.retain(|diagnostic| {
+            if diagnostic.span.source != self.file {
                 return true;
             }
             let line = source.lines.line(diagnostic.span.start as usize);
-            !directives.iter().any(|directive| {
+            !self.directives.iter().any(|directive| {
                 directive.codes.contains(&diagnostic.code)
                     && directive.line.is_none_or(|target| target == line)
             })
-        })
-        .collect();
-    kept.extend(problems);
-    kept
+        });
+    }
+}
+
+/// `code` named where it cannot be silenced.
+pub(super) fn unsilenceable(code: Code, span: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::UnsilenceableRule,
+        span,
+        format!("`{}` cannot be silenced", code.name()),
+    )
+    .label("a workflow with this error cannot run")
+    .help("fix the problem instead: `atomic run` refuses a workflow that has it, silenced or not")
 }
 
 /// The codes in a comma- or space-separated list, with their byte offsets in `list`.

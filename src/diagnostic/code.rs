@@ -227,9 +227,27 @@ codes! {
     UnboundedAppend = "unbounded-append", Warning, "lint";
     /// An `atomic-ignore` comment names a code that does not exist.
     UnknownRuleCode = "unknown-rule-code", Warning, "lint";
+    /// An `atomic-ignore` comment or a configured level tries to silence (or lower) a rule whose errors leave the workflow unable to run.
+    UnsilenceableRule = "unsilenceable-rule", Warning, "lint";
 }
 
 impl Code {
+    /// Whether a suppression comment or a configured level may silence or lower this rule.
+    /// Not for errors that leave the workflow unable to run (the text, its structure, its
+    /// names, its control flow, and the data the interpreter relies on): silencing one
+    /// would let `check` say "ok" about a workflow `run` refuses. Warnings, safety and lint
+    /// rules, and data-flow judgements a person may overrule (a field that may be unset on
+    /// some path, a sibling branch's output, two branches writing one field) may be.
+    #[must_use]
+    pub fn can_silence(self) -> bool {
+        self.default_severity() != Severity::Error
+            || matches!(self.group(), "safety" | "lint")
+            || matches!(
+                self,
+                Code::PossiblyUnset | Code::SiblingBranchRead | Code::ParallelWriteConflict
+            )
+    }
+
     /// The code as shown to users: `atomic::<name>`.
     #[must_use]
     pub fn qualified(self) -> String {

@@ -192,56 +192,124 @@ fn discovers_project_workflows_and_names() {
     );
 }
 
+fn codes_of(output: &std::process::Output) -> Vec<String> {
+    let items: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    items
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|i| i["code"].as_str().expect("code").to_owned())
+        .collect()
+}
+
+/// Suppression comments and configured levels silence what may be silenced, and `check`
+/// and `run` then agree: a silenced error really lets the workflow run. An error that
+/// leaves it unable to run stays, and the attempt to silence it is reported.
 #[test]
 fn suppression_comments_and_config_silence_rules() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join(".git")).expect("mkdir");
-    let flow = r#"// an unknown property, silenced on its line
+    // `possibly-unset` is an error a person may overrule (here the field is read on a path
+    // where it was not written); `tainted-command` a safety error.
+    let flow = r#"// errors a person may overrule, silenced
 workflow "quiet" {
-    // atomic-ignore: unknown-property
-    description "x" colour="red"
+    input "name" type="string" default="world"
+    state {
+        field "greeting" type="string"
+        field "echoed" type="string" default=""
+    }
+    decision "d" {
+        when "input.name == 'nobody'" goto="greet"
+        otherwise goto="echo"
+    }
+    set "greeting" "hi" id="greet"
+    // atomic-ignore: possibly-unset, tainted-command
+    tool "echo" { run "echo" "{{ state.greeting }} {{ input.name }}"; output "echoed"; }
     // atomic-ignore: no-such-rule
-    set "x" "1" id="s"
+    set "echoed" "done" id="done"
 }
 "#;
     let path = write(dir.path(), "quiet.kdl", flow);
-    let output = atomic()
+    let check = |path: &std::path::Path| {
+        atomic()
+            .current_dir(dir.path())
+            .arg("check")
+            .arg(path)
+            .args(["--format", "json"])
+            .output()
+            .expect("runs")
+    };
+    let output = check(&path);
+    let codes = codes_of(&output);
+    assert!(
+        !codes.iter().any(|c| c == "atomic::possibly-unset"),
+        "{codes:?}"
+    );
+    assert_eq!(
+        codes,
+        ["atomic::unknown-rule-code"],
+        "only the typo is left"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a warning is a problem: {codes:?}"
+    );
+    let run = atomic()
         .current_dir(dir.path())
-        .arg("check")
-        .arg(&path)
-        .args(["--format", "json"])
+        .args(["run", "quiet.kdl", "--store", "memory", "--quiet"])
         .output()
         .expect("runs");
-    let items: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
-    let codes: Vec<&str> = items
-        .as_array()
-        .expect("array")
-        .iter()
-        .map(|i| i["code"].as_str().expect("code"))
-        .collect();
-    assert!(!codes.contains(&"atomic::unknown-property"), "{codes:?}");
-    assert!(codes.contains(&"atomic::unknown-rule-code"), "{codes:?}");
+    // `check` says it can run, so `run` runs it; and the overruled risk is real: on this
+    // path the field is unset when `echo` reads it.
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!err.contains("nothing was run"), "{err}");
+    assert!(err.contains("failed at `echo`"), "{err}");
+    assert!(err.contains("`state.greeting` is undefined"), "{err}");
 
     write(
         dir.path(),
         ".atomic/config.kdl",
-        "rules {\n    rule \"unknown-rule-code\" level=\"off\"\n}\n",
+        "rules {\n    rule \"unknown-rule-code\" level=\"off\"\n    rule \"undefined-node\" level=\"warning\"\n}\n",
     );
-    let output = atomic()
+    let codes = codes_of(&check(&path));
+    assert!(
+        !codes.iter().any(|c| c == "atomic::unknown-rule-code"),
+        "{codes:?}"
+    );
+    assert!(
+        codes.iter().any(|c| c == "atomic::unsilenceable-rule"),
+        "{codes:?}"
+    );
+
+    // An unrunnable error stays an error, whatever the comment says, and `run` agrees.
+    let hidden = write(
+        dir.path(),
+        "hidden.kdl",
+        "workflow \"hidden\" {\n    // atomic-ignore: unknown-property\n    description \"x\" colour=\"red\"\n}\n",
+    );
+    let output = check(&hidden);
+    let codes = codes_of(&output);
+    assert!(
+        codes.iter().any(|c| c == "atomic::unknown-property"),
+        "{codes:?}"
+    );
+    assert!(
+        codes.iter().any(|c| c == "atomic::unsilenceable-rule"),
+        "{codes:?}"
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let run = atomic()
         .current_dir(dir.path())
-        .arg("check")
-        .arg(&path)
-        .args(["--format", "json"])
+        .args(["run", "hidden.kdl", "--store", "memory"])
         .output()
         .expect("runs");
-    let items: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
-    let codes: Vec<&str> = items
-        .as_array()
-        .expect("array")
-        .iter()
-        .map(|i| i["code"].as_str().expect("code"))
-        .collect();
-    assert!(!codes.contains(&"atomic::unknown-rule-code"), "{codes:?}");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("unknown-property"),
+        "the refusal shows why: {err}"
+    );
 }
 
 #[test]
