@@ -1,5 +1,5 @@
 //! Stage 2's output: the resolved, typed workflow. Data only — no IO, no logic beyond
-//! lookups. Every element keeps its [`Span`](crate::source::Span) so later stages can point
+//! lookups and the value semantics both the checker and the runtime use ([`value`]). Every element keeps its [`Span`](crate::source::Span) so later stages can point
 //! at the source. Serialises with serde; `schemas/workflow.schema.json` describes that form.
 //!
 //! Nodes live in one arena ([`Workflow::nodes`]) addressed by [`NodeIdx`]; blocks list
@@ -11,6 +11,7 @@ mod custom_tool;
 mod definition;
 mod node;
 mod types;
+pub mod value;
 mod workflow;
 
 pub use adapter::{ADAPTERS, AdapterInfo, adapter_info};

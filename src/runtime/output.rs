@@ -103,17 +103,9 @@ fn fenced_blocks(text: &str) -> Vec<&str> {
 }
 
 fn parse_yes_no(text: &str) -> Result<Value, NodeError> {
-    let word = text
-        .trim()
-        .trim_matches(|c: char| {
-            c == '.' || c == '!' || c == '"' || c == '\'' || c == '*' || c == '`'
-        })
-        .to_ascii_lowercase();
-    match word.as_str() {
-        "yes" | "y" | "true" => Ok(Value::Bool(true)),
-        "no" | "n" | "false" => Ok(Value::Bool(false)),
-        _ => Err(bad(format!("expected yes or no, found {}", excerpt(text)))),
-    }
+    crate::ir::value::parse_yes_no(text)
+        .map(Value::Bool)
+        .ok_or_else(|| bad(format!("expected yes or no, found {}", excerpt(text))))
 }
 
 /// The JSON Schemas of a run, compiled once, by the path written in the workflow.

@@ -147,6 +147,10 @@ fn property_row(property: &PropertySpec, out: &mut String) {
     };
     let mut meaning = escape(&property.doc);
     match (property.min, property.max) {
+        // A duration's bound is in milliseconds; the only one used is "not zero".
+        (Some(_), _) if property.kind == ValueKind::Duration => {
+            meaning.push_str(" (more than zero)");
+        }
         (Some(min), Some(max)) => {
             let _ = write!(meaning, " ({min} to {max})");
         }

@@ -90,11 +90,21 @@ fn problem(expect: &Expect<'_>, entry: &Entry) -> Option<Diagnostic> {
 fn string(expect: &Expect<'_>, text: &str, span: crate::source::Span) -> Option<Diagnostic> {
     let what = &expect.what;
     match expect.kind {
-        ValueKind::Duration => parse_duration(text).err().map(|reason| {
-            Diagnostic::new(Code::InvalidDuration, span, format!("invalid duration `{text}` for {what}"))
-                .label(reason)
-                .help("write a number and a unit (`ms`, `s`, `m`, `h`, `d`), largest first, e.g. `\"30s\"` or `\"1m30s\"`")
-        }),
+        ValueKind::Duration => match parse_duration(text) {
+            Err(reason) => Some(
+                Diagnostic::new(Code::InvalidDuration, span, format!("invalid duration `{text}` for {what}"))
+                    .label(reason)
+                    .help("write a number and a unit (`ms`, `s`, `m`, `h`, `d`), largest first, e.g. `\"30s\"` or `\"1m30s\"`"),
+            ),
+            // A duration's `min` is in milliseconds: a zero timeout fails every attempt
+            // before it starts.
+            Ok(duration) if expect.min.is_some_and(|min| (duration.0 as f64) < min) => Some(
+                Diagnostic::new(Code::InvalidValue, span, format!("{what} must be longer than `{text}`"))
+                    .label("too short to ever finish")
+                    .help("a zero timeout fails every attempt before it starts: write how long it may take, e.g. `\"30s\"`, or leave it out"),
+            ),
+            Ok(_) => None,
+        },
         ValueKind::Semver => Version::parse(text).err().map(|reason| {
             Diagnostic::new(Code::InvalidVersion, span, format!("invalid version `{text}` for {what}"))
                 .label(reason)

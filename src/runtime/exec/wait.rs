@@ -6,7 +6,6 @@ use super::mapping::{Raw, map_outputs};
 use crate::ir::{AnswerType, NodeIdx, NodeKind, OutputSource, Wait};
 use crate::runtime::frame::{Frame, Write};
 use crate::runtime::shared::Shared;
-use crate::runtime::state::coerce;
 use crate::runtime::{Choice, NodeError};
 use crate::store::Timestamp;
 
@@ -28,19 +27,6 @@ fn wait_of(shared: &Shared, node: NodeIdx) -> Result<&Wait, NodeError> {
     }
 }
 
-/// The KDL spelling of an answer type.
-pub(crate) fn answer_name(answer: &AnswerType) -> &'static str {
-    match answer {
-        AnswerType::String => "string",
-        AnswerType::Integer => "integer",
-        AnswerType::Number => "number",
-        AnswerType::Boolean => "boolean",
-        AnswerType::YesNo => "yes-no",
-        AnswerType::Choice => "choice",
-        AnswerType::Json(_) => "json",
-    }
-}
-
 /// Renders the wait's question.
 pub(crate) fn pending_wait(
     shared: &Shared,
@@ -53,7 +39,7 @@ pub(crate) fn pending_wait(
     let prompt = shared.templates.render(&wait.prompt, &scope)?;
     Ok(Question {
         prompt,
-        answer: answer_name(&wait.answer).to_owned(),
+        answer: wait.answer.name().to_owned(),
         choices: wait
             .choices
             .iter()
@@ -96,43 +82,13 @@ pub(crate) fn answer_writes(
 }
 
 fn typed_answer(shared: &Shared, wait: &Wait, answer: &str) -> Result<Value, String> {
-    let text = answer.trim();
-    match &wait.answer {
-        AnswerType::String => Ok(Value::String(answer.to_owned())),
-        AnswerType::Integer => coerce(&crate::ir::ValueType::Integer, json!(text)),
-        AnswerType::Number => coerce(&crate::ir::ValueType::Number, json!(text)),
-        AnswerType::Boolean => coerce(&crate::ir::ValueType::Boolean, json!(text)),
-        AnswerType::YesNo => crate::runtime::parse_output(crate::ir::ParseMode::YesNo, text)
-            .map_err(|error| error.message),
-        AnswerType::Choice => wait
-            .choices
-            .iter()
-            .find(|choice| {
-                choice.value.value == text
-                    || choice
-                        .label
-                        .as_deref()
-                        .is_some_and(|label| label.eq_ignore_ascii_case(text))
-            })
-            .map(|choice| Value::String(choice.value.value.clone()))
-            .ok_or_else(|| {
-                let values: Vec<String> = wait
-                    .choices
-                    .iter()
-                    .map(|c| format!("`{}`", c.value.value))
-                    .collect();
-                format!("expected one of {}, found `{text}`", values.join(", "))
-            }),
-        AnswerType::Json(schema) => {
-            let value: Value =
-                serde_json::from_str(text).map_err(|error| format!("expected JSON: {error}"))?;
-            if let Some(schema) = schema {
-                shared
-                    .schemas
-                    .validate(&schema.value, &value)
-                    .map_err(|error| error.message)?;
-            }
-            Ok(value)
-        }
+    // The same judgement `check` makes of choices and auto-approve answers.
+    let value = crate::ir::value::parse_answer(&wait.answer, &wait.choices, answer)?;
+    if let AnswerType::Json(Some(schema)) = &wait.answer {
+        shared
+            .schemas
+            .validate(&schema.value, &value)
+            .map_err(|error| error.message)?;
     }
+    Ok(value)
 }

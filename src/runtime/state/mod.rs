@@ -6,13 +6,12 @@
 //! `append` only the appended items) that the store persists and [`State::apply`] replays
 //! on resume. This module does no IO and knows nothing about steps or nodes.
 
-mod coerce;
 mod delta;
 mod reducer;
 mod schema;
 mod values;
 
-pub use coerce::coerce;
+pub use crate::ir::value::coerce;
 pub use delta::{Change, Delta, FieldChange};
 pub use reducer::{ReduceError, apply_change, reduce};
 pub use schema::{FieldIdx, FieldSpec, StateSchema};

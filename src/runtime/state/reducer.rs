@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value};
 
-use super::coerce::{coerce, kind, parse_number};
 use super::{Change, FieldSpec};
+use crate::ir::value::{coerce, kind, parse_number};
 use crate::ir::{Reducer, ValueType};
 
 /// A write that its field's reducer cannot combine.

@@ -24,7 +24,9 @@
 //! ```
 
 use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
-use crate::ir::{AnswerType, NodeKind, Wait};
+use serde_json::Value;
+
+use crate::ir::{AnswerType, NodeKind, ParseMode, ValueType, Wait, value};
 
 use super::super::driver::Facts;
 
@@ -35,7 +37,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         };
         let id = &node.id.value;
-        let kind = answer_name(&wait.answer);
+        let kind = wait.answer.name();
         match &wait.answer {
             AnswerType::YesNo | AnswerType::Boolean => {
                 if let Some(first) = wait.choices.first() {
@@ -61,7 +63,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             ),
             _ => {
                 for choice in &wait.choices {
-                    if !valid_value(&wait.answer, &choice.value.value) {
+                    if !valid_value(wait, &choice.value.value) {
                         out.push(
                             Diagnostic::new(
                                 Code::InvalidAnswerType,
@@ -83,6 +85,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         if let Some(auto) = &wait.auto_approve {
             check_auto_approve(wait, id, auto, out);
         }
+        check_output_types(facts, wait, id, out);
     }
 }
 
@@ -93,13 +96,9 @@ fn check_auto_approve(
     out: &mut Vec<Diagnostic>,
 ) {
     let answer = &auto.answer;
-    let kind = answer_name(&wait.answer);
+    let kind = wait.answer.name();
     if wait.answer == AnswerType::Choice && !wait.choices.is_empty() {
-        if wait
-            .choices
-            .iter()
-            .any(|choice| choice.value.value == answer.value)
-        {
+        if valid_value(wait, &answer.value) {
             return;
         }
         let values: Vec<&str> = wait
@@ -123,7 +122,7 @@ fn check_auto_approve(
             .label("not one of the choices")
             .help(help),
         );
-    } else if !valid_value(&wait.answer, &answer.value) {
+    } else if !valid_value(wait, &answer.value) {
         out.push(
             Diagnostic::new(
                 Code::InvalidAnswerType,
@@ -143,31 +142,110 @@ fn check_auto_approve(
     }
 }
 
-fn answer_name(answer: &AnswerType) -> &'static str {
-    match answer {
-        AnswerType::String => "string",
-        AnswerType::Integer => "integer",
-        AnswerType::Number => "number",
-        AnswerType::Boolean => "boolean",
-        AnswerType::YesNo => "yes-no",
-        AnswerType::Choice => "choice",
-        AnswerType::Json(_) => "json",
+/// Whether `text` is an answer the runtime accepts for `wait` (one judgement, in
+/// [`crate::ir::value`]); choices are offered, not enforced, except for `choice` answers.
+fn valid_value(wait: &Wait, text: &str) -> bool {
+    value::parse_answer(&wait.answer, &wait.choices, text).is_ok()
+}
+
+/// Reports an output field that cannot hold the answers the wait accepts (choices into an
+/// integer field, free text into a boolean).
+fn check_output_types(facts: &Facts<'_>, wait: &Wait, id: &str, out: &mut Vec<Diagnostic>) {
+    let kind = wait.answer.name();
+    for output in &wait.outputs {
+        let Some(field) = facts
+            .workflow
+            .state
+            .iter()
+            .find(|field| field.name.value == output.field.value)
+        else {
+            continue;
+        };
+        let ty = &field.ty;
+        let answers_text = matches!(wait.answer, AnswerType::String | AnswerType::Choice);
+        // As the runtime maps it: a text answer goes through the output's `parse=` first.
+        let parsed = |text: &str| -> Option<Value> {
+            match output.parse {
+                ParseMode::Text => Some(Value::String(text.to_owned())),
+                ParseMode::YesNo => value::parse_yes_no(text).map(Value::Bool),
+                ParseMode::Number => value::parse_number(text.trim()),
+                ParseMode::Json => serde_json::from_str(text).ok(),
+                ParseMode::Lines => Some(Value::Array(
+                    text.lines()
+                        .filter(|line| !line.trim().is_empty())
+                        .map(|line| Value::String(line.to_owned()))
+                        .collect(),
+                )),
+            }
+        };
+        let misfit = if wait.answer == AnswerType::Choice {
+            wait.choices
+                .iter()
+                .find(|choice| {
+                    parsed(&choice.value.value)
+                        .is_none_or(|value| value::coerce(ty, value).is_err())
+                })
+                .map(|choice| format!("choice `{}` is not {}", choice.value.value, article(ty)))
+        } else {
+            let from = match output.parse {
+                ParseMode::Text => value::answer_value_type(&wait.answer),
+                _ if !answers_text => value::answer_value_type(&wait.answer),
+                ParseMode::YesNo => Some(ValueType::Boolean),
+                ParseMode::Number => Some(ValueType::Number),
+                ParseMode::Json => None,
+                ParseMode::Lines => Some(ValueType::Array),
+            };
+            from.filter(|from| !value::always_fits(from, ty))
+                .map(|from| {
+                    format!(
+                        "a `{kind}` answer is {}, not always {}",
+                        article(&from),
+                        article(ty)
+                    )
+                })
+        };
+        if let Some(reason) = misfit {
+            out.push(
+                Diagnostic::new(
+                    Code::InvalidAnswerType,
+                    output.field.span,
+                    format!(
+                        "wait `{id}` writes its `{kind}` answer to `{}`, a field of type `{}`",
+                        field.name.value,
+                        ty.name()
+                    ),
+                )
+                .label(reason)
+                .with_label(field.name.span, format!("declared `{}` here", ty.name()))
+                .help(format!(
+                    "give the wait an answer type whose values are {} (`answer=\"{}\"`), or change the field's type",
+                    article(ty),
+                    suggested_answer(ty)
+                )),
+            );
+        }
     }
 }
 
-/// Whether `text` is an acceptable answer of this type (as the runtime parses answers).
-fn valid_value(answer: &AnswerType, text: &str) -> bool {
-    let text = text.trim();
-    match answer {
-        AnswerType::String | AnswerType::Choice => true,
-        AnswerType::Integer => text.parse::<i64>().is_ok(),
-        AnswerType::Number => text.parse::<f64>().is_ok_and(f64::is_finite),
-        AnswerType::Boolean => matches!(text.to_ascii_lowercase().as_str(), "true" | "false"),
-        AnswerType::YesNo => matches!(
-            text.to_ascii_lowercase().as_str(),
-            "yes" | "no" | "y" | "n" | "true" | "false"
-        ),
-        AnswerType::Json(_) => serde_json::from_str::<serde_json::Value>(text).is_ok(),
+fn article(ty: &ValueType) -> &'static str {
+    match ty {
+        ValueType::String => "a string",
+        ValueType::Integer => "an integer",
+        ValueType::Number => "a number",
+        ValueType::Boolean => "a boolean",
+        ValueType::Array => "an array",
+        ValueType::Object => "an object",
+        ValueType::Any | ValueType::Schema(_) => "a value",
+    }
+}
+
+fn suggested_answer(ty: &ValueType) -> &'static str {
+    match ty {
+        ValueType::Integer => "integer",
+        ValueType::Number => "number",
+        ValueType::Boolean => "yes-no",
+        ValueType::String => "string",
+        ValueType::Array | ValueType::Object | ValueType::Any | ValueType::Schema(_) => "json",
     }
 }
 

@@ -1,8 +1,10 @@
 //! `unused-provider`: a declared provider is used by no agent and is not the default.
 //!
 //! ## What it does
-//! Reports a `provider` that no `agent` names with `provider=` and that is not the
-//! workflow's default (`workflow … provider="…"`).
+//! Reports a `provider` that no `agent` uses and that is not the workflow's default
+//! (`workflow … provider="…"`). An agent uses the provider the runtime would call for it
+//! ([`Workflow::agent_provider_name`](crate::ir::Workflow::agent_provider_name)): its own,
+//! its `use` source's, the workflow default, or the only one declared.
 //!
 //! ## Why is this bad?
 //! It is dead configuration, or an agent meant to use it names another one.
@@ -33,7 +35,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     }
     for node in &workflow.nodes {
         if let NodeKind::Agent(agent) = &node.kind
-            && let Some(provider) = &agent.provider
+            && let Some(provider) = workflow.agent_provider_name(agent)
         {
             used.insert(&provider.value);
         }
