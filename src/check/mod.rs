@@ -26,6 +26,7 @@ pub use analyze::{
 };
 pub use resolve::resolve;
 pub(crate) use structure::{Checked, check_custom_tool};
+pub use value::template_env;
 /// For the language server: where a string literal's text starts (templates), and what
 /// counts as a node id or a name (rename). For `registry`: durations and names in
 /// declaration files.

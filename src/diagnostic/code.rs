@@ -185,6 +185,8 @@ codes! {
     TemplateSyntax = "template-syntax", Error, "data";
     /// A template or expression reads a variable that is not an input, state field, output or run value.
     UndeclaredVariable = "undeclared-variable", Error, "data";
+    /// A template or expression uses a filter or test the runtime does not have.
+    UnknownFilter = "unknown-filter", Error, "data";
     /// `outputs.<id>` names no node, or a node that produces no output.
     UndefinedOutput = "undefined-output", Error, "data";
     /// A value is read on a path where it may not have been written yet.

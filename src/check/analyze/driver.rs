@@ -70,6 +70,7 @@ pub fn analyze(workflow: &Workflow, cx: &mut AnalyzeContext<'_>) -> Vec<Diagnost
 /// Every rule, in the order of the codes.
 fn run_rules(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     rules::template_syntax::check(facts, out);
+    rules::unknown_filter::check(facts, out);
     rules::undeclared_variable::check(facts, out);
     rules::undefined_output::check(facts, out);
     rules::possibly_unset::check(facts, out);

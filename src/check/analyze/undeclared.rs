@@ -10,13 +10,18 @@
 //! compile here rather than silently diverging.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use minijinja::machinery::ast;
+
+use crate::check::template_env::Callee;
 
 /// Which names are bound in each open scope, and the paths found so far.
 struct Tracker<'a> {
     assigned: Vec<HashSet<&'a str>>,
     out: HashSet<String>,
+    /// The filters and tests used, with the byte range of the expression applying them.
+    callees: Vec<(Callee, &'a str, Range<usize>)>,
 }
 
 impl<'a> Tracker<'a> {
@@ -39,24 +44,48 @@ impl<'a> Tracker<'a> {
     }
 }
 
-/// Every path `template` reads: what `Template::undeclared_variables(true)` returns.
-pub(super) fn in_template(template: &ast::Stmt<'_>) -> HashSet<String> {
-    let mut tracker = Tracker {
+fn tracker<'a>() -> Tracker<'a> {
+    Tracker {
         assigned: vec![HashSet::new()],
         out: HashSet::new(),
-    };
+        callees: Vec::new(),
+    }
+}
+
+/// Every path `template` reads: what `Template::undeclared_variables(true)` returns.
+pub(super) fn in_template(template: &ast::Stmt<'_>) -> HashSet<String> {
+    let mut tracker = tracker();
     walk(template, &mut tracker);
     tracker.out
 }
 
 /// Every path `expr` reads: what `Expression::undeclared_variables(true)` returns.
 pub(super) fn in_expression(expr: &ast::Expr<'_>) -> HashSet<String> {
-    let mut tracker = Tracker {
-        assigned: vec![HashSet::new()],
-        out: HashSet::new(),
-    };
+    let mut tracker = tracker();
     visit_expr(expr, &mut tracker);
     tracker.out
+}
+
+/// Every filter and test `template` uses, with the byte range of the expression using it.
+pub(super) fn callees_in_template<'a>(
+    template: &ast::Stmt<'a>,
+) -> Vec<(Callee, &'a str, Range<usize>)> {
+    let mut tracker = tracker();
+    walk(template, &mut tracker);
+    tracker.callees
+}
+
+/// Every filter and test `expr` uses.
+pub(super) fn callees_in_expression<'a>(
+    expr: &ast::Expr<'a>,
+) -> Vec<(Callee, &'a str, Range<usize>)> {
+    let mut tracker = tracker();
+    visit_expr(expr, &mut tracker);
+    tracker.callees
+}
+
+fn range(span: minijinja::machinery::Span) -> Range<usize> {
+    span.start_offset as usize..span.end_offset as usize
 }
 
 fn visit_opt<'a>(expr: Option<&ast::Expr<'a>>, state: &mut Tracker<'a>) {
@@ -106,10 +135,16 @@ fn visit_expr<'a>(expr: &ast::Expr<'a>, state: &mut Tracker<'a>) {
             visit_opt(expr.false_expr.as_ref(), state);
         }
         ast::Expr::Filter(expr) => {
+            state
+                .callees
+                .push((Callee::Filter, expr.name, range(expr.span())));
             visit_opt(expr.expr.as_ref(), state);
             expr.args.iter().for_each(|arg| visit_arg(arg, state));
         }
         ast::Expr::Test(expr) => {
+            state
+                .callees
+                .push((Callee::Test, expr.name, range(expr.span())));
             visit_expr(&expr.expr, state);
             expr.args.iter().for_each(|arg| visit_arg(arg, state));
         }

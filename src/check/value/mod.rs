@@ -1,10 +1,12 @@
 //! Parsers for the small value languages inside KDL strings: durations, versions, names,
-//! and the position of a template inside its string literal.
+//! the position of a template inside its string literal, and the filters and tests
+//! templates may use.
 
 mod duration;
 mod ident;
 mod literal;
 mod semver;
+pub mod template_env;
 
 pub(crate) use duration::parse_duration;
 pub(crate) use ident::{is_name, is_node_id};

@@ -439,6 +439,26 @@ mod tests {
         assert!(templates.render(&never, &scope).is_err());
     }
 
+    /// The checker's judgement of filters (`check::template_env`) is this engine's: what
+    /// it adds is registered here, and what it calls unknown fails here.
+    #[test]
+    fn the_checker_knows_exactly_the_filters_the_engine_has() {
+        use crate::check::template_env::{ADDED_FILTERS, Callee, is_known};
+        for name in ADDED_FILTERS {
+            let mut templates = Templates::new();
+            let t = template(&format!("{{{{ '[1]' | {name} }}}}"));
+            templates.add(&t, Role::Text).unwrap();
+            assert!(templates.render(&t, &scope()).is_ok(), "{name}");
+        }
+        for (name, known) in [("upper", true), ("tojson", true), ("shout", false)] {
+            assert_eq!(is_known(Callee::Filter, name), known, "{name}");
+            let mut templates = Templates::new();
+            let t = template(&format!("{{{{ 'x' | {name} }}}}"));
+            templates.add(&t, Role::Text).unwrap();
+            assert_eq!(templates.render(&t, &scope()).is_ok(), known, "{name}");
+        }
+    }
+
     #[test]
     fn fromjson_and_tojson() {
         let mut templates = Templates::new();
