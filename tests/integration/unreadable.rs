@@ -8,8 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::cli_project::{CliProject, stdout};
-use crate::support::tools::skip;
+use crate::support::cli_project::{CliProject, stderr, stdout};
 
 const CLEAN: &str = "workflow \"clean\" {\n    state { field \"x\" type=\"string\" default=\"\"; }\n    set \"x\" \"1\"\n}\n";
 
@@ -115,18 +114,39 @@ fn a_workflow_that_is_not_utf8_is_a_problem_at_its_first_bad_byte() {
 #[test]
 fn a_workflow_without_read_permission_is_exit_three() {
     use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
     let project = CliProject::new();
     let path = project.write("secret.kdl", CLEAN);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).expect("chmod");
-    if std::fs::read(&path).is_ok() {
-        // Root reads anything: there is no way to deny it here.
-        skip("running as root, a file's mode cannot deny reading it");
-        return;
-    }
-    let (code, out) = check(&project, &["secret.kdl"]);
-    assert_eq!(code, Some(3), "{out}");
+    let mut command = if std::fs::read(&path).is_ok() {
+        // Root reads whatever a file's mode says (CI runs as root): run `atomic` as
+        // `nobody` instead, from a copy it can reach in a directory it may enter.
+        let open = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(project.path(), open.clone()).expect("chmod project");
+        let copy = project.path().join("atomic-bin");
+        std::fs::copy(crate::support::cli_project::bin(), &copy).expect("copy atomic");
+        std::fs::set_permissions(&copy, open).expect("chmod atomic");
+        let mut command = std::process::Command::new(copy);
+        command.uid(NOBODY).gid(NOBODY);
+        command
+    } else {
+        std::process::Command::new(crate::support::cli_project::bin())
+    };
+    let output = command
+        .current_dir(project.path())
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .args(["check", "secret.kdl"])
+        .output()
+        .expect("atomic check");
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(3), "{out}{}", stderr(&output));
     assert!(out.contains("permission denied"), "{out}");
 }
+
+/// The conventional unprivileged user and group id.
+#[cfg(unix)]
+const NOBODY: u32 = 65534;
 
 #[test]
 fn files_a_workflow_pulls_in_are_reported_at_the_reference() {
