@@ -28,6 +28,7 @@ fn t(source: &str) -> Template {
         span: Span::new(SourceId(0), 0, 0),
         exact: false,
         offset: 0,
+        shifts: None,
     }
 }
 

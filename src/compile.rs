@@ -21,7 +21,7 @@ pub use config::{Config, RuleLevel};
 use std::path::Path;
 
 use crate::check;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir;
 use crate::lower::{self, Plan};
 use crate::registry;
@@ -114,6 +114,8 @@ pub fn compile(
         workflow.custom_tools = used_tools(&uses, tools);
     }
 
+    drop_syntax_echoes(sources, &mut diagnostics);
+
     // Suppression comments and configured levels apply before the plan is gated, in this
     // one place: what `check` reports is exactly what decides whether `run` may run. An
     // error that leaves the workflow unable to run cannot be silenced (`Code::can_silence`).
@@ -146,6 +148,33 @@ pub fn compile(
         workflow,
         diagnostics,
     }
+}
+
+/// Removes what a syntax error already explains: a text that does not parse loses the
+/// entries or statements around the error, so "needs a prompt" on the line of a broken
+/// `prompt=` (or a `set` whose value did not parse judged as empty), or "has no
+/// statements" in a file whose statements did not parse, would only echo it.
+fn drop_syntax_echoes(sources: &Sources, diagnostics: &mut Vec<Diagnostic>) {
+    let broken: Vec<Span> = diagnostics
+        .iter()
+        .filter(|d| d.is_error() && d.code.group() == "syntax")
+        .map(|d| d.span)
+        .collect();
+    if broken.is_empty() {
+        return;
+    }
+    let line_of = |span: Span| {
+        let text = &sources.get(span.source).text;
+        let at = (span.start as usize).min(text.len());
+        text[..at].bytes().filter(|&byte| byte == b'\n').count()
+    };
+    diagnostics.retain(|d| match d.code {
+        Code::EmptyBlock => !broken.iter().any(|error| error.source == d.span.source),
+        Code::MissingProperty | Code::TypeMismatch => !broken
+            .iter()
+            .any(|error| error.source == d.span.source && line_of(*error) == line_of(d.span)),
+        _ => true,
+    });
 }
 
 /// The custom tools the workflow may use (see [`registry`]), when it names any: a workflow

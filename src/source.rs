@@ -303,7 +303,7 @@ impl LineIndex {
         let chars = text[start..start + column as usize].chars().count();
         Position {
             line,
-            column: clamp_u32(chars),
+            column: clamp_u32(chars - usize::from(line == 0 && counts_bom(text, column))),
         }
     }
 
@@ -318,7 +318,7 @@ impl LineIndex {
             .sum();
         Position {
             line,
-            column: clamp_u32(units),
+            column: clamp_u32(units - usize::from(line == 0 && counts_bom(text, column))),
         }
     }
 
@@ -340,10 +340,19 @@ impl LineIndex {
             if units >= position.column as usize {
                 return start + index;
             }
-            units += ch.len_utf16();
+            // A byte-order mark takes no column (see `counts_bom`).
+            if start + index > 0 || ch != '\u{feff}' {
+                units += ch.len_utf16();
+            }
         }
         start + line.len()
     }
+}
+
+/// Whether a byte-order mark opens `text` and lies before `column` of its first line. Editors
+/// do not show it, so columns do not count it.
+fn counts_bom(text: &str, column: u32) -> bool {
+    column >= 3 && text.starts_with('\u{feff}')
 }
 
 fn floor_char_boundary(text: &str, offset: usize) -> usize {

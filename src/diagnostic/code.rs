@@ -191,7 +191,7 @@ codes! {
     UndefinedOutput = "undefined-output", Error, "data";
     /// A value is read on a path where it may not have been written yet.
     PossiblyUnset = "possibly-unset", Error, "data";
-    /// A `parallel` branch reads an output written by a sibling branch.
+    /// A `parallel` branch reads an output or a state field that a sibling branch writes.
     SiblingBranchRead = "sibling-branch-read", Error, "data";
     /// Two `parallel` branches write one `replace` field.
     ParallelWriteConflict = "parallel-write-conflict", Error, "data";
@@ -205,6 +205,8 @@ codes! {
     SubgraphOutputMismatch = "subgraph-output-mismatch", Error, "data";
     /// A `wait`'s choices or answer type are inconsistent (e.g. `yes-no` with three choices).
     InvalidAnswerType = "invalid-answer-type", Error, "data";
+    /// A value whose type is known cannot go where it is written (a `set`, an `output`) or be iterated by `for-each`.
+    TypeMismatch = "type-mismatch", Error, "data";
     /// `env.NAME` is read but not declared with `env "NAME"`.
     UndeclaredEnv = "undeclared-env", Error, "data";
 

@@ -534,7 +534,7 @@ mod tests {
     /// parts are boxed (BENCHMARKS.md, "peak memory of `check`").
     #[test]
     fn nodes_stay_small() {
-        assert_eq!(size_of::<NodeKind>(), 96);
-        assert_eq!(size_of::<Node>(), 216);
+        assert_eq!(size_of::<NodeKind>(), 104);
+        assert_eq!(size_of::<Node>(), 224);
     }
 }

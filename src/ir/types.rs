@@ -30,8 +30,9 @@ pub struct Block {
 /// string. `span` is the string literal's span; `offset` is how many bytes of the literal
 /// precede the template text (1 for `"…"`, 0 for identifier strings, more for raw and
 /// multi-line strings), so an error at template byte `i` is at `span.start + offset + i`
-/// when the string had no escapes. For strings with escapes, errors point at the whole
-/// literal.
+/// when the string had no escapes. For strings with escapes or a dedent, `shifts` maps
+/// template offsets onto the literal; errors point at the whole literal only when even that
+/// cannot be worked out.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Template {
     /// The decoded template text.
@@ -42,15 +43,26 @@ pub struct Template {
     pub exact: bool,
     /// Bytes of the literal before the text (quotes, `#`s, the first newline).
     pub offset: u32,
+    /// For an inexact template: sorted `(template offset, offset after `offset` in the
+    /// literal)` pairs, each starting a run of bytes written unchanged (escapes and dedented
+    /// indentation sit between runs). `None` when exact, or when the text could not be
+    /// aligned (boxed: one pointer in every template, for the rare escaped one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[allow(clippy::box_collection)]
+    pub shifts: Option<Box<Vec<(u32, u32)>>>,
 }
 
 impl Template {
     /// The span of template bytes `range`, or the whole literal when offsets are inexact.
     #[must_use]
     pub fn span_of(&self, range: std::ops::Range<usize>) -> Span {
+        let offset = self.offset as usize;
         if self.exact {
-            let offset = self.offset as usize;
             self.span.slice(range.start + offset..range.end + offset)
+        } else if let Some(shifts) = &self.shifts {
+            let start = literal_offset(shifts, range.start);
+            let end = literal_offset(shifts, range.end).max(start);
+            self.span.slice(start + offset..end + offset)
         } else {
             self.span
         }
@@ -60,6 +72,15 @@ impl Template {
     #[must_use]
     pub fn is_literal(&self) -> bool {
         !(self.source.contains("{{") || self.source.contains("{%") || self.source.contains("{#"))
+    }
+}
+
+/// Where template offset `at` is in the literal (after the template's `offset`).
+fn literal_offset(shifts: &[(u32, u32)], at: usize) -> usize {
+    let index = shifts.partition_point(|&(template, _)| template as usize <= at);
+    match index.checked_sub(1).map(|i| shifts[i]) {
+        Some((template, literal)) => literal as usize + (at - template as usize),
+        None => at,
     }
 }
 
@@ -103,6 +124,20 @@ pub enum ValueType {
 }
 
 impl ValueType {
+    /// The type with its article, as messages say it: "an integer".
+    #[must_use]
+    pub fn article(&self) -> &'static str {
+        match self {
+            ValueType::String => "a string",
+            ValueType::Integer => "an integer",
+            ValueType::Number => "a number",
+            ValueType::Boolean => "a boolean",
+            ValueType::Array => "an array",
+            ValueType::Object => "an object",
+            ValueType::Any | ValueType::Schema(_) => "a value",
+        }
+    }
+
     /// The KDL spelling.
     #[must_use]
     pub fn name(&self) -> &str {

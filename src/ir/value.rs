@@ -100,6 +100,20 @@ pub fn always_fits(from: &ValueType, to: &ValueType) -> bool {
     }
 }
 
+/// Whether no value of type `from` can ever be converted to `to` (by [`coerce`]): a
+/// string may hold a number, a boolean or JSON, and a number may be whole, so only what can
+/// never convert counts.
+#[must_use]
+pub fn never_fits(from: &ValueType, to: &ValueType) -> bool {
+    use ValueType::{Any, Boolean, Integer, Number, Schema, String};
+    match (from, to) {
+        (Any | Schema(_), _) | (_, Any | Schema(_)) | (String, _) => false,
+        (Integer | Number | Boolean, String) => false,
+        (Integer | Number, Integer | Number) => false,
+        (from, to) => from != to,
+    }
+}
+
 /// The type of value a wait of type `ty` writes into its outputs, for checking that an
 /// output field can hold it: `None` when any value may come (`json`).
 #[must_use]

@@ -82,6 +82,7 @@ pub(crate) fn template(text: &str) -> Template {
         span: Span::default(),
         exact: true,
         offset: 1,
+        shifts: None,
     }
 }
 

@@ -144,6 +144,7 @@ fn template_reads_is_usable_by_the_runtime_and_the_language_server() {
         span: Span::new(SourceId(0), 10, 10 + text.len() + 2),
         exact: true,
         offset: 1,
+        shifts: None,
     };
     let reads = template_reads(&template).expect("the template parses");
     let paths: Vec<&str> = reads.iter().map(|read| read.path.as_str()).collect();

@@ -19,6 +19,7 @@ pub(crate) fn template(text: &str) -> Template {
         span: Span::new(SourceId(0), 100, 100 + text.len() + 2),
         exact: true,
         offset: 1,
+        shifts: None,
     }
 }
 
@@ -81,6 +82,7 @@ impl Builder {
             span: self.span(text.len() + 2),
             exact: true,
             offset: 1,
+            shifts: None,
         }
     }
 
@@ -225,6 +227,15 @@ impl Builder {
             field: self.name(field),
             value: self.tpl(value),
             is_expr: false,
+        };
+        self.node(&format!("set-{field}"), NodeKind::Set(set))
+    }
+
+    pub(crate) fn set_expr(&mut self, field: &str, expr: &str) -> NodeIdx {
+        let set = Set {
+            field: self.name(field),
+            value: self.tpl(expr),
+            is_expr: true,
         };
         self.node(&format!("set-{field}"), NodeKind::Set(set))
     }

@@ -55,5 +55,6 @@ pub(super) fn empty(checked: &Checked<'_>) -> Template {
         span: checked.name_span(),
         exact: false,
         offset: 0,
+        shifts: None,
     }
 }

@@ -21,11 +21,14 @@ pub(super) fn resolve_state(r: &mut Resolver<'_>, state: &Checked<'_>) -> Vec<St
         let ty = declared_type(r, field);
         let default = field
             .prop("default")
-            .and_then(|entry| match default_value(&ty, entry) {
-                Ok(value) => Some(value),
+            .map(|entry| match default_value(&ty, entry) {
+                Ok(value) => value,
                 Err(diagnostic) => {
                     r.report(diagnostic);
-                    None
+                    // The value as written stands in: the field has a default, so data
+                    // flow does not add "may be unset" to the error (the workflow cannot
+                    // run with it anyway).
+                    Resolver::json(&entry.value)
                 }
             });
         let reducer = reducer(r, field, &ty);

@@ -78,6 +78,7 @@ fn placeholder(span: Span) -> NodeKind {
             span,
             exact: false,
             offset: 0,
+            shifts: None,
         },
         is_expr: false,
     })

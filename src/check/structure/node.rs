@@ -4,7 +4,7 @@ use super::Checked;
 use super::value::{Expect, What, check_value};
 use crate::check::grammar::{Grammar, NodeSpec};
 use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
-use crate::syntax::kdl::{Entry, Node};
+use crate::syntax::kdl::{Entry, Node, Value};
 
 /// Nesting deeper than this is not descended into (and reported once), so hostile input
 /// cannot overflow the stack.
@@ -137,6 +137,7 @@ fn check_properties<'a>(
         seen.push(entry);
         let Some(property) = spec.property(&key.value) else {
             out.push(unknown_property(grammar, spec, entry));
+            out.extend(secrets_in(entry));
             continue;
         };
         let expect = Expect {
@@ -171,6 +172,24 @@ fn check_properties<'a>(
         }
     }
     props
+}
+
+/// A secret pasted into a property the grammar does not know (`api-key="sk-…"`): the IR
+/// drops the property, so the secret is reported here or nowhere.
+fn secrets_in(entry: &Entry) -> Option<Diagnostic> {
+    let Value::String(text) = &entry.value else {
+        return None;
+    };
+    let (_, kind) = crate::check::value::find_secrets(text).into_iter().next()?;
+    Some(
+        Diagnostic::new(
+            Code::InlineSecret,
+            entry.value_span,
+            format!("this looks like {kind} written in the workflow"),
+        )
+        .label("secret")
+        .help("remove it and rotate it; read secrets from the environment (`api-key-env=` on a provider, or `env \"NAME\"` and `{{ env.NAME }}`)"),
+    )
 }
 
 fn unknown_property(grammar: &Grammar, spec: &NodeSpec, entry: &Entry) -> Diagnostic {

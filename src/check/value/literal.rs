@@ -1,4 +1,5 @@
-//! Where a string's text sits inside its literal, so template errors can point at bytes.
+//! Where a string's text sits inside its literal, so template errors can point at bytes,
+//! escapes and dedented multi-line strings included.
 
 use crate::ir::Template;
 use crate::source::{Sources, Span};
@@ -26,12 +27,126 @@ pub(crate) fn template(sources: &Sources, value: &str, span: Span) -> Template {
     let exact = literal
         .get(offset..offset + value.len())
         .is_some_and(|text| text == value);
+    let shifts = if exact {
+        None
+    } else {
+        let multi_line = after.starts_with("\"\"\"");
+        literal
+            .get(offset..)
+            .and_then(|body| align(body, value, multi_line))
+            .map(Box::new)
+    };
     Template {
         source: value.to_owned(),
         span,
         exact,
         offset: u32::try_from(offset).unwrap_or(u32::MAX),
+        shifts,
     }
+}
+
+/// Aligns a decoded `value` with the literal `body` it was written as (everything after the
+/// opening quote): `(value offset, body offset)` pairs starting each run of bytes written
+/// unchanged. Escapes decode to one character (or nothing, for a whitespace escape); a
+/// multi-line string also drops its closing line's indentation from every line and writes
+/// `\r\n` as `\n`. `None` when the two do not line up.
+fn align(body: &str, value: &str, multi_line: bool) -> Option<Vec<(u32, u32)>> {
+    let dedent = if multi_line {
+        let close = body.rfind("\"\"\"")?;
+        let line_start = body[..close].rfind('\n').map_or(0, |newline| newline + 1);
+        close - line_start
+    } else {
+        0
+    };
+    let mut shifts = Vec::new();
+    let mut shift = |value_at: usize, body_at: usize| {
+        let pair = (u32::try_from(value_at).ok()?, u32::try_from(body_at).ok()?);
+        if shifts.last().is_some_and(|&(v, _)| v == pair.0) {
+            shifts.pop();
+        }
+        shifts.push(pair);
+        Some(())
+    };
+    let (mut v, mut b) = (0, 0);
+    let mut line_start = multi_line;
+    while v < value.len() {
+        if line_start {
+            let indent = body[b..]
+                .bytes()
+                .take(dedent)
+                .take_while(|&byte| byte == b' ' || byte == b'\t')
+                .count();
+            if indent > 0 {
+                b += indent;
+                shift(v, b)?;
+            }
+            line_start = false;
+        }
+        let expected = value[v..].chars().next()?;
+        let found = body[b..].chars().next()?;
+        if found == expected {
+            v += expected.len_utf8();
+            b += found.len_utf8();
+            line_start = multi_line && expected == '\n';
+            continue;
+        }
+        if multi_line && found == '\r' && expected == '\n' && body[b..].starts_with("\r\n") {
+            v += 1;
+            b += 2;
+            shift(v, b)?;
+            line_start = true;
+            continue;
+        }
+        if found != '\\' {
+            return None;
+        }
+        let (decoded, length) = escape(&body[b..])?;
+        match decoded {
+            Some(ch) if ch == expected => {
+                shift(v, b)?;
+                v += ch.len_utf8();
+                b += length;
+                shift(v, b)?;
+            }
+            None => {
+                b += length;
+                shift(v, b)?;
+            }
+            Some(_) => return None,
+        }
+    }
+    Some(shifts)
+}
+
+/// The character an escape at the start of `text` stands for (`None` for a whitespace
+/// escape, which stands for nothing) and its length in bytes.
+fn escape(text: &str) -> Option<(Option<char>, usize)> {
+    let rest = text.strip_prefix('\\')?;
+    let simple = match rest.bytes().next()? {
+        b'n' => Some('\n'),
+        b'r' => Some('\r'),
+        b't' => Some('\t'),
+        b'\\' => Some('\\'),
+        b'"' => Some('"'),
+        b'b' => Some('\u{8}'),
+        b'f' => Some('\u{C}'),
+        b's' => Some(' '),
+        _ => None,
+    };
+    if let Some(ch) = simple {
+        return Some((Some(ch), 2));
+    }
+    if let Some(hex) = rest.strip_prefix("u{") {
+        let close = hex.find('}')?;
+        let ch = char::from_u32(u32::from_str_radix(&hex[..close], 16).ok()?)?;
+        return Some((Some(ch), 2 + 1 + close + 1));
+    }
+    let blank = rest
+        .chars()
+        .take_while(|ch| ch.is_whitespace())
+        .map(char::len_utf8)
+        .sum::<usize>();
+    (blank > 0).then_some((None, 1 + blank))
 }
 
 #[cfg(test)]
@@ -55,9 +170,39 @@ mod tests {
         assert_eq!((bare.offset, bare.exact), (0, true));
         let escaped = at("\"a\\nb\"", "a\nb");
         assert!(!escaped.exact);
-        assert_eq!(escaped.span_of(0..1).range(), 0..6);
+        assert_eq!(escaped.span_of(0..1).range(), 1..2);
+        assert_eq!(escaped.span_of(1..2).range(), 2..4, "the escape as written");
+        assert_eq!(escaped.span_of(2..3).range(), 4..5);
         let multi = at("\"\"\"\n  x\n  \"\"\"", "x");
         assert_eq!(multi.offset, 4);
         assert!(!multi.exact);
+        assert_eq!(multi.span_of(0..1).range(), 6..7);
+    }
+
+    #[test]
+    fn escapes_and_dedent_keep_template_spans_on_the_text() {
+        let text = "\"Say \\\"hi\\\" to {{ state.x }}\"";
+        let value = "Say \"hi\" to {{ state.x }}";
+        let quoted = at(text, value);
+        let start = value.find("state").unwrap();
+        let span = quoted.span_of(start..start + 7);
+        assert_eq!(&text[span.range()], "state.x");
+
+        let text =
+            "\"\"\"\r\n    one \\u{2603}\r\n      {{ state.y }} \\\n      more\r\n    \"\"\"";
+        let value = "one \u{2603}\n  {{ state.y }} more";
+        let multi = at(text, value);
+        let start = value.find("state").unwrap();
+        let span = multi.span_of(start..start + 7);
+        assert_eq!(&text[span.range()], "state.y");
+        let more = value.find("more").unwrap();
+        assert_eq!(&text[multi.span_of(more..more + 4).range()], "more");
+    }
+
+    #[test]
+    fn text_that_does_not_line_up_points_at_the_literal() {
+        let odd = at("\"abc\"", "xyz");
+        assert!(odd.shifts.is_none());
+        assert_eq!(odd.span_of(0..1).range(), 0..5);
     }
 }

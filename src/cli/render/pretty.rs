@@ -107,10 +107,10 @@ impl SourceCode for CharColumns {
             .read_span(span, context_lines_before, context_lines_after)?;
         let start = contents.span().offset().min(self.text.len());
         let line_start = self.text[..start].rfind('\n').map_or(0, |at| at + 1);
-        let column = self
-            .text
-            .get(line_start..start)
-            .map_or(0, |before| before.chars().count());
+        let column = self.text.get(line_start..start).map_or(0, |before| {
+            // A byte-order mark takes no column, as in every other output.
+            before.chars().count() - usize::from(before.starts_with('\u{feff}'))
+        });
         Ok(Box::new(
             MietteSpanContents::new_named(
                 self.name.clone(),

@@ -75,11 +75,12 @@ pub(super) async fn execute(
                 .map(|(key, value)| json!({"key": key, "value": value}))
                 .collect(),
             other => {
+                let mut found = other.to_string();
+                if found.chars().count() > 60 {
+                    found = found.chars().take(57).chain("...".chars()).collect();
+                }
                 return Err(NodeError::fatal(format!(
-                    "`{id}`: `for-each` needs a list, found {}",
-                    crate::runtime::state::coerce(&crate::ir::ValueType::Array, other)
-                        .err()
-                        .unwrap_or_default()
+                    "`{id}`: `for-each` needs a list (or an object), found `{found}`"
                 )));
             }
         };

@@ -318,6 +318,7 @@ mod tests {
             span: Span::new(SourceId(0), 0, 0),
             exact: false,
             offset: 0,
+            shifts: None,
         }
     }
 

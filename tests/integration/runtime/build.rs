@@ -21,6 +21,7 @@ pub(crate) fn t(source: &str) -> Template {
         span: span(),
         exact: false,
         offset: 0,
+        shifts: None,
     }
 }
 

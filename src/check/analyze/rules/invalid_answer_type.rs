@@ -185,7 +185,7 @@ fn check_output_types(facts: &Facts<'_>, wait: &Wait, id: &str, out: &mut Vec<Di
                     parsed(&choice.value.value)
                         .is_none_or(|value| value::coerce(ty, value).is_err())
                 })
-                .map(|choice| format!("choice `{}` is not {}", choice.value.value, article(ty)))
+                .map(|choice| format!("choice `{}` is not {}", choice.value.value, ty.article()))
         } else {
             let from = match output.parse {
                 ParseMode::Text => value::answer_value_type(&wait.answer),
@@ -199,8 +199,8 @@ fn check_output_types(facts: &Facts<'_>, wait: &Wait, id: &str, out: &mut Vec<Di
                 .map(|from| {
                     format!(
                         "a `{kind}` answer is {}, not always {}",
-                        article(&from),
-                        article(ty)
+                        from.article(),
+                        ty.article()
                     )
                 })
         };
@@ -219,23 +219,11 @@ fn check_output_types(facts: &Facts<'_>, wait: &Wait, id: &str, out: &mut Vec<Di
                 .with_label(field.name.span, format!("declared `{}` here", ty.name()))
                 .help(format!(
                     "give the wait an answer type whose values are {} (`answer=\"{}\"`), or change the field's type",
-                    article(ty),
+                    ty.article(),
                     suggested_answer(ty)
                 )),
             );
         }
-    }
-}
-
-fn article(ty: &ValueType) -> &'static str {
-    match ty {
-        ValueType::String => "a string",
-        ValueType::Integer => "an integer",
-        ValueType::Number => "a number",
-        ValueType::Boolean => "a boolean",
-        ValueType::Array => "an array",
-        ValueType::Object => "an object",
-        ValueType::Any | ValueType::Schema(_) => "a value",
     }
 }
 

@@ -14,6 +14,7 @@ pub(super) mod subgraph_input_mismatch;
 pub(super) mod subgraph_output_mismatch;
 pub(super) mod tainted_command;
 pub(super) mod template_syntax;
+pub(super) mod type_mismatch;
 pub(super) mod unbounded_append;
 pub(super) mod undeclared_env;
 pub(super) mod undeclared_variable;

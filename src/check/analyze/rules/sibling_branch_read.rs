@@ -1,12 +1,14 @@
-//! `sibling-branch-read`: a `parallel` branch reads the output of a node in another branch.
+//! `sibling-branch-read`: a `parallel` branch reads what a node in another branch writes.
 //!
 //! ## What it does
 //! Branches of a `parallel` run at the same time. This rule reports a template in one
-//! branch that reads `outputs.<id>` of a node in a sibling branch of the same parallel.
+//! branch that reads `outputs.<id>` of a node in a sibling branch of the same parallel, or
+//! a state field (`state.<field>`) that a sibling branch writes.
 //!
 //! ## Why is this bad?
-//! Whether the sibling has finished is a race: the read is empty on some runs and not on
-//! others.
+//! Whether the sibling has finished is a race, and a branch works on the state as it was
+//! when the parallel began: the read never sees the sibling's write, however the race
+//! goes.
 //!
 //! ## Example
 //! ```kdl
@@ -25,7 +27,7 @@
 use std::collections::HashSet;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::NodeKind;
+use crate::ir::{NodeIdx, NodeKind};
 
 use super::super::driver::Facts;
 
@@ -34,7 +36,14 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let workflow = facts.workflow;
     for site in &facts.model.sites {
         let mut seen = HashSet::new();
+        let mut seen_fields = HashSet::new();
         for read in site.reads() {
+            if let ("state", Some(field)) = (read.root(), read.member())
+                && seen_fields.insert(field)
+                && let Some(diagnostic) = state_read(facts, site.node, field, read.span)
+            {
+                out.push(diagnostic);
+            }
             let ("outputs", Some(id)) = (read.root(), read.member()) else {
                 continue;
             };
@@ -80,11 +89,60 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// A read of `state.<field>` at `node` that a node in a sibling branch writes.
+fn state_read(
+    facts: &Facts<'_>,
+    node: NodeIdx,
+    field: &str,
+    span: crate::source::Span,
+) -> Option<Diagnostic> {
+    let workflow = facts.workflow;
+    let (writer, parallel, mine, theirs) = (0..workflow.nodes.len()).find_map(|index| {
+        let writer = NodeIdx(u32::try_from(index).ok()?);
+        let writes = facts.model.writes(writer);
+        if !writes.iter().any(|write| write.field.value == field) {
+            return None;
+        }
+        let (parallel, mine, theirs) = facts.model.sibling_branches(node, writer)?;
+        Some((writer, parallel, mine, theirs))
+    })?;
+    let NodeKind::Parallel(par) = &workflow.node(parallel).kind else {
+        return None;
+    };
+    let branch = |index: usize| {
+        par.branches
+            .get(index)
+            .map_or(String::new(), |branch| branch.name.value.clone())
+    };
+    let parallel_id = &workflow.node(parallel).id.value;
+    Some(
+        Diagnostic::new(
+            Code::SiblingBranchRead,
+            span,
+            format!(
+                "branch `{}` of `{parallel_id}` reads `state.{field}`, which sibling branch `{}` writes",
+                branch(mine),
+                branch(theirs)
+            ),
+        )
+        .label(format!(
+            "the value from before `{parallel_id}` began: a branch never sees a sibling's writes"
+        ))
+        .with_label(
+            workflow.node(writer).id.span,
+            format!("writes `{field}`, concurrently, in branch `{}`", branch(theirs)),
+        )
+        .help(format!(
+            "read it after `{parallel_id}` ends, or put both steps in one branch"
+        )),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use crate::check::analyze::testing::{Builder, messages, run};
     use crate::diagnostic::Code;
-    use crate::ir::Strategy;
+    use crate::ir::{Strategy, ValueType};
 
     #[test]
     fn reports_reads_across_branches_not_within_or_after() {
@@ -107,5 +165,27 @@ mod tests {
             ]
         );
         assert!(messages(&found, Code::PossiblyUnset).is_empty());
+    }
+
+    #[test]
+    fn reports_state_a_sibling_branch_writes() {
+        let mut b = Builder::new();
+        b.field("notes", ValueType::String, Some(serde_json::json!("")));
+        b.parallel("checks", Strategy::All, None, |b| {
+            b.branch("writer", |b| {
+                b.agent_to("write", "x", "notes");
+                b.agent("own", "{{ state.notes }}");
+            });
+            b.branch("reader", |b| {
+                b.agent("read", "{{ state.notes }} and {{ state.notes }}");
+            });
+        });
+        b.agent("after", "{{ state.notes }}");
+        assert_eq!(
+            messages(&run(&b.finish()), Code::SiblingBranchRead),
+            [
+                "branch `reader` of `checks` reads `state.notes`, which sibling branch `writer` writes"
+            ]
+        );
     }
 }
