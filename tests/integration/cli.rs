@@ -381,3 +381,25 @@ fn terminal_and_json_columns_agree_after_multibyte_text() {
     assert_eq!(undefined["column"], 35);
     assert!(pretty.contains("wide.kdl:3:35]"), "{pretty}");
 }
+
+/// A label in another file than its diagnostic's (the callee's declaration of a subgraph
+/// input) is drawn with that file, not dropped.
+#[test]
+fn the_terminal_draws_labels_in_other_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(
+        dir.path(),
+        "callee.kdl",
+        "workflow \"callee\" {\n    input \"count\" type=\"integer\" default=1\n    state { field \"n\" type=\"integer\" default=0; }\n    set \"n\" expr=\"input.count\"\n}\n",
+    );
+    let path = write(
+        dir.path(),
+        "caller.kdl",
+        "workflow \"caller\" {\n    subgraph \"call\" workflow=\"callee.kdl\" {\n        input \"count\" \"lots\"\n    }\n}\n",
+    );
+    let output = atomic().arg("check").arg(&path).output().expect("runs");
+    let pretty = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(pretty.contains("caller.kdl:3:23]"), "{pretty}");
+    assert!(pretty.contains("callee.kdl:2:11]"), "{pretty}");
+    assert!(pretty.contains("declared `integer` here"), "{pretty}");
+}

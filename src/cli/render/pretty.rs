@@ -75,16 +75,67 @@ pub fn summary(diagnostics: &[Diagnostic], files: usize) -> String {
 struct Report<'a> {
     diagnostic: &'a Diagnostic,
     source: CharColumns,
+    /// Labels in other files, each drawn as a note with its own file after the report
+    /// (miette draws one file per report).
+    elsewhere: Vec<Elsewhere>,
 }
 
 impl<'a> Report<'a> {
     fn new(sources: &Sources, diagnostic: &'a Diagnostic) -> Self {
-        let file = sources.get(diagnostic.span.source);
-        let source = CharColumns {
-            name: file.path.display().to_string(),
-            text: file.text.clone(),
-        };
-        Self { diagnostic, source }
+        let elsewhere = diagnostic
+            .labels
+            .iter()
+            .filter(|label| label.span.source != diagnostic.span.source)
+            .map(|label| Elsewhere {
+                message: label.message.clone(),
+                span: label.span,
+                source: CharColumns::of(sources, label.span.source),
+            })
+            .collect();
+        Self {
+            diagnostic,
+            source: CharColumns::of(sources, diagnostic.span.source),
+            elsewhere,
+        }
+    }
+}
+
+/// A label in another file than its diagnostic's.
+struct Elsewhere {
+    message: String,
+    span: crate::source::Span,
+    source: CharColumns,
+}
+
+impl fmt::Debug for Elsewhere {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Elsewhere")
+            .field("message", &self.message)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Display for Elsewhere {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Elsewhere {}
+
+impl miette::Diagnostic for Elsewhere {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(miette::Severity::Advice)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        Some(Box::new(std::iter::once(
+            LabeledSpan::new_primary_with_span(None, self.span),
+        )))
     }
 }
 
@@ -93,6 +144,16 @@ impl<'a> Report<'a> {
 struct CharColumns {
     name: String,
     text: String,
+}
+
+impl CharColumns {
+    fn of(sources: &Sources, id: crate::source::SourceId) -> Self {
+        let file = sources.get(id);
+        Self {
+            name: file.path.display().to_string(),
+            text: file.text.clone(),
+        }
+    }
 }
 
 impl SourceCode for CharColumns {
@@ -165,10 +226,21 @@ impl miette::Diagnostic for Report<'_> {
         Some(&self.source)
     }
 
+    fn related<'b>(&'b self) -> Option<Box<dyn Iterator<Item = &'b dyn miette::Diagnostic> + 'b>> {
+        if self.elsewhere.is_empty() {
+            return None;
+        }
+        Some(Box::new(
+            self.elsewhere
+                .iter()
+                .map(|label| label as &dyn miette::Diagnostic),
+        ))
+    }
+
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let primary =
             LabeledSpan::new_primary_with_span(self.diagnostic.label.clone(), self.diagnostic.span);
-        // miette draws one file per report; labels elsewhere are listed in `related`.
+        // miette draws one file per report; labels elsewhere are drawn by `related`.
         let secondary = self
             .diagnostic
             .labels

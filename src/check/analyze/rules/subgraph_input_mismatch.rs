@@ -85,7 +85,7 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         input.name.span,
                         format!("declared `{}` here", input.ty.name()),
                     )
-                    .help(format!("pass a `{}` value", input.ty.name())),
+                    .help(format!("pass {}", input.ty.article())),
                 );
             }
         }
