@@ -140,6 +140,9 @@ pub fn compile(
         }
     }
     diagnostics.extend(problems);
+    for fix in diagnostics.iter_mut().filter_map(|d| d.fix.as_mut()) {
+        fix.settle(sources);
+    }
     diagnostics.sort_by_key(|d| (d.span, d.code));
     diagnostics.dedup();
     Compiled {

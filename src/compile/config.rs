@@ -133,6 +133,13 @@ impl Config {
                 .maybe_help(
                     crate::diagnostic::did_you_mean(code_name, names)
                         .map(|near| format!("did you mean `{near}`?")),
+                )
+                .maybe_replace_with(
+                    crate::diagnostic::did_you_mean(
+                        code_name,
+                        Code::ALL.iter().map(|code| code.name()),
+                    )
+                    .map(str::to_owned),
                 ),
             );
             return;

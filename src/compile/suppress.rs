@@ -63,6 +63,13 @@ pub(super) fn read(
                         .maybe_help(
                             crate::diagnostic::did_you_mean(name, names)
                                 .map(|near| format!("did you mean `{near}`?")),
+                        )
+                        .maybe_replace_with(
+                            crate::diagnostic::did_you_mean(
+                                name,
+                                Code::ALL.iter().map(|code| code.name()),
+                            )
+                            .map(str::to_owned),
                         ),
                     );
                 }

@@ -4,10 +4,12 @@
 //! everything they found, so one run reports every problem.
 
 mod code;
+mod fix;
 mod suggest;
 mod unreadable;
 
 pub use code::{Code, Severity};
+pub use fix::{Edit, Fix};
 pub use suggest::{did_you_mean, expected_one_of};
 
 use serde::Serialize;
@@ -40,6 +42,9 @@ pub struct Diagnostic {
     pub labels: Vec<Label>,
     /// What to do about it.
     pub help: Option<String>,
+    /// The repair, when there is an obvious one (a misspelt name's closest match); boxed,
+    /// as most diagnostics have none.
+    pub fix: Option<Box<Fix>>,
 }
 
 impl Diagnostic {
@@ -66,6 +71,7 @@ impl Diagnostic {
             label: None,
             labels: Vec::new(),
             help: None,
+            fix: None,
         }
     }
 
@@ -91,6 +97,39 @@ impl Diagnostic {
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
+    }
+
+    /// Proposes replacing the name at the diagnostic's span with `name` (a "did you mean"
+    /// suggestion, as data).
+    #[must_use]
+    pub fn replace_with(mut self, name: impl Into<String>) -> Self {
+        self.fix = Some(Box::new(Fix::rename(self.span, name)));
+        self
+    }
+
+    /// Like [`Diagnostic::replace_with`], when there is a suggestion.
+    #[must_use]
+    pub fn maybe_replace_with(self, name: Option<String>) -> Self {
+        match name {
+            Some(name) => self.replace_with(name),
+            None => self,
+        }
+    }
+
+    /// Sets the repair.
+    #[must_use]
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(Box::new(fix));
+        self
+    }
+
+    /// Sets the repair, when there is one.
+    #[must_use]
+    pub fn maybe_fix(self, fix: Option<Fix>) -> Self {
+        match fix {
+            Some(fix) => self.with_fix(fix),
+            None => self,
+        }
     }
 
     /// Sets the help text if there is one.

@@ -198,3 +198,64 @@ fn thousand_deep_nesting_is_reported_not_a_crash() {
         .expect("atomic check");
     assert_eq!(output.status.code(), Some(1), "{output:?}");
 }
+
+/// Every repair a diagnostic carries does what it says: applied to the text, it removes
+/// that diagnostic and breaks nothing else (no new syntax error). Over the corpus and every
+/// error fixture, so each rule that proposes a fix is exercised.
+#[test]
+fn every_fix_repairs_its_diagnostic() {
+    let (mut files, _) = corpus();
+    files.extend(support::kdl_files(&support::fixture("check/err")));
+    let mut applied = 0;
+    let mut failures = String::new();
+    for path in &files {
+        let (sources, compiled) = support::compile_file(path);
+        let text = &sources.get(compiled.file).text;
+        for diagnostic in &compiled.diagnostics {
+            let Some(fix) = &diagnostic.fix else {
+                continue;
+            };
+            if fix
+                .edits
+                .iter()
+                .any(|edit| edit.span.source != compiled.file)
+            {
+                continue;
+            }
+            let mut edits: Vec<_> = fix.edits.iter().collect();
+            edits.sort_by_key(|edit| std::cmp::Reverse(edit.span.start));
+            let mut fixed = text.clone();
+            for edit in edits {
+                fixed.replace_range(edit.span.range(), &edit.replacement);
+            }
+            let relative = path.strip_prefix(support::root()).unwrap_or(path);
+            let (after_sources, after) = support::compile_text(relative, &fixed);
+            let still = after
+                .diagnostics
+                .iter()
+                .any(|d| d.code == diagnostic.code && d.message == diagnostic.message);
+            let broke = after
+                .diagnostics
+                .iter()
+                .any(|d| d.code.group() == "syntax" && d.is_error())
+                && !compiled
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.code.group() == "syntax" && d.is_error());
+            if still || broke {
+                let _ = writeln!(
+                    failures,
+                    "{}: `{}` ({}) did not repair `{}`:\n{fixed}\n{}",
+                    path.display(),
+                    fix.title,
+                    diagnostic.code,
+                    diagnostic.message,
+                    support::render(&after_sources, &after)
+                );
+            }
+            applied += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{failures}");
+    assert!(applied >= 15, "only {applied} fixes were tried");
+}

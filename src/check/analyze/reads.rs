@@ -58,6 +58,13 @@ impl Read {
         self.path.split('.').nth(1)
     }
 
+    /// Where [`Read::head`] is written, when this read is located exactly (a fix replaces
+    /// only the misspelt part: `state.sumary.count` keeps `.count`).
+    #[must_use]
+    pub fn head_span(&self) -> Option<Span> {
+        (self.span.len() == self.path.len()).then(|| self.span.slice(0..self.head().len()))
+    }
+
     /// The root and member, `state.findings` in `state.findings.count` (the path itself when
     /// it has fewer than two segments).
     #[must_use]

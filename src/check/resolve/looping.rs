@@ -4,7 +4,7 @@ use super::ids::IdAllocator;
 use super::resolver::Resolver;
 use super::statement::resolve_block;
 use crate::check::structure::Checked;
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Code, Diagnostic, Fix};
 use crate::ir::{Loop, NodeIdx};
 
 /// The loop's condition, bound and body.
@@ -38,7 +38,8 @@ pub(super) fn resolve_loop(
                 "`loop` has no `max`",
             )
             .label("unbounded loop")
-            .help("every loop must be bounded: add `max=N`, the most iterations it may run"),
+            .help("every loop must be bounded: add `max=N`, the most iterations it may run")
+            .with_fix(add_max(checked)),
         );
     }
     let body = resolve_block(r, ids, checked, Some(idx));
@@ -62,6 +63,17 @@ pub(super) fn empty_block(checked: &Checked<'_>, what: &str) -> Diagnostic {
     )
     .label(format!("empty `{what}`"))
     .help("add statements to its block, or remove it")
+}
+
+/// ` max=10` after the loop's last argument or property.
+fn add_max(checked: &Checked<'_>) -> Fix {
+    let node = checked.node;
+    let last = node
+        .entries
+        .last()
+        .map_or(node.name.span, |entry| entry.span);
+    let end = last.slice(last.len()..last.len());
+    Fix::edit("Add `max=10`", end, " max=10")
 }
 
 #[cfg(test)]

@@ -110,6 +110,7 @@ fn undefined_node(target: &Spanned<String>, candidates: &[&str], otherwise: &str
             None => otherwise.to_owned(),
         },
     )
+    .maybe_replace_with(did_you_mean(&target.value, candidates.iter().copied()).map(str::to_owned))
 }
 
 /// Stores a resolved jump on the route (or `on-error`) whose target is at `span`.
@@ -311,7 +312,10 @@ fn check_fields(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
             .help(match did_you_mean(&field.value, fields.iter().copied()) {
                 Some(near) => format!("did you mean `{near}`? or {declare}"),
                 None => declare,
-            }),
+            })
+            .maybe_replace_with(
+                did_you_mean(&field.value, fields.iter().copied()).map(str::to_owned),
+            ),
         );
     }
 }
@@ -346,7 +350,10 @@ fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
                 Some(near) => format!("did you mean `{near}`?"),
                 None if names.is_empty() => declare,
                 None => format!("{declare}; declared: {}", expected_one_of(&names)),
-            }),
+            })
+            .maybe_replace_with(
+                did_you_mean(&provider.value, names.iter().copied()).map(str::to_owned),
+            ),
         );
     }
 }

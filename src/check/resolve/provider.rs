@@ -74,7 +74,10 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
             .help(match did_you_mean(&adapter.value, names.iter().copied()) {
                 Some(near) => format!("did you mean `{near}`? {expected}"),
                 None => expected,
-            }),
+            })
+            .maybe_replace_with(
+                did_you_mean(&adapter.value, names.iter().copied()).map(str::to_owned),
+            ),
         );
         return;
     }

@@ -101,7 +101,8 @@ pub(crate) fn split_document(
             .help(match near {
                 Some(_) => "did you mean `workflow`?".to_owned(),
                 None => "a workflow file holds one `workflow \"<name>\" { … }` node".to_owned(),
-            }),
+            })
+            .maybe_replace_with(near.map(str::to_owned)),
         );
         return None;
     };

@@ -207,7 +207,9 @@ fn unknown_property(grammar: &Grammar, spec: &NodeSpec, entry: &Entry) -> Diagno
             key.value, key.value, spec.name
         ));
     }
-    diagnostic.help(suggest(&key.value, &names, "properties"))
+    diagnostic
+        .help(suggest(&key.value, &names, "properties"))
+        .maybe_replace_with(did_you_mean(&key.value, names.iter().copied()).map(str::to_owned))
 }
 
 fn check_children<'a>(
@@ -354,7 +356,9 @@ fn unknown_child(grammar: &Grammar, spec: &NodeSpec, child: &Node) -> Diagnostic
             expect_list(&names)
         ));
     }
-    diagnostic.help(suggest(name, &names, "children"))
+    diagnostic
+        .help(suggest(name, &names, "children"))
+        .maybe_replace_with(did_you_mean(name, names.iter().copied()).map(str::to_owned))
 }
 
 /// "did you mean `x`? expected one of …" or "expected one of …".

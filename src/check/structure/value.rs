@@ -130,7 +130,8 @@ fn string(expect: &Expect<'_>, text: &str, span: crate::source::Span) -> Option<
                     .help(match suggestion {
                         Some(near) => format!("did you mean `{near}`? {expected}"),
                         None => expected,
-                    }),
+                    })
+                    .maybe_replace_with(suggestion.map(str::to_owned)),
             )
         }
         _ => None,

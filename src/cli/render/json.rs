@@ -16,6 +16,22 @@ struct JsonDiagnostic<'a> {
     label: Option<&'a str>,
     labels: Vec<JsonLabel<'a>>,
     help: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<JsonFix<'a>>,
+}
+
+/// A repair: replace each edit's place with its `replacement`.
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    title: &'a str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    replacement: &'a str,
+    #[serde(flatten)]
+    location: Location,
 }
 
 #[derive(Serialize)]
@@ -45,6 +61,17 @@ pub fn render(sources: &Sources, diagnostics: &[Diagnostic]) -> String {
                 })
                 .collect(),
             help: diagnostic.help.as_deref(),
+            fix: diagnostic.fix.as_ref().map(|fix| JsonFix {
+                title: &fix.title,
+                edits: fix
+                    .edits
+                    .iter()
+                    .map(|edit| JsonEdit {
+                        replacement: &edit.replacement,
+                        location: locate(sources, edit.span),
+                    })
+                    .collect(),
+            }),
         })
         .collect();
     let mut text = serde_json::to_string_pretty(&items).expect("diagnostics serialise to JSON");

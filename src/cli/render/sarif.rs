@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::locate;
-use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::diagnostic::{Code, Diagnostic, Fix, Severity};
 use crate::source::{Sources, Span};
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -43,14 +43,18 @@ pub fn render(sources: &Sources, diagnostics: &[Diagnostic]) -> String {
                     location
                 })
                 .collect();
-            json!({
+            let mut result = json!({
                 "ruleId": diagnostic.code.qualified(),
                 "ruleIndex": Code::ALL.iter().position(|code| *code == diagnostic.code),
                 "level": level(diagnostic.severity),
                 "message": { "text": text },
                 "locations": [physical(sources, diagnostic.span)],
                 "relatedLocations": related,
-            })
+            });
+            if let Some(fix) = &diagnostic.fix {
+                result["fixes"] = json!([fix_object(sources, fix)]);
+            }
+            result
         })
         .collect();
     let log = json!({
@@ -77,15 +81,53 @@ fn physical(sources: &Sources, span: Span) -> Value {
     json!({
         "physicalLocation": {
             "artifactLocation": { "uri": location.file.replace('\\', "/") },
-            "region": {
-                "startLine": location.line,
-                "startColumn": location.column,
-                "endLine": location.end_line,
-                "endColumn": location.end_column,
-                "charOffset": location.start,
-                "charLength": location.end - location.start,
-            },
+            "region": region(sources, span),
         },
+    })
+}
+
+/// A region in the run's `columnKind` (Unicode code points), offsets included.
+fn region(sources: &Sources, span: Span) -> Value {
+    let location = locate(sources, span);
+    let text = &sources.get(span.source).text;
+    let chars = |offset: u32| {
+        text.get(..offset as usize)
+            .map_or(0, |before| before.chars().count())
+    };
+    let start = chars(span.start);
+    json!({
+        "startLine": location.line,
+        "startColumn": location.column,
+        "endLine": location.end_line,
+        "endColumn": location.end_column,
+        "charOffset": start,
+        "charLength": chars(span.end) - start,
+    })
+}
+
+/// A SARIF `fix`: the repair's edits grouped by file.
+fn fix_object(sources: &Sources, fix: &Fix) -> Value {
+    let mut changes: Vec<(String, Vec<Value>)> = Vec::new();
+    for edit in &fix.edits {
+        let uri = locate(sources, edit.span).file.replace('\\', "/");
+        let replacement = json!({
+            "deletedRegion": region(sources, edit.span),
+            "insertedContent": { "text": edit.replacement },
+        });
+        match changes.iter_mut().find(|(file, _)| *file == uri) {
+            Some((_, replacements)) => replacements.push(replacement),
+            None => changes.push((uri, vec![replacement])),
+        }
+    }
+    json!({
+        "description": { "text": fix.title },
+        "artifactChanges": changes
+            .into_iter()
+            .map(|(uri, replacements)| json!({
+                "artifactLocation": { "uri": uri },
+                "replacements": replacements,
+            }))
+            .collect::<Vec<_>>(),
     })
 }
 

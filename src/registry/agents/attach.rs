@@ -102,7 +102,8 @@ fn unknown_prefix(used: &Spanned<String>, prefix: &str, name: &str) -> Diagnosti
         .iter()
         .map(|kind| kind.prefix())
         .collect();
-    let help = match did_you_mean(prefix, prefixes.iter().copied()) {
+    let near = did_you_mean(prefix, prefixes.iter().copied());
+    let help = match near {
         Some(near) => format!("did you mean `{near}:{name}`?"),
         None => format!(
             "write {} before the name, or no prefix to name an agent node",
@@ -116,6 +117,7 @@ fn unknown_prefix(used: &Spanned<String>, prefix: &str, name: &str) -> Diagnosti
     )
     .label("not `agent:`, `skill:` or `command:`")
     .help(help)
+    .maybe_replace_with(near.map(|near| format!("{near}:{name}")))
 }
 
 fn unknown_definition(
@@ -125,7 +127,8 @@ fn unknown_definition(
     name: &str,
 ) -> Diagnostic {
     let prefix = kind.prefix();
-    let help = match did_you_mean(name, catalog.names(kind)) {
+    let near = did_you_mean(name, catalog.names(kind));
+    let help = match near {
         Some(near) => format!("did you mean `{prefix}:{near}`?"),
         None => format!(
             "define it in {}, in the project or under your home directory",
@@ -146,6 +149,7 @@ fn unknown_definition(
     )
     .label(format!("unknown {prefix}"))
     .help(help)
+    .maybe_replace_with(near.map(|near| format!("{prefix}:{near}")))
 }
 
 #[cfg(test)]

@@ -54,7 +54,8 @@ fn check_tool(facts: &Facts<'_>, id: &Spanned<String>, tool: &Tool, out: &mut Ve
             continue;
         }
         let names = custom.arguments.iter().map(|a| a.name.value.as_str());
-        let help = match did_you_mean(&arg.value, names) {
+        let near = did_you_mean(&arg.value, names);
+        let help = match near {
             Some(near) => format!("did you mean `{near}`?"),
             None if custom.arguments.is_empty() => {
                 format!(
@@ -74,7 +75,8 @@ fn check_tool(facts: &Facts<'_>, id: &Spanned<String>, tool: &Tool, out: &mut Ve
                 ),
             )
             .label("unknown argument")
-            .help(help),
+            .help(help)
+            .maybe_replace_with(near.map(str::to_owned)),
         );
     }
     for argument in custom.arguments.iter().filter(|a| a.required) {
@@ -133,7 +135,8 @@ fn find<'t>(facts: &Facts<'t>, name: &Spanned<String>) -> Option<&'t CustomTool>
 
 fn undefined(facts: &Facts<'_>, name: &Spanned<String>, message: String) -> Diagnostic {
     let names = facts.tools.iter().map(|tool| tool.name.value.as_str());
-    let help = match did_you_mean(&name.value, names) {
+    let near = did_you_mean(&name.value, names);
+    let help = match near {
         Some(near) => format!("did you mean `{near}`?"),
         None => format!(
             "declare it in `.atomic/tools/{}.kdl`: `tool \"{}\" description=\"…\" {{ command \"program\"; }}`",
@@ -143,6 +146,7 @@ fn undefined(facts: &Facts<'_>, name: &Spanned<String>, message: String) -> Diag
     Diagnostic::new(Code::UndefinedTool, name.span, message)
         .label("not declared in `.atomic/tools/`")
         .help(help)
+        .maybe_replace_with(near.map(str::to_owned))
 }
 
 /// "`a`, `b` (optional)…" for a help.

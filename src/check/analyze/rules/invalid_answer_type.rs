@@ -106,7 +106,8 @@ fn check_auto_approve(
             .iter()
             .map(|choice| choice.value.value.as_str())
             .collect();
-        let help = match did_you_mean(&answer.value, values.iter().copied()) {
+        let near = did_you_mean(&answer.value, values.iter().copied());
+        let help = match near {
             Some(near) => format!("did you mean `{near}`?"),
             None => format!("answer with {}", expected_one_of(&values)),
         };
@@ -120,7 +121,8 @@ fn check_auto_approve(
                 ),
             )
             .label("not one of the choices")
-            .help(help),
+            .help(help)
+            .maybe_replace_with(near.map(str::to_owned)),
         );
     } else if !valid_value(wait, &answer.value) {
         out.push(

@@ -41,7 +41,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         for (name, value) in &subgraph.inputs {
             let Some(input) = callee.input(&name.value) else {
                 let names = callee.inputs.iter().map(|input| input.name.value.as_str());
-                let help = match did_you_mean(&name.value, names) {
+                let near = did_you_mean(&name.value, names);
+                let help = match near {
                     Some(near) => format!("did you mean `{near}`?"),
                     None if callee.inputs.is_empty() => format!("`{callee_name}` takes no inputs"),
                     None => {
@@ -60,7 +61,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         format!("`{callee_name}` has no input `{}`", name.value),
                     )
                     .label("not an input of the called workflow")
-                    .help(help),
+                    .help(help)
+                    .maybe_replace_with(near.map(str::to_owned)),
                 );
                 continue;
             };

@@ -39,7 +39,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         for (caller_field, from) in &subgraph.outputs {
             let Some(source) = callee.field(&from.value) else {
                 let names = callee.state.iter().map(|field| field.name.value.as_str());
-                let help = match did_you_mean(&from.value, names) {
+                let near = did_you_mean(&from.value, names);
+                let help = match near {
                     Some(near) => format!("did you mean `{near}`?"),
                     None => format!("`from=` names a state field of `{callee_name}`"),
                 };
@@ -50,7 +51,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         format!("`{callee_name}` has no state field `{}`", from.value),
                     )
                     .label("not a field of the called workflow")
-                    .help(help),
+                    .help(help)
+                    .maybe_replace_with(near.map(str::to_owned)),
                 );
                 continue;
             };

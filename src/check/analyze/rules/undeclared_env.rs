@@ -21,7 +21,7 @@
 
 use std::collections::HashSet;
 
-use crate::diagnostic::{Code, Diagnostic, did_you_mean};
+use crate::diagnostic::{Code, Diagnostic, Fix, did_you_mean};
 
 use super::super::driver::Facts;
 
@@ -37,7 +37,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             if !seen.insert(name) || declared.iter().any(|env| env.value == name) {
                 continue;
             }
-            let help = match did_you_mean(name, declared.iter().map(|env| env.value.as_str())) {
+            let near = did_you_mean(name, declared.iter().map(|env| env.value.as_str()));
+            let help = match near {
                 Some(near) => format!("did you mean `env.{near}`?"),
                 None => format!("declare it in the workflow: `env \"{name}\"`"),
             };
@@ -48,7 +49,11 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                     format!("environment variable `{name}` is not declared"),
                 )
                 .label("read here")
-                .help(help),
+                .help(help)
+                .maybe_fix(
+                    near.zip(read.head_span())
+                        .map(|(near, span)| Fix::rename(span, format!("env.{near}"))),
+                ),
             );
         }
     }

@@ -25,7 +25,7 @@
 
 use std::collections::HashSet;
 
-use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
+use crate::diagnostic::{Code, Diagnostic, Fix, did_you_mean, expected_one_of};
 use crate::ir::NodeKind;
 
 use super::super::driver::Facts;
@@ -73,7 +73,8 @@ fn judge(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Option<Diagnostic> 
                 .inputs
                 .iter()
                 .map(|input| input.name.value.as_str());
-            let help = match did_you_mean(name, names) {
+            let near = did_you_mean(name, names);
+            let help = match near {
                 Some(near) => format!("did you mean `input.{near}`?"),
                 None => format!("declare it in the workflow: `input \"{name}\" type=\"string\"`"),
             };
@@ -82,7 +83,11 @@ fn judge(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Option<Diagnostic> 
                     format!("`input.{name}` is not a declared input"),
                     "no such input",
                 )
-                .help(help),
+                .help(help)
+                .maybe_fix(
+                    near.zip(read.head_span())
+                        .map(|(near, span)| Fix::rename(span, format!("input.{near}"))),
+                ),
             )
         }
         ("state", Some(name)) => {
@@ -94,7 +99,8 @@ fn judge(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Option<Diagnostic> 
                 return Some(needs_brackets(read, "state", &full));
             }
             let names = workflow.state.iter().map(|field| field.name.value.as_str());
-            let help = match did_you_mean(name, names) {
+            let near = did_you_mean(name, names);
+            let help = match near {
                 Some(near) => format!("did you mean `state.{near}`?"),
                 None => format!("declare it: `state {{ field \"{name}\" type=\"string\" }}`"),
             };
@@ -103,7 +109,11 @@ fn judge(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Option<Diagnostic> 
                     format!("`state.{name}` is not a declared state field"),
                     "no such field",
                 )
-                .help(help),
+                .help(help)
+                .maybe_fix(
+                    near.zip(read.head_span())
+                        .map(|(near, span)| Fix::rename(span, format!("state.{near}"))),
+                ),
             )
         }
         ("run", Some(name)) => {
@@ -114,7 +124,8 @@ fn judge(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Option<Diagnostic> 
                 .iter()
                 .map(|field| format!("run.{field}"))
                 .collect();
-            let help = match did_you_mean(name, RUN_FIELDS.iter().copied()) {
+            let near = did_you_mean(name, RUN_FIELDS.iter().copied());
+            let help = match near {
                 Some(near) => format!("did you mean `run.{near}`?"),
                 None => format!("`run` has {}", expected_one_of(&paths)),
             };
@@ -123,7 +134,11 @@ fn judge(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Option<Diagnostic> 
                     format!("`run.{name}` is not a run value"),
                     "no such run value",
                 )
-                .help(help),
+                .help(help)
+                .maybe_fix(
+                    near.zip(read.head_span())
+                        .map(|(near, span)| Fix::rename(span, format!("run.{near}"))),
+                ),
             )
         }
         ("error", _) if scope.recovery => None,
@@ -185,16 +200,19 @@ fn unknown_root(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Diagnostic {
         .label("not inside a for-each")
         .help("use `for-each=\"…\"` on a `parallel` to run a branch per item");
     }
-    let help = if workflow.field(root).is_some() {
-        format!("did you mean `state.{root}`?")
+    // The name written in a place that has it (`state.x` for a field `x`), or the
+    // closest root.
+    let mut roots_help = None;
+    let suggestion = if workflow.field(root).is_some() {
+        Some(format!("state.{root}"))
     } else if workflow.input(root).is_some() {
-        format!("did you mean `input.{root}`?")
+        Some(format!("input.{root}"))
     } else if facts
         .model
         .node(root)
         .is_some_and(|node| has_output(&workflow.node(node).kind))
     {
-        format!("did you mean `outputs.{root}`?")
+        Some(format!("outputs.{root}"))
     } else {
         let scope = facts.model.scope(site.node);
         let mut roots: Vec<&str> = ROOTS.to_vec();
@@ -205,18 +223,31 @@ fn unknown_root(facts: &Facts<'_>, site: &Site<'_>, read: &Read) -> Diagnostic {
         if scope.recovery {
             roots.push("error");
         }
-        match did_you_mean(root, roots.iter().copied()) {
-            Some(near) => format!("did you mean `{near}`?"),
-            None => format!("templates can read {}", expected_one_of(&roots)),
+        let near = did_you_mean(root, roots.iter().copied()).map(str::to_owned);
+        if near.is_none() {
+            roots_help = Some(format!("templates can read {}", expected_one_of(&roots)));
         }
+        near
     };
-    Diagnostic::new(
+    let help = match (&suggestion, roots_help) {
+        (Some(name), _) => format!("did you mean `{name}`?"),
+        (None, Some(help)) => help,
+        (None, None) => String::new(),
+    };
+    // Only the root is replaced: `summary.text` becomes `state.summary.text`.
+    let root_span = (read.span.len() == read.path.len() && read.path.starts_with(root))
+        .then(|| read.span.slice(0..root.len()));
+    let diagnostic = Diagnostic::new(
         Code::UndeclaredVariable,
         read.span,
         format!("undeclared variable `{root}`"),
     )
     .label("not an input, state field, output or run value")
-    .help(help)
+    .help(help);
+    match (suggestion, root_span) {
+        (Some(name), Some(span)) => diagnostic.with_fix(Fix::rename(span, name)),
+        _ => diagnostic,
+    }
 }
 
 #[cfg(test)]

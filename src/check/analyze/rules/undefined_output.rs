@@ -21,7 +21,7 @@
 
 use std::collections::HashSet;
 
-use crate::diagnostic::{Code, Diagnostic, did_you_mean};
+use crate::diagnostic::{Code, Diagnostic, Fix, did_you_mean};
 use crate::ir::NodeKind;
 
 use super::super::driver::Facts;
@@ -83,7 +83,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                         .iter()
                         .filter(|node| has_output(&node.kind))
                         .map(|node| node.id.value.as_str());
-                    let help = match did_you_mean(id, candidates) {
+                    let near = did_you_mean(id, candidates);
+                    let help = match near {
                         Some(near) => format!("did you mean `outputs.{near}`?"),
                         None => {
                             "`outputs.<id>` reads the result of the node with that id".to_owned()
@@ -96,7 +97,11 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                             format!("`outputs.{id}` names no node"),
                         )
                         .label(format!("no node `{id}`"))
-                        .help(help),
+                        .help(help)
+                        .maybe_fix(
+                            near.zip(read.head_span())
+                                .map(|(near, span)| Fix::rename(span, format!("outputs.{near}"))),
+                        ),
                     );
                 }
             }

@@ -70,7 +70,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                 Callee::Filter => "filter",
                 Callee::Test => "test",
             };
-            let help = match did_you_mean(&name, SUGGESTIONS.iter().copied()) {
+            let near = did_you_mean(&name, SUGGESTIONS.iter().copied());
+            let help = match near {
                 Some(near) => format!("did you mean `{near}`?"),
                 None => format!(
                     "use one of minijinja's built-in {what}s (https://docs.rs/minijinja/latest/minijinja/{what}s/)"
@@ -83,7 +84,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                     format!("unknown {what} `{name}`"),
                 )
                 .label(format!("no {what} has this name"))
-                .help(help),
+                .help(help)
+                .maybe_replace_with(near.map(str::to_owned)),
             );
         }
     }
