@@ -33,6 +33,8 @@ pub enum Command {
     Runs(RunsArgs),
     /// Print atomic's JSON Schemas (events, cassettes).
     Schema(SchemaArgs),
+    /// Explain a diagnostic code: when it fires, why it matters, what to do.
+    Explain(ExplainArgs),
     /// List the workflows found by name: the project's, the user's and the built-ins.
     List(ListArgs),
     /// Rewrite workflow files in canonical layout, keeping comments.
@@ -216,6 +218,13 @@ pub enum RunsAction {
         #[arg(long, conflicts_with = "json")]
         events: bool,
     },
+}
+
+/// `atomic explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The code (`type-mismatch` or `atomic::type-mismatch`); none: list every code.
+    pub code: Option<String>,
 }
 
 /// `atomic schema`.

@@ -10,6 +10,7 @@ mod check;
 pub mod disk;
 mod execute;
 mod exit;
+mod explain;
 mod fmt;
 mod graph;
 mod list;
@@ -54,6 +55,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Resume(args) => resume::run(&args),
         Command::Runs(args) => runs::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::List(args) => list::run(&args),
         Command::Fmt(args) => fmt::run(&args),
     };

@@ -4,11 +4,14 @@
 //! everything they found, so one run reports every problem.
 
 mod code;
+mod explain;
 mod fix;
+pub mod reference;
 mod suggest;
 mod unreadable;
 
 pub use code::{Code, Severity};
+pub use explain::Explanation;
 pub use fix::{Edit, Fix};
 pub use suggest::{did_you_mean, expected_one_of};
 

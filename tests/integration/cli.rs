@@ -403,3 +403,31 @@ fn the_terminal_draws_labels_in_other_files() {
     assert!(pretty.contains("callee.kdl:2:11]"), "{pretty}");
     assert!(pretty.contains("declared `integer` here"), "{pretty}");
 }
+
+/// `atomic explain CODE` prints the rule's entry (the words of docs/diagnostics.md); a
+/// misspelt code is a usage error with the closest code.
+#[test]
+fn explain_prints_a_rule_and_suggests_a_code() {
+    let output = atomic()
+        .args(["explain", "atomic::possibly-unset"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.starts_with("atomic::possibly-unset · error · data"),
+        "{text}"
+    );
+    assert!(text.contains("Why it matters:"), "{text}");
+    assert!(text.contains("// atomic-ignore: possibly-unset"), "{text}");
+
+    let output = atomic()
+        .args(["explain", "posibly-unset"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("did you mean `possibly-unset`?"),
+        "{output:?}"
+    );
+}

@@ -1,4 +1,8 @@
-//! docs/diagnostics.md documents every rule code with a section of a fixed shape, and its
+//! docs/diagnostics.md is generated from the rules (`atomic::diagnostic::reference`): the
+//! file must equal the generated text (regenerate with `UPDATE_DIAGNOSTICS_DOCS=1 cargo
+//! nextest run diagnostic_docs`).
+//!
+//! It documents every rule code with a section of a fixed shape, and its
 //! examples are real: each section's **Bad** example reports the section's code and its
 //! **Fixed** example checks clean. Examples are compiled as if they were the file
 //! `tests/fixtures/check/err/<code>.kdl`, so relative paths in them (`../support/checks.kdl`)
@@ -144,4 +148,26 @@ fn fixed_examples_check_clean() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
     assert_eq!(checked, Code::ALL.len());
+}
+
+#[test]
+fn docs_are_generated_from_the_rules() {
+    let path = support::root().join("docs/diagnostics.md");
+    let docs = std::fs::read_to_string(&path).expect("docs/diagnostics.md exists");
+    let dir = support::fixture("check/err");
+    let generated = atomic::diagnostic::reference::markdown(&|name| {
+        std::fs::read(dir.join(name))
+            .ok()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    });
+    if docs == generated {
+        return;
+    }
+    if std::env::var_os("UPDATE_DIAGNOSTICS_DOCS").is_some() {
+        std::fs::write(&path, generated).expect("docs/diagnostics.md is writable");
+        return;
+    }
+    panic!(
+        "docs/diagnostics.md is out of date: run `UPDATE_DIAGNOSTICS_DOCS=1 cargo nextest run diagnostic_docs`"
+    );
 }

@@ -10,7 +10,10 @@ use crate::support;
 fn every_error_fixture_reports_its_code() {
     let files = support::kdl_files(&support::fixture("check/err"));
     assert!(!files.is_empty());
-    for path in files {
+    for path in files
+        .into_iter()
+        .filter(|path| !path.to_string_lossy().ends_with(".fixed.kdl"))
+    {
         let (sources, compiled) = support::compile_file(&path);
         let stem = path
             .file_stem()
@@ -45,11 +48,14 @@ fn every_code_has_a_fixture() {
     let missing: Vec<&str> = Code::ALL
         .iter()
         .map(|code| code.name())
-        .filter(|name| !support::fixture(&format!("check/err/{name}.kdl")).exists())
+        .filter(|name| {
+            !support::fixture(&format!("check/err/{name}.kdl")).exists()
+                || !support::fixture(&format!("check/err/{name}.fixed.kdl")).exists()
+        })
         .collect();
     assert!(
         missing.is_empty(),
-        "codes without a fixture in tests/fixtures/check/err: {missing:?}"
+        "codes without a fixture and a fixed variant in tests/fixtures/check/err: {missing:?}"
     );
 }
 
@@ -71,6 +77,12 @@ fn every_code_is_documented() {
 #[test]
 fn ok_fixtures_and_examples_are_clean() {
     let mut files = support::kdl_files(&support::fixture("check/ok"));
+    // Each rule's fixed example, beside its error fixture.
+    files.extend(
+        support::kdl_files(&support::fixture("check/err"))
+            .into_iter()
+            .filter(|path| path.to_string_lossy().ends_with(".fixed.kdl")),
+    );
     files.extend(support::kdl_files(&support::root().join("examples")));
     files.extend(support::kdl_files(
         &support::root().join("examples/subgraphs"),
