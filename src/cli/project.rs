@@ -11,7 +11,7 @@ use crate::compile::Config;
 use crate::diagnostic::Diagnostic;
 use crate::ir::Workflow;
 use crate::registry::agents::Roots;
-use crate::source::{Files, Sources};
+use crate::source::{Files, ReadError, Sources, Span};
 
 /// Where a command runs.
 #[derive(Debug, Clone)]
@@ -134,12 +134,25 @@ impl Project {
     /// agents, skills and commands: the project, then the home.
     pub fn config(&self, sources: &mut Sources) -> (Config, Vec<Diagnostic>) {
         let path = self.state_dir().join("config.kdl");
-        let (config, problems) = match std::fs::read_to_string(&path) {
+        // No configuration is fine; one that cannot be read is reported, never passed over.
+        let (config, problems) = match Disk.read(&path) {
             Ok(text) => {
                 let file = sources.add(path, text);
                 Config::parse(sources, file)
             }
-            Err(_) => (Config::new(), Vec::new()),
+            Err(ReadError::NotFound) => (Config::new(), Vec::new()),
+            Err(ReadError::NotUtf8(bad)) => {
+                let offset = bad.offset;
+                let file = sources.add(path, bad.text.clone());
+                let span = Span::new(file, offset, offset + 1);
+                (Config::new(), vec![Diagnostic::not_utf8(span, &bad)])
+            }
+            Err(error) => {
+                let file = sources.add(path.clone(), String::new());
+                let span = Span::new(file, 0, 0);
+                let problem = Diagnostic::unreadable(span, "the configuration", &path, &error);
+                (Config::new(), vec![problem])
+            }
         };
         let user_dir = self.home.as_ref().map(|home| home.join(".atomic"));
         let roots = Roots {

@@ -191,3 +191,34 @@ fn files_a_workflow_pulls_in_are_reported_at_the_reference() {
     );
     assert!(Path::new(&project.path().join(".claude/agents/reviewer.md")).is_dir());
 }
+
+/// The project's `.atomic/config.kdl` is read like every other input: when it cannot be
+/// read, or is not UTF-8, that is reported, never passed over as "no configuration".
+#[test]
+fn a_configuration_that_cannot_be_read_is_reported() {
+    let project = CliProject::new();
+    project.write("flow.kdl", CLEAN);
+    std::fs::create_dir_all(project.path().join(".atomic/config.kdl")).expect("mkdir");
+    let (code, out) = check(&project, &["flow.kdl", "--format", "json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let items = json(&out);
+    assert_eq!(items[0]["code"], "atomic::unreadable-file", "{out}");
+    assert!(
+        items[0]["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("config.kdl")),
+        "{out}"
+    );
+
+    std::fs::remove_dir(project.path().join(".atomic/config.kdl")).expect("rmdir");
+    std::fs::write(
+        project.path().join(".atomic/config.kdl"),
+        b"rules { rule \"shell-command\" level=\"caf\xe9\"; }\n",
+    )
+    .expect("write");
+    let (code, out) = check(&project, &["flow.kdl", "--format", "json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let items = json(&out);
+    assert_eq!(items[0]["code"], "atomic::invalid-encoding", "{out}");
+    assert_eq!(items[0]["column"], 40, "{out}");
+}
