@@ -173,10 +173,14 @@ pub fn coerce(ty: &ValueType, value: Value) -> Result<Value, String> {
             match serde_json::from_str::<Value>(text.trim()) {
                 Ok(parsed @ Value::Array(_)) if *ty == ValueType::Array => Ok(parsed),
                 Ok(parsed @ Value::Object(_)) if *ty == ValueType::Object => Ok(parsed),
-                _ => Err(format!("expected {}, found {}", article(ty), quoted(&text))),
+                _ => Err(format!(
+                    "expected {}, found {}",
+                    ty.article(),
+                    quoted(&text)
+                )),
             }
         }
-        (ty, value) => Err(format!("expected {}, found {}", article(ty), kind(&value))),
+        (ty, value) => Err(format!("expected {}, found {}", ty.article(), kind(&value))),
     }
 }
 
@@ -196,18 +200,6 @@ fn integer(number: &serde_json::Number) -> Option<i64> {
             .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
             .map(|f| f as i64)
     })
-}
-
-fn article(ty: &ValueType) -> &'static str {
-    match ty {
-        ValueType::String => "a string",
-        ValueType::Integer => "an integer",
-        ValueType::Number => "a number",
-        ValueType::Boolean => "a boolean",
-        ValueType::Array => "an array",
-        ValueType::Object => "an object",
-        ValueType::Any | ValueType::Schema(_) => "a value",
-    }
 }
 
 /// A short description of a value's type, for messages.

@@ -29,20 +29,6 @@ fn workflows() -> Vec<PathBuf> {
     files
 }
 
-/// A copy of `from` (a directory tree) at `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("list") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
-}
-
 fn atomic(project: &Path, home: &Path) -> Command {
     let mut command = Command::new(bin());
     command
@@ -56,7 +42,7 @@ fn atomic(project: &Path, home: &Path) -> Command {
 #[test]
 fn run_refuses_exactly_what_check_reports_as_errors() {
     let project = tempfile::tempdir().expect("tempdir");
-    copy_tree(&support::fixture("check/support/project"), project.path());
+    support::copy_tree(&support::fixture("check/support/project"), project.path());
     std::fs::create_dir_all(project.path().join(".atomic")).expect("mkdir");
     let home = tempfile::tempdir().expect("tempdir");
     let files = workflows();

@@ -1,27 +1,13 @@
 //! `atomic fmt`: canonical layout, comments and strings kept, files with syntax errors left
 //! alone, `--check` and `--stdout`.
 
-use std::path::Path;
-
 use crate::support::cli_project::{CliProject, stderr, stdout};
 use crate::support::{kdl_files, root};
 
 /// Copies `dir` of the repository (with the schemas and subgraphs its files use) into the
 /// project under the same name.
 fn copy_dir(project: &CliProject, dir: &str) {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).expect("create directory");
-        for entry in std::fs::read_dir(from).expect("read directory") {
-            let entry = entry.expect("directory entry");
-            let target = to.join(entry.file_name());
-            if entry.file_type().expect("file type").is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), &target).expect("copy file");
-            }
-        }
-    }
-    copy(&root().join(dir), &project.path().join(dir));
+    crate::support::copy_tree(&root().join(dir), &project.path().join(dir));
 }
 
 fn fmt(project: &CliProject, args: &[&str]) -> std::process::Output {

@@ -33,7 +33,7 @@ pub(super) fn default_value(
             let json: serde_json::Value = serde_json::from_str(text).map_err(|error| {
                 mismatch("valid JSON").help(format!(
                     "write {} as a JSON string, e.g. `default=\"{}\"` ({error})",
-                    article(ty),
+                    ty.article(),
                     example(ty)
                 ))
             })?;
@@ -45,9 +45,9 @@ pub(super) fn default_value(
             if fits {
                 Ok(json)
             } else {
-                Err(mismatch(article(ty)).help(format!(
+                Err(mismatch(ty.article()).help(format!(
                     "write {} as a JSON string, e.g. `default=\"{}\"`",
-                    article(ty),
+                    ty.article(),
                     example(ty)
                 )))
             }
@@ -60,13 +60,11 @@ pub(super) fn default_value(
             })
         }
         (ValueType::Any | ValueType::Schema(_), value) => Ok(Resolver::json(value)),
-        (_, Value::Null) => {
-            Err(mismatch(article(ty))
-                .help("leave `default` out to keep the field unset until written"))
-        }
-        (ty, _) => Err(mismatch(article(ty)).help(format!(
+        (_, Value::Null) => Err(mismatch(ty.article())
+            .help("leave `default` out to keep the field unset until written")),
+        (ty, _) => Err(mismatch(ty.article()).help(format!(
             "write {}, e.g. `default={}`",
-            article(ty),
+            ty.article(),
             example(ty)
         ))),
     }
@@ -74,18 +72,6 @@ pub(super) fn default_value(
 
 fn looks_like_json(text: &str) -> bool {
     matches!(text.trim_start().as_bytes().first(), Some(b'[' | b'{'))
-}
-
-fn article(ty: &ValueType) -> &'static str {
-    match ty {
-        ValueType::String => "a string",
-        ValueType::Integer => "an integer",
-        ValueType::Number => "a number",
-        ValueType::Boolean => "a boolean",
-        ValueType::Array => "an array",
-        ValueType::Object => "an object",
-        ValueType::Any | ValueType::Schema(_) => "a value",
-    }
 }
 
 fn example(ty: &ValueType) -> &'static str {

@@ -26,6 +26,20 @@ pub mod scripted_anthropic;
 use std::future::Future;
 use std::time::Duration;
 
+/// A copy of the directory tree `from` at `to`.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create directory");
+    for entry in std::fs::read_dir(from).expect("read directory") {
+        let entry = entry.expect("directory entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy file");
+        }
+    }
+}
+
 /// Awaits `future`, failing the test if it takes longer than `limit`.
 pub async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> T {
     tokio::time::timeout(limit, future)
