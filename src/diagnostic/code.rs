@@ -159,6 +159,8 @@ codes! {
     UnknownDefinition = "unknown-definition", Error, "names";
     /// A `use=` prefix is not `agent:`, `skill:` or `command:`.
     UnknownUsePrefix = "unknown-use-prefix", Error, "names";
+    /// An `option` names nothing its adapter reads, or belongs on the provider rather than an agent.
+    UnknownOption = "unknown-option", Error, "names";
     /// A discovered agent, skill or command that a workflow uses has front matter that does not parse.
     InvalidDefinition = "invalid-definition", Error, "names";
 

@@ -232,6 +232,11 @@ impl Code {
                 why: r#"atomic cannot tell what kind of definition is meant, so it would find none."#,
                 advice: r#"Write `agent:`, `skill:` or `command:`, or no prefix at all to name an agent node of the workflow."#,
             },
+            Code::UnknownOption => Explanation {
+                fires: r#"An `option "name" value` child names an option its adapter does not read (a misspelling, or an option of another adapter), or an agent sets an option that only its provider may set (`bin`, `pass-env`, `config`…). Every adapter's options, with the kind of value each takes, are listed in one table (`src/ir/adapter.rs`, and docs/providers/); a value of the wrong kind is `wrong-type`."#,
+                why: r#"An option nothing reads is silently ignored: the run goes ahead without the setting you wrote, and you find out from its results. atomic also refuses such options when it builds the provider, so this is caught before anything runs."#,
+                advice: r#"Fix the name (the help suggests the closest option), or move a provider-only option to the provider."#,
+            },
             Code::InvalidDefinition => Explanation {
                 fires: r#"A discovered agent, skill or command that the workflow uses has YAML front matter that does not parse (or whose fields have the wrong types, such as a mapping for `tools`). Broken definitions that no workflow uses are not reported."#,
                 why: r#"its model, tools and name cannot be read, so running it would silently differ from what the file says."#,

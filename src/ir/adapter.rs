@@ -1,7 +1,10 @@
-//! The catalogue of provider adapters: names and what each supports. `check` uses it to
-//! reject unknown adapters and unsupported features; `providers` implements each one.
+//! The catalogue of provider adapters: names, what each supports, and every option each
+//! reads. `check` uses it to reject unknown adapters, unsupported features and misspelt or
+//! mistyped options; `providers` implements each adapter and refuses the same options when
+//! one is built (`providers::registry`), so the two cannot disagree.
 
 use serde::Serialize;
+use serde_json::Value;
 
 /// What an adapter can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -25,7 +28,290 @@ pub struct AdapterInfo {
     pub max_turns: bool,
     /// Needs `api-key-env=`.
     pub needs_api_key: bool,
+    /// Every `option` it reads.
+    #[serde(skip)]
+    pub options: &'static [AdapterOption],
+    /// Accepts `env.NAME` options (a variable set in the child process it starts).
+    pub env_options: bool,
 }
+
+/// One `option "name" value` an adapter reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdapterOption {
+    /// The option's name, kebab-case.
+    pub name: &'static str,
+    /// What its value must be.
+    pub kind: OptionKind,
+    /// Whether an agent may set it too (its value overrides the provider's for that agent);
+    /// otherwise it belongs on the provider only.
+    pub agent: bool,
+}
+
+/// What an option's value must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionKind {
+    /// A string.
+    Text,
+    /// One of these strings.
+    Choice(&'static [&'static str]),
+    /// A number.
+    Number,
+    /// A whole number of zero or more.
+    Count,
+    /// A whole number.
+    Integer,
+    /// `#true` or `#false`.
+    Flag,
+    /// A duration: `"30s"`, `"1m30s"`, or a whole number of milliseconds.
+    Duration,
+    /// A number of seconds, more than zero.
+    Seconds,
+    /// A list of strings: one comma-separated string, or a JSON array of strings.
+    Names,
+    /// A JSON object, or a string holding one.
+    Json,
+    /// A JSON array, or a string holding one.
+    List,
+    /// A string or a number, passed on as text.
+    Scalar,
+}
+
+impl OptionKind {
+    /// What the value must be, as a message says it.
+    #[must_use]
+    pub fn describe(self) -> String {
+        match self {
+            Self::Text => "a string".to_owned(),
+            Self::Choice(choices) => {
+                let quoted: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+                format!("one of {}", quoted.join(", "))
+            }
+            Self::Number => "a number".to_owned(),
+            Self::Count => "a whole number of zero or more".to_owned(),
+            Self::Integer => "a whole number".to_owned(),
+            Self::Flag => "#true or #false".to_owned(),
+            Self::Duration => "a duration such as \"30s\" or a number of milliseconds".to_owned(),
+            Self::Seconds => "a number of seconds, more than zero".to_owned(),
+            Self::Names => "a comma-separated string or a list of strings".to_owned(),
+            Self::Json => "a JSON object (or a string holding one)".to_owned(),
+            Self::List => "a JSON array (or a string holding one)".to_owned(),
+            Self::Scalar => "a string or a number".to_owned(),
+        }
+    }
+
+    /// Whether `value` is of this kind.
+    #[must_use]
+    pub fn accepts(self, value: &Value) -> bool {
+        match (self, value) {
+            (_, Value::Null) => true,
+            (Self::Text, Value::String(_)) | (Self::Flag, Value::Bool(_)) => true,
+            (Self::Choice(choices), Value::String(text)) => choices.contains(&text.as_str()),
+            (Self::Number, Value::Number(_)) => true,
+            (Self::Count, Value::Number(n)) => n.is_u64(),
+            (Self::Integer, Value::Number(n)) => n.is_i64() || n.is_u64(),
+            (Self::Duration, Value::Number(n)) => n.is_u64(),
+            (Self::Duration, Value::String(text)) => is_duration(text),
+            (Self::Seconds, Value::Number(n)) => n.as_f64().is_some_and(|secs| secs > 0.0),
+            (Self::Names, Value::String(_)) => true,
+            (Self::Names, Value::Array(items)) => items.iter().all(Value::is_string),
+            (Self::Json, Value::Object(_)) => true,
+            (Self::Json, Value::String(text)) => {
+                serde_json::from_str::<Value>(text).is_ok_and(|value| value.is_object())
+            }
+            (Self::List, Value::Array(_)) => true,
+            (Self::List, Value::String(text)) => {
+                serde_json::from_str::<Value>(text).is_ok_and(|value| value.is_array())
+            }
+            (Self::Scalar, Value::String(_) | Value::Number(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// `"500ms"`, `"30s"`, `"1m30s"`…: digits and a unit, repeated.
+fn is_duration(text: &str) -> bool {
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return false;
+        }
+        rest = &rest[digits..];
+        let unit = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if !matches!(&rest[..unit], "ms" | "s" | "m" | "h" | "d") {
+            return false;
+        }
+        rest = &rest[unit..];
+    }
+    true
+}
+
+/// Why an option cannot be used where it is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionProblem {
+    /// The adapter reads no option of this name; the closest it reads, if any is close.
+    Unknown {
+        /// Every option the adapter reads here, for the help.
+        known: Vec<&'static str>,
+    },
+    /// It belongs on the provider, not on an agent.
+    ProviderOnly,
+    /// The value is not of the option's kind.
+    WrongKind(OptionKind),
+}
+
+impl AdapterInfo {
+    /// The option `name`, if the adapter reads it.
+    #[must_use]
+    pub fn option(&self, name: &str) -> Option<&'static AdapterOption> {
+        let name = name.replace('_', "-");
+        self.options.iter().find(|option| option.name == name)
+    }
+
+    /// Whether option `name` with `value` may be set on a provider (`on_agent` false) or
+    /// an agent of this adapter.
+    ///
+    /// # Errors
+    /// What is wrong with it.
+    pub fn check_option(
+        &self,
+        name: &str,
+        value: &Value,
+        on_agent: bool,
+    ) -> Result<(), OptionProblem> {
+        if self.env_options
+            && !on_agent
+            && name.strip_prefix("env.").is_some_and(|var| !var.is_empty())
+        {
+            return match value {
+                Value::String(_) | Value::Number(_) | Value::Bool(_) => Ok(()),
+                _ => Err(OptionProblem::WrongKind(OptionKind::Scalar)),
+            };
+        }
+        let Some(option) = self.option(name) else {
+            let known = self
+                .options
+                .iter()
+                .filter(|option| option.agent || !on_agent)
+                .map(|option| option.name)
+                .collect();
+            return Err(OptionProblem::Unknown { known });
+        };
+        if on_agent && !option.agent {
+            return Err(OptionProblem::ProviderOnly);
+        }
+        if option.kind.accepts(value) {
+            Ok(())
+        } else {
+            Err(OptionProblem::WrongKind(option.kind))
+        }
+    }
+}
+
+/// Shorthand for the tables below.
+const fn opt(name: &'static str, kind: OptionKind, agent: bool) -> AdapterOption {
+    AdapterOption { name, kind, agent }
+}
+
+use OptionKind::{
+    Choice, Count, Duration, Flag, Integer, Json, List, Names, Number, Scalar, Seconds, Text,
+};
+
+/// The options of both model-API adapters; every one may also be set per agent.
+macro_rules! chat_options {
+    ($($extra:expr),* $(,)?) => {
+        &[
+            opt("max-tokens", Count, true),
+            opt("temperature", Number, true),
+            opt("top-p", Number, true),
+            opt("stop", Names, true),
+            opt("idle-timeout", Duration, true),
+            opt("connect-timeout", Duration, true),
+            opt("tool-timeout", Duration, true),
+            opt("max-retries", Count, true),
+            opt("max-retry-after", Duration, true),
+            opt("price-input", Number, true),
+            opt("price-output", Number, true),
+            opt("price-cache-read", Number, true),
+            opt("price-cache-write", Number, true),
+            $($extra,)*
+        ]
+    };
+}
+
+const ANTHROPIC_OPTIONS: &[AdapterOption] = chat_options![
+    opt("auth", Choice(&["x-api-key", "bearer"]), true),
+    opt("top-k", Count, true),
+    opt("thinking-budget", Count, true),
+    opt("beta", Names, true),
+];
+
+const OPENAI_OPTIONS: &[AdapterOption] = chat_options![
+    opt("max-completion-tokens", Count, true),
+    opt("seed", Integer, true),
+    opt("reasoning-effort", Text, true),
+    opt("parallel-tool-calls", Flag, true),
+    opt("stream-usage", Flag, true),
+];
+
+const CLAUDE_CODE_OPTIONS: &[AdapterOption] = &[
+    opt("bin", Text, false),
+    opt("pass-env", Names, false),
+    opt("api-key-var", Text, false),
+    opt(
+        "effort",
+        Choice(&["low", "medium", "high", "xhigh", "max"]),
+        true,
+    ),
+    opt("max-budget-usd", Number, true),
+    opt("fallback-model", Text, true),
+    opt("settings", Text, true),
+    opt("mcp-config", Text, true),
+    opt("disallowed-tools", Scalar, true),
+    opt("add-dir", Text, true),
+    opt("strict-mcp-config", Flag, true),
+];
+
+const OPENCODE_OPTIONS: &[AdapterOption] = &[
+    opt("bin", Text, false),
+    opt("pass-env", Names, false),
+    opt("config", Json, false),
+    opt("startup-timeout", Seconds, false),
+];
+
+const COPILOT_OPTIONS: &[AdapterOption] = &[
+    opt("bin", Text, false),
+    opt("pass-env", Names, false),
+    opt("api-key-var", Text, false),
+    opt("provider-type", Text, false),
+    opt("wire-api", Text, false),
+    opt("offline", Flag, false),
+];
+
+const COMMAND_OPTIONS: &[AdapterOption] = &[
+    opt("pass-env", Names, false),
+    opt("timeout", Duration, false),
+];
+
+const REPLAY_OPTIONS: &[AdapterOption] = &[
+    opt("speed", Number, false),
+    opt("match", Choice(&["prompt", "node"]), false),
+];
+
+const IN_PROCESS_OPTIONS: &[AdapterOption] = &[
+    opt("latency", Duration, true),
+    opt("reply", Text, true),
+    opt("replies", List, true),
+    opt("fail", Text, true),
+    opt("fail-calls", Count, true),
+];
 
 /// Every adapter atomic ships.
 pub const ADAPTERS: &[AdapterInfo] = &[
@@ -38,6 +324,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: false,
         max_turns: true,
+        options: ANTHROPIC_OPTIONS,
+        env_options: false,
         needs_api_key: true,
     },
     AdapterInfo {
@@ -49,6 +337,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: false,
         max_turns: true,
+        options: OPENAI_OPTIONS,
+        env_options: false,
         needs_api_key: false,
     },
     AdapterInfo {
@@ -60,6 +350,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         max_turns: true,
+        options: CLAUDE_CODE_OPTIONS,
+        env_options: true,
         needs_api_key: false,
     },
     AdapterInfo {
@@ -71,6 +363,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         max_turns: false,
+        options: OPENCODE_OPTIONS,
+        env_options: true,
         needs_api_key: false,
     },
     AdapterInfo {
@@ -82,6 +376,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         max_turns: false,
+        options: COPILOT_OPTIONS,
+        env_options: true,
         needs_api_key: false,
     },
     AdapterInfo {
@@ -93,6 +389,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: false,
         sessions: false,
         max_turns: false,
+        options: COMMAND_OPTIONS,
+        env_options: true,
         needs_api_key: false,
     },
     AdapterInfo {
@@ -104,6 +402,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         max_turns: true,
+        options: REPLAY_OPTIONS,
+        env_options: false,
         needs_api_key: false,
     },
     AdapterInfo {
@@ -115,6 +415,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         max_turns: true,
+        options: IN_PROCESS_OPTIONS,
+        env_options: false,
         needs_api_key: false,
     },
 ];

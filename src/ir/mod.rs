@@ -14,7 +14,7 @@ mod types;
 pub mod value;
 mod workflow;
 
-pub use adapter::{ADAPTERS, AdapterInfo, adapter_info};
+pub use adapter::{ADAPTERS, AdapterInfo, AdapterOption, OptionKind, OptionProblem, adapter_info};
 pub use custom_tool::{CustomTool, ToolArgument};
 pub use definition::{DefinitionKind, UsedDefinition};
 pub use node::{

@@ -28,6 +28,9 @@ use crate::ir::{PermissionMode, ProviderDecl};
 
 const NAME: &str = "claude-code";
 
+/// Where Claude Code reads its reasoning effort (`low` … `max`), set from `option "effort"`.
+const EFFORT_VAR: &str = "CLAUDE_CODE_EFFORT_LEVEL";
+
 /// The variable bounding Claude Code's own API retries.
 const MAX_RETRIES_VAR: &str = "CLAUDE_CODE_MAX_RETRIES";
 
@@ -205,6 +208,13 @@ impl ClaudeCode {
                     policy.attempts
                 });
             command.env(MAX_RETRIES_VAR, attempts.saturating_sub(1).to_string());
+        }
+        // Reasoning effort: Claude Code reads it from its environment; an agent's option
+        // overrides its provider's.
+        if let Some(Value::String(effort)) =
+            request.options.get("effort").or(self.options.get("effort"))
+        {
+            command.env(EFFORT_VAR, effort);
         }
         let mut child = ProcessGroup::spawn(NAME, command)?;
 

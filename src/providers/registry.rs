@@ -14,7 +14,7 @@ use super::opencode::OpenCode;
 use super::record::{CassetteRecorder, Recording};
 use super::replay::Replay;
 use super::{Provider, ProviderError};
-use crate::ir::{ADAPTERS, ProviderDecl};
+use crate::ir::{ADAPTERS, OptionProblem, ProviderDecl};
 
 /// What building a provider may need from outside the workflow.
 #[derive(Clone, Debug)]
@@ -40,6 +40,7 @@ pub fn build(
     cx: &ProviderContext<'_>,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let name = decl.adapter.value.as_str();
+    check_options(decl)?;
     let provider: Arc<dyn Provider> = match name {
         "replay" => Arc::new(Replay::from_decl(decl, cx.workflow_dir)?),
         "command" => Arc::new(CommandProvider::from_decl(decl, cx.env)?),
@@ -74,6 +75,42 @@ pub fn build(
         Some(recorder) => Arc::new(Recording::new(provider, Arc::clone(recorder))),
         None => provider,
     })
+}
+
+/// Refuses the provider's options its adapter does not read, or of the wrong kind, by the
+/// table `atomic check` uses ([`crate::ir::AdapterInfo::check_option`]): a misspelt option
+/// is never silently ignored, whichever way the workflow reached here.
+fn check_options(decl: &ProviderDecl) -> Result<(), ProviderError> {
+    let Some(info) = crate::ir::adapter_info(&decl.adapter.value) else {
+        return Ok(());
+    };
+    for (name, value) in &decl.options {
+        let message = match info.check_option(name, value, false) {
+            Ok(()) => continue,
+            Err(OptionProblem::Unknown { known }) => {
+                let hint = crate::diagnostic::did_you_mean(name, known.iter().copied())
+                    .map_or_else(
+                        || format!("it reads {}", crate::diagnostic::expected_one_of(&known)),
+                        |near| format!("did you mean `{near}`?"),
+                    );
+                format!("unknown option `{name}`; {hint}")
+            }
+            Err(OptionProblem::ProviderOnly) => {
+                format!("option `{name}` belongs on the provider, not an agent")
+            }
+            Err(OptionProblem::WrongKind(kind)) => {
+                format!(
+                    "option `{name}` must be {}, found `{value}`",
+                    kind.describe()
+                )
+            }
+        };
+        return Err(ProviderError::Config {
+            adapter: info.name,
+            message,
+        });
+    }
+    Ok(())
 }
 
 /// A declaration with only a name and an adapter, for tests.
@@ -193,6 +230,34 @@ mod tests {
         }
         let error = build(&test_decl("x", "replay"), &cx).unwrap_err();
         assert!(error.to_string().contains("needs `cassette="), "{error}");
+    }
+
+    #[test]
+    fn options_the_adapter_does_not_read_are_refused_when_it_is_built() {
+        let env = Environment::default();
+        let mut decl = test_decl("i", "in-process");
+        decl.options = serde_json::json!({"replys": ["a"]})
+            .as_object()
+            .unwrap()
+            .clone();
+        let error = build(&decl, &cx(Path::new("."), &env)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("unknown option `replys`; did you mean `reply`?"),
+            "{error}"
+        );
+        decl.options = serde_json::json!({"latency": "soon"})
+            .as_object()
+            .unwrap()
+            .clone();
+        let error = build(&decl, &cx(Path::new("."), &env)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("option `latency` must be a duration"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -171,3 +171,27 @@ fn docs_are_generated_from_the_rules() {
         "docs/diagnostics.md is out of date: run `UPDATE_DIAGNOSTICS_DOCS=1 cargo nextest run diagnostic_docs`"
     );
 }
+
+/// Each adapter's page in docs/providers/ names every option the adapter reads (the table
+/// `atomic check` and the adapters share), so the documentation cannot fall behind it.
+#[test]
+fn provider_docs_name_every_option() {
+    let mut missing = Vec::new();
+    for info in atomic::ir::ADAPTERS {
+        let path = support::root().join(format!("docs/providers/{}.md", info.name));
+        let Ok(page) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        for option in info.options {
+            let named = page.contains(&format!("`{}`", option.name))
+                || page.contains(&format!("option \"{}\"", option.name));
+            if !named {
+                missing.push(format!("{}: `{}`", info.name, option.name));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "options not in docs/providers/: {missing:?}"
+    );
+}

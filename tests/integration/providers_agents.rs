@@ -1141,3 +1141,57 @@ async fn claude_code_retries_are_bounded_by_the_node_policy() {
         );
     }
 }
+
+/// `option "effort"` reaches Claude Code as `CLAUDE_CODE_EFFORT_LEVEL`, an agent's value
+/// over its provider's. A stand-in `claude` (a shell script answering one stream-json
+/// result) records the variable, so no real CLI or model is needed.
+#[tokio::test]
+async fn claude_code_effort_is_passed_per_call() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let seen = root.path().join("effort.txt");
+    let bin = root.path().join("claude");
+    std::fs::write(
+        &bin,
+        "#!/bin/sh\ncat > /dev/null\nprintf '%s' \"$CLAUDE_CODE_EFFORT_LEVEL\" > \"$EFFORT_OUT\"\n\
+         echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\",\"model\":\"m\"}'\n\
+         echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"session_id\":\"s1\"}'\n",
+    )
+    .expect("write the stand-in");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let provider = ClaudeCode::new(
+        &decl(
+            "claude-code",
+            "claude-sonnet-4-5",
+            None,
+            None,
+            json!({
+                "bin": bin.display().to_string(),
+                "effort": "low",
+                "env.EFFORT_OUT": seen.display().to_string(),
+            }),
+        ),
+        &claude_env(root.path()),
+    )
+    .expect("configured");
+    let mut request = AgentRequest {
+        node_id: "think".to_owned(),
+        prompt: "Think.".to_owned(),
+        working_dir: workspace,
+        ..AgentRequest::default()
+    };
+    let (reply, _) = call(&provider, &request).await;
+    assert_eq!(reply.expect("answers").text, "done");
+    assert_eq!(std::fs::read_to_string(&seen).expect("recorded"), "low");
+
+    request.options = json!({"effort": "max"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let (reply, _) = call(&provider, &request).await;
+    reply.expect("answers");
+    assert_eq!(std::fs::read_to_string(&seen).expect("recorded"), "max");
+}

@@ -1,7 +1,7 @@
 //! `agent "<id>" provider=… model=… use=… { system …; prompt …; tools …; output …; … }`.
 
 use super::output::resolve_outputs;
-use super::resolver::{Resolver, exact};
+use super::resolver::{OptionSite, Resolver, exact};
 use crate::check::structure::Checked;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Agent, ContextPolicy, PermissionMode, Template};
@@ -154,7 +154,14 @@ pub(super) fn options(
             continue;
         }
         spans.push((name.value.clone(), name.span));
-        options.insert(name.value, Resolver::json(&value.value));
+        let json = Resolver::json(&value.value);
+        r.option_sites.push(OptionSite {
+            owner: checked.node.span,
+            name: name.clone(),
+            value: json.clone(),
+            value_span: value.value_span,
+        });
+        options.insert(name.value, json);
     }
     options
 }
@@ -210,7 +217,7 @@ mod tests {
     #[test]
     fn settings() {
         let (outcome, _) = resolve_text(&flow(
-            "agent \"a\" permission=\"accept-edits\" max-turns=4 { prompt \"x\"; context warn=0.5; option \"t\" 0.2; }",
+            "agent \"a\" permission=\"accept-edits\" max-turns=4 { prompt \"x\"; context warn=0.5; option \"max-budget-usd\" 0.2; }",
         ));
         assert_eq!(outcome.diagnostics, vec![]);
         let workflow = outcome.value.unwrap();

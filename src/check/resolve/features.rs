@@ -2,8 +2,9 @@
 //! one declared: [`Workflow::agent_provider_name`]), and asks it only for what its adapter
 //! supports ([`crate::ir::AdapterInfo`]).
 
-use crate::diagnostic::{Code, Diagnostic, expected_one_of};
-use crate::ir::{Agent, NodeKind, ProviderDecl, Workflow, adapter_info};
+use super::resolver::OptionSite;
+use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
+use crate::ir::{Agent, NodeKind, OptionProblem, ProviderDecl, Workflow, adapter_info};
 use crate::source::{Span, Spanned};
 
 /// Reports `missing-provider` and `unsupported-feature`.
@@ -20,6 +21,87 @@ pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
             continue;
         };
         check_features(agent, provider, out);
+    }
+}
+
+/// Reports options the adapter does not read (`unknown-option`), options that belong on the
+/// provider written on an agent, and values of the wrong kind (`wrong-type`): the same table
+/// the adapters are built from ([`crate::ir::AdapterInfo::check_option`]).
+pub(super) fn check_options(workflow: &Workflow, sites: &[OptionSite], out: &mut Vec<Diagnostic>) {
+    for site in sites {
+        let (provider, on_agent) = match workflow.providers.iter().find(|p| p.span == site.owner) {
+            Some(provider) => (provider, false),
+            None => {
+                let agent = workflow.nodes.iter().find_map(|node| match &node.kind {
+                    NodeKind::Agent(agent) if node.span == site.owner => Some(agent),
+                    _ => None,
+                });
+                let Some(provider) = agent
+                    .and_then(|agent| workflow.agent_provider_name(agent))
+                    .and_then(|name| workflow.provider(&name.value))
+                else {
+                    continue;
+                };
+                (provider, true)
+            }
+        };
+        let adapter = provider.adapter.value.as_str();
+        let Some(info) = adapter_info(adapter) else {
+            continue;
+        };
+        let name = &site.name.value;
+        match info.check_option(name, &site.value, on_agent) {
+            Ok(()) => {}
+            Err(OptionProblem::Unknown { known }) => {
+                let near = did_you_mean(name, known.iter().copied());
+                let help = match near {
+                    Some(near) => format!("did you mean `{near}`?"),
+                    None if known.is_empty() => format!(
+                        "`{adapter}` reads no options{}",
+                        if on_agent { " set on an agent" } else { "" }
+                    ),
+                    None => format!("`{adapter}` reads {}", expected_one_of(&known)),
+                };
+                let help = if info.env_options && !on_agent {
+                    format!("{help}; `env.NAME` sets a variable of the process it starts")
+                } else {
+                    help
+                };
+                out.push(
+                    Diagnostic::new(
+                        Code::UnknownOption,
+                        site.name.span,
+                        format!("`{adapter}` has no option `{name}`"),
+                    )
+                    .label(format!("not an option of `{adapter}`"))
+                    .help(help)
+                    .maybe_replace_with(near.map(str::to_owned)),
+                );
+            }
+            Err(OptionProblem::ProviderOnly) => out.push(
+                Diagnostic::new(
+                    Code::UnknownOption,
+                    site.name.span,
+                    format!(
+                        "option `{name}` of `{adapter}` is set on the provider, not on an agent"
+                    ),
+                )
+                .label("the agent cannot change it")
+                .help(format!(
+                    "move it to provider `{}`, or declare another provider for this agent",
+                    provider.name.value
+                )),
+            ),
+            Err(OptionProblem::WrongKind(kind)) => out.push(
+                Diagnostic::new(
+                    Code::WrongType,
+                    site.value_span,
+                    format!("option `{name}` of `{adapter}` must be {}", kind.describe()),
+                )
+                .label(format!("not {}", kind.describe()))
+                .help(format!("write {} here", kind.describe())),
+            ),
+        }
     }
 }
 

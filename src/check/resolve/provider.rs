@@ -141,15 +141,15 @@ mod tests {
     #[test]
     fn options_and_names() {
         let (outcome, _) = resolve_text(&flow(
-            "provider \"p\" adapter=\"in-process\" latency=\"5ms\" { option \"seed\" 7; option \"mode\" \"fast\"; }",
+            "provider \"p\" adapter=\"in-process\" latency=\"5ms\" { option \"fail-calls\" 7; option \"reply\" \"fast\"; }",
         ));
         assert_eq!(outcome.diagnostics, vec![]);
         let provider = &outcome.value.unwrap().providers[0];
-        assert_eq!(provider.options["seed"], 7);
+        assert_eq!(provider.options["fail-calls"], 7);
         assert_eq!(provider.options["latency"], "5ms");
         assert_eq!(
             codes(&flow(
-                "provider \"p\" adapter=\"openai\" { option \"a\" 1; option \"a\" 2; }"
+                "provider \"p\" adapter=\"openai\" { option \"seed\" 1; option \"seed\" 2; }"
             )),
             [Code::DuplicateProperty]
         );

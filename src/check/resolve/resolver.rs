@@ -16,6 +16,21 @@ pub(super) struct Resolver<'a> {
     pub(super) out: Vec<Diagnostic>,
     /// Every node, in source order.
     pub(super) nodes: Vec<Node>,
+    /// Every `option` child written, checked against its adapter once providers are known.
+    pub(super) option_sites: Vec<OptionSite>,
+}
+
+/// One `option "name" value` child, and whose it is.
+#[derive(Debug)]
+pub(super) struct OptionSite {
+    /// The span of the provider or agent node it belongs to.
+    pub(super) owner: crate::source::Span,
+    /// The option's name as written.
+    pub(super) name: Spanned<String>,
+    /// Its value.
+    pub(super) value: serde_json::Value,
+    /// Where the value is written.
+    pub(super) value_span: crate::source::Span,
 }
 
 /// Collects IR items without spare room. A filtered iterator's `collect` reserves space for
@@ -34,6 +49,7 @@ impl<'a> Resolver<'a> {
             sources,
             out,
             nodes: Vec::new(),
+            option_sites: Vec::new(),
         }
     }
 

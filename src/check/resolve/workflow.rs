@@ -64,10 +64,12 @@ pub fn resolve(sources: &Sources, file: SourceId, document: Document) -> Outcome
     }
     workflow.body = body;
     workflow.nodes = std::mem::take(&mut r.nodes);
+    let option_sites = std::mem::take(&mut r.option_sites);
     let mut out = std::mem::take(&mut r.out);
     names::check_unique_ids(&workflow, &mut out);
     names::resolve_names(&mut workflow, &mut out);
     features::check_providers(&workflow, &mut out);
+    features::check_options(&workflow, &option_sites, &mut out);
     Outcome::new(Some(workflow), out)
 }
 
