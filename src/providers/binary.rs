@@ -24,10 +24,10 @@ pub(crate) fn find_binary(
         None => program.to_owned(),
         Some(Value::String(bin)) if !bin.is_empty() => bin.clone(),
         Some(_) => {
-            return Err(ProviderError::Config {
+            return Err(ProviderError::config(
                 adapter,
-                message: "option `bin` must be a path to the executable".to_owned(),
-            });
+                "option `bin` must be a path to the executable".to_owned(),
+            ));
         }
     };
     if wanted.contains('/') {
@@ -35,26 +35,23 @@ pub(crate) fn find_binary(
         return if is_executable(&path) {
             Ok(path)
         } else {
-            Err(ProviderError::Config {
+            Err(ProviderError::config(
                 adapter,
-                message: format!(
+                format!(
                     "`{wanted}` (option `bin`) is not an executable file; install it with \
                      `npm install -g {npm_package}` or fix the path"
                 ),
-            })
+            ))
         };
     }
     let path_var = env.get("PATH").unwrap_or_default();
     std::env::split_paths(path_var)
         .map(|dir| dir.join(&wanted))
         .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| ProviderError::Config {
-            adapter,
-            message: format!(
+        .ok_or_else(|| ProviderError::config(adapter, format!(
                 "`{wanted}` was not found on PATH; install it with `npm install -g {npm_package}` \
                  or point `option \"bin\" \"/path/to/{program}\"` at it"
-            ),
-        })
+            )))
 }
 
 fn is_executable(path: &Path) -> bool {

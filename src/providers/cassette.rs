@@ -240,42 +240,25 @@ impl RecordedError {
         let message = self.message.clone();
         let after = self.after_ms.map(Duration::from_millis);
         Some(match self.class {
-            ErrorClass::RateLimit => ProviderError::RateLimited {
-                adapter,
-                retry_after: after,
-            },
-            ErrorClass::Overloaded => ProviderError::Overloaded {
-                adapter,
-                retry_after: after,
-            },
-            ErrorClass::ServerError => ProviderError::Server {
-                adapter,
-                status: self.status.unwrap_or(500),
-                message,
-            },
-            ErrorClass::Network => ProviderError::Network { adapter, message },
-            ErrorClass::StreamCut => ProviderError::StreamCut { adapter, message },
-            ErrorClass::Timeout => ProviderError::Timeout {
-                adapter,
-                after: after.unwrap_or_default(),
-            },
-            ErrorClass::ProcessExit => ProviderError::ProcessExit {
-                adapter,
-                code: self.code,
-                stderr: message,
-            },
-            ErrorClass::BadOutput => ProviderError::BadOutput { adapter, message },
+            ErrorClass::RateLimit => ProviderError::rate_limited(adapter, after),
+            ErrorClass::Overloaded => ProviderError::overloaded(adapter, after),
+            ErrorClass::ServerError => {
+                ProviderError::server(adapter, self.status.unwrap_or(500), message)
+            }
+            ErrorClass::Network => ProviderError::network(adapter, message),
+            ErrorClass::StreamCut => ProviderError::stream_cut(adapter, message),
+            ErrorClass::Timeout => ProviderError::timeout(adapter, after.unwrap_or_default()),
+            ErrorClass::ProcessExit => ProviderError::process_exit(adapter, self.code, message),
+            ErrorClass::BadOutput => ProviderError::bad_output(adapter, message),
             ErrorClass::Auth => ProviderError::Auth {
                 adapter,
                 status: self.status.unwrap_or(401),
                 message,
                 key_variable: None,
             },
-            ErrorClass::Provider => ProviderError::Rejected {
-                adapter,
-                status: self.status.unwrap_or(0),
-                message,
-            },
+            ErrorClass::Provider => {
+                ProviderError::rejected(adapter, self.status.unwrap_or(0), message)
+            }
             ErrorClass::Schema | ErrorClass::ToolExit => return None,
         })
     }
@@ -396,10 +379,7 @@ fn leading_whitespace(text: &str) -> usize {
 }
 
 fn config(message: String) -> ProviderError {
-    ProviderError::Config {
-        adapter: "replay",
-        message,
-    }
+    ProviderError::config("replay", message)
 }
 
 #[cfg(test)]
@@ -462,45 +442,15 @@ mod tests {
     #[test]
     fn every_provider_error_survives_a_round_trip() {
         let errors = [
-            ProviderError::RateLimited {
-                adapter: "x",
-                retry_after: Some(Duration::from_secs(2)),
-            },
-            ProviderError::Overloaded {
-                adapter: "x",
-                retry_after: None,
-            },
-            ProviderError::Server {
-                adapter: "x",
-                status: 502,
-                message: "bad gateway".into(),
-            },
-            ProviderError::Network {
-                adapter: "x",
-                message: "reset".into(),
-            },
-            ProviderError::StreamCut {
-                adapter: "x",
-                message: "eof".into(),
-            },
-            ProviderError::Timeout {
-                adapter: "x",
-                after: Duration::from_secs(30),
-            },
-            ProviderError::ProcessExit {
-                adapter: "x",
-                code: Some(2),
-                stderr: "boom".into(),
-            },
-            ProviderError::BadOutput {
-                adapter: "x",
-                message: "not json".into(),
-            },
-            ProviderError::Rejected {
-                adapter: "x",
-                status: 400,
-                message: "no".into(),
-            },
+            ProviderError::rate_limited("x", Some(Duration::from_secs(2))),
+            ProviderError::overloaded("x", None),
+            ProviderError::server("x", 502, "bad gateway"),
+            ProviderError::network("x", "reset"),
+            ProviderError::stream_cut("x", "eof"),
+            ProviderError::timeout("x", Duration::from_secs(30)),
+            ProviderError::process_exit("x", Some(2), "boom"),
+            ProviderError::bad_output("x", "not json"),
+            ProviderError::rejected("x", 400, "no"),
         ];
         for error in errors {
             let recorded = RecordedError::from(&error);

@@ -124,14 +124,14 @@ impl ClaudeCode {
             args.extend(["--append-system-prompt".to_owned(), system.clone()]);
         }
         if let Some(custom) = request.tools.iter().find(|tool| !tool.command.is_empty()) {
-            return Err(ProviderError::Config {
-                adapter: NAME,
-                message: format!(
+            return Err(ProviderError::config(
+                NAME,
+                format!(
                     "custom tool `{}` cannot be given to the Claude Code CLI; grant its built-in \
                      tools by name, or use the `anthropic` adapter for custom tools",
                     custom.name
                 ),
-            });
+            ));
         }
         if !request.tools.is_empty() {
             let names: Vec<&str> = request
@@ -167,10 +167,10 @@ impl ClaudeCode {
                 Some(Value::String(text)) => args.extend([flag.to_owned(), text.clone()]),
                 Some(Value::Number(number)) => args.extend([flag.to_owned(), number.to_string()]),
                 Some(_) => {
-                    return Err(ProviderError::Config {
-                        adapter: NAME,
-                        message: format!("option `{option}` must be a string or number"),
-                    });
+                    return Err(ProviderError::config(
+                        NAME,
+                        format!("option `{option}` must be a string or number"),
+                    ));
                 }
             }
         }
@@ -234,10 +234,7 @@ impl ClaudeCode {
 
         let stdout = child
             .take_stdout()
-            .ok_or_else(|| ProviderError::BadOutput {
-                adapter: NAME,
-                message: "the child has no stdout".to_owned(),
-            })?;
+            .ok_or_else(|| ProviderError::bad_output(NAME, "the child has no stdout".to_owned()))?;
         let mut reader = NdjsonReader::new(NAME, stdout);
         let mut stream = Stream::default();
         while let Some(line) = reader.next().await? {
@@ -251,23 +248,23 @@ impl ClaudeCode {
             let status = child.wait(EXIT_GRACE).await?;
             let stderr = child.stderr_tail();
             if stderr.contains("cannot be used with root/sudo") {
-                return Err(ProviderError::Config {
-                    adapter: NAME,
-                    message: format!(
+                return Err(ProviderError::config(
+                    NAME,
+                    format!(
                         "{stderr}; use `permission=\"accept-edits\"` with granted tools, or run \
                          atomic as a non-root user"
                     ),
-                });
+                ));
             }
-            return Err(ProviderError::ProcessExit {
-                adapter: NAME,
-                code: status.code(),
-                stderr: if stderr.is_empty() {
+            return Err(ProviderError::process_exit(
+                NAME,
+                status.code(),
+                if stderr.is_empty() {
                     "the CLI exited without a result line".to_owned()
                 } else {
                     stderr
                 },
-            });
+            ));
         };
         // The result is authoritative; a slow exit only delays us a little.
         let _ = child.wait(EXIT_GRACE).await;
@@ -310,10 +307,10 @@ fn string_option(
     match options.get(name) {
         None => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(_) => Err(ProviderError::Config {
-            adapter: NAME,
-            message: format!("option `{name}` must be a string"),
-        }),
+        Some(_) => Err(ProviderError::config(
+            NAME,
+            format!("option `{name}` must be a string"),
+        )),
     }
 }
 
@@ -531,22 +528,18 @@ fn classify(result: &Value, assistant_error: Option<&str>, stderr: &str) -> Prov
     }
     match subtype.as_str() {
         "error_max_turns" | "error_max_budget_usd" | "error_max_structured_output_retries" => {
-            return ProviderError::Rejected {
-                adapter: NAME,
-                status: 0,
-                message,
-            };
+            return ProviderError::rejected(NAME, 0, message);
         }
         "error_during_execution" => {
-            return ProviderError::ProcessExit {
-                adapter: NAME,
-                code: None,
-                stderr: if stderr.is_empty() {
+            return ProviderError::process_exit(
+                NAME,
+                None,
+                if stderr.is_empty() {
                     message
                 } else {
                     format!("{message}; stderr: {stderr}")
                 },
-            };
+            );
         }
         _ => {}
     }
@@ -567,33 +560,14 @@ fn classify(result: &Value, assistant_error: Option<&str>, stderr: &str) -> Prov
         _ => None,
     });
     match status {
-        Some(429) => ProviderError::RateLimited {
-            adapter: NAME,
-            retry_after: None,
-        },
-        Some(503 | 529) => ProviderError::Overloaded {
-            adapter: NAME,
-            retry_after: None,
-        },
-        Some(status @ 500..=599) => ProviderError::Server {
-            adapter: NAME,
-            status,
-            message,
-        },
-        Some(status) => ProviderError::Rejected {
-            adapter: NAME,
-            status,
-            message,
-        },
-        None if message.to_lowercase().contains("overloaded") => ProviderError::Overloaded {
-            adapter: NAME,
-            retry_after: None,
-        },
-        None => ProviderError::Rejected {
-            adapter: NAME,
-            status: 0,
-            message,
-        },
+        Some(429) => ProviderError::rate_limited(NAME, None),
+        Some(503 | 529) => ProviderError::overloaded(NAME, None),
+        Some(status @ 500..=599) => ProviderError::server(NAME, status, message),
+        Some(status) => ProviderError::rejected(NAME, status, message),
+        None if message.to_lowercase().contains("overloaded") => {
+            ProviderError::overloaded(NAME, None)
+        }
+        None => ProviderError::rejected(NAME, 0, message),
     }
 }
 

@@ -62,10 +62,10 @@ impl CommandProvider {
     /// [`ProviderError::Config`] when `argv` is empty.
     pub fn new(argv: Vec<String>, env: ChildEnv) -> Result<Self, ProviderError> {
         if argv.is_empty() {
-            return Err(ProviderError::Config {
-                adapter: ADAPTER,
-                message: "needs a `command \"program\" \"arg\"…` child".to_owned(),
-            });
+            return Err(ProviderError::config(
+                ADAPTER,
+                "needs a `command \"program\" \"arg\"…` child".to_owned(),
+            ));
         }
         Ok(Self {
             argv,
@@ -89,12 +89,14 @@ impl CommandProvider {
             child_env.set(name, key.clone());
         }
         let timeout = Options::provider(&decl.options).duration(ADAPTER, "timeout")?;
-        let mut provider = Self::new(argv, child_env).map_err(|_| ProviderError::Config {
-            adapter: ADAPTER,
-            message: format!(
-                "provider `{}` needs a `command \"program\" \"arg\"…` child",
-                decl.name.value
-            ),
+        let mut provider = Self::new(argv, child_env).map_err(|_| {
+            ProviderError::config(
+                ADAPTER,
+                format!(
+                    "provider `{}` needs a `command \"program\" \"arg\"…` child",
+                    decl.name.value
+                ),
+            )
         })?;
         provider.timeout = timeout.unwrap_or(NO_TIMEOUT);
         provider.secret = secret;
@@ -130,38 +132,34 @@ impl CommandProvider {
                 let _ = stdin.shutdown().await;
             }
         };
-        let read =
-            async {
-                let mut text = String::new();
-                let Some(mut stdout) = stdout else {
-                    return Ok(text);
-                };
-                let mut pending = Vec::new();
-                let mut chunk = vec![0_u8; 8192];
-                loop {
-                    let read = stdout.read(&mut chunk).await.map_err(|error| {
-                        ProviderError::StreamCut {
-                            adapter: ADAPTER,
-                            message: format!("reading stdout: {error}"),
-                        }
-                    })?;
-                    if read == 0 {
-                        break;
-                    }
-                    pending.extend_from_slice(&chunk[..read]);
-                    let delta = take_utf8(&mut pending);
-                    if !delta.is_empty() {
-                        text.push_str(&delta);
-                        events.emit(AgentEvent::TextDelta { text: delta });
-                    }
-                }
-                if !pending.is_empty() {
-                    let rest = String::from_utf8_lossy(&pending).into_owned();
-                    text.push_str(&rest);
-                    events.emit(AgentEvent::TextDelta { text: rest });
-                }
-                Ok(text)
+        let read = async {
+            let mut text = String::new();
+            let Some(mut stdout) = stdout else {
+                return Ok(text);
             };
+            let mut pending = Vec::new();
+            let mut chunk = vec![0_u8; 8192];
+            loop {
+                let read = stdout.read(&mut chunk).await.map_err(|error| {
+                    ProviderError::stream_cut(ADAPTER, format!("reading stdout: {error}"))
+                })?;
+                if read == 0 {
+                    break;
+                }
+                pending.extend_from_slice(&chunk[..read]);
+                let delta = take_utf8(&mut pending);
+                if !delta.is_empty() {
+                    text.push_str(&delta);
+                    events.emit(AgentEvent::TextDelta { text: delta });
+                }
+            }
+            if !pending.is_empty() {
+                let rest = String::from_utf8_lossy(&pending).into_owned();
+                text.push_str(&rest);
+                events.emit(AgentEvent::TextDelta { text: rest });
+            }
+            Ok(text)
+        };
         let output = tokio::time::timeout(self.timeout, async {
             let ((), text) = tokio::join!(write, read);
             text
@@ -171,19 +169,16 @@ impl CommandProvider {
             Ok(text) => text?,
             Err(_) => {
                 group.kill();
-                return Err(ProviderError::Timeout {
-                    adapter: ADAPTER,
-                    after: self.timeout,
-                });
+                return Err(ProviderError::timeout(ADAPTER, self.timeout));
             }
         };
         let status = group.wait(self.timeout).await?;
         if !status.success() {
-            return Err(ProviderError::ProcessExit {
-                adapter: ADAPTER,
-                code: status.code(),
-                stderr: group.stderr_tail(),
-            });
+            return Err(ProviderError::process_exit(
+                ADAPTER,
+                status.code(),
+                group.stderr_tail(),
+            ));
         }
         let text = text
             .strip_suffix('\n')

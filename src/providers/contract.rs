@@ -396,6 +396,94 @@ pub enum ProviderError {
     },
 }
 
+/// Named constructors, one per kind of failure, so an adapter says what happened and the
+/// shape of the error is written once.
+impl ProviderError {
+    /// [`ProviderError::Config`]: the provider is misconfigured; `message` says how to fix it.
+    pub fn config(adapter: &'static str, message: impl Into<String>) -> Self {
+        Self::Config {
+            adapter,
+            message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::BadOutput`]: the backend answered something atomic cannot read.
+    pub fn bad_output(adapter: &'static str, message: impl Into<String>) -> Self {
+        Self::BadOutput {
+            adapter,
+            message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::Network`]: the backend could not be reached.
+    pub fn network(adapter: &'static str, message: impl Into<String>) -> Self {
+        Self::Network {
+            adapter,
+            message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::StreamCut`]: the stream ended before the reply was complete.
+    pub fn stream_cut(adapter: &'static str, message: impl Into<String>) -> Self {
+        Self::StreamCut {
+            adapter,
+            message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::Rejected`]: the backend refused the request (status 0: not HTTP).
+    pub fn rejected(adapter: &'static str, status: u16, message: impl Into<String>) -> Self {
+        Self::Rejected {
+            adapter,
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::Server`]: a server error.
+    pub fn server(adapter: &'static str, status: u16, message: impl Into<String>) -> Self {
+        Self::Server {
+            adapter,
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::Timeout`]: no answer within `after`.
+    pub fn timeout(adapter: &'static str, after: Duration) -> Self {
+        Self::Timeout { adapter, after }
+    }
+
+    /// [`ProviderError::ProcessExit`]: an agent CLI exited unsuccessfully.
+    pub fn process_exit(
+        adapter: &'static str,
+        code: Option<i32>,
+        stderr: impl Into<String>,
+    ) -> Self {
+        Self::ProcessExit {
+            adapter,
+            code,
+            stderr: stderr.into(),
+        }
+    }
+
+    /// [`ProviderError::RateLimited`], with the wait the server asked for.
+    pub fn rate_limited(adapter: &'static str, retry_after: Option<Duration>) -> Self {
+        Self::RateLimited {
+            adapter,
+            retry_after,
+        }
+    }
+
+    /// [`ProviderError::Overloaded`], with the wait the server asked for.
+    pub fn overloaded(adapter: &'static str, retry_after: Option<Duration>) -> Self {
+        Self::Overloaded {
+            adapter,
+            retry_after,
+        }
+    }
+}
+
 impl ProviderError {
     /// The `retry-on` class of this error.
     #[must_use]

@@ -193,10 +193,7 @@ impl Copilot {
 
         let stdout = child
             .take_stdout()
-            .ok_or_else(|| ProviderError::BadOutput {
-                adapter: NAME,
-                message: "the child has no stdout".to_owned(),
-            })?;
+            .ok_or_else(|| ProviderError::bad_output(NAME, "the child has no stdout".to_owned()))?;
         let mut reader = NdjsonReader::new(NAME, stdout);
         let mut stream = Stream::default();
         while let Some(line) = reader.next().await? {
@@ -208,26 +205,26 @@ impl Copilot {
             return Err(error);
         }
         let Some(result) = stream.result.take() else {
-            return Err(ProviderError::ProcessExit {
-                adapter: NAME,
-                code: status.code(),
-                stderr: if stderr.is_empty() {
+            return Err(ProviderError::process_exit(
+                NAME,
+                status.code(),
+                if stderr.is_empty() {
                     "the CLI exited without a result line".to_owned()
                 } else {
                     stderr
                 },
-            });
+            ));
         };
         let exit_code = result
             .get("exitCode")
             .and_then(Value::as_i64)
             .and_then(|code| i32::try_from(code).ok());
         if exit_code.is_some_and(|code| code != 0) || !status.success() {
-            return Err(ProviderError::ProcessExit {
-                adapter: NAME,
-                code: exit_code.or(status.code()),
+            return Err(ProviderError::process_exit(
+                NAME,
+                exit_code.or(status.code()),
                 stderr,
-            });
+            ));
         }
         let usage = std::fs::read_to_string(&usage_file)
             .ok()
@@ -468,33 +465,19 @@ fn classify(data: &Value) -> ProviderError {
         .and_then(Value::as_str)
         .unwrap_or_default();
     match (kind, status) {
-        ("rate_limit", _) | (_, Some(429)) => ProviderError::RateLimited {
-            adapter: NAME,
-            retry_after: None,
-        },
-        (_, Some(503 | 529)) => ProviderError::Overloaded {
-            adapter: NAME,
-            retry_after: None,
-        },
-        (_, Some(status @ 500..=599)) => ProviderError::Server {
-            adapter: NAME,
-            status,
-            message,
-        },
-        ("authentication", status) => ProviderError::Rejected {
-            adapter: NAME,
-            status: status.unwrap_or(401),
-            message,
-        },
-        (_, status) => ProviderError::Rejected {
-            adapter: NAME,
-            status: status.unwrap_or(0),
-            message: if kind.is_empty() {
+        ("rate_limit", _) | (_, Some(429)) => ProviderError::rate_limited(NAME, None),
+        (_, Some(503 | 529)) => ProviderError::overloaded(NAME, None),
+        (_, Some(status @ 500..=599)) => ProviderError::server(NAME, status, message),
+        ("authentication", status) => ProviderError::rejected(NAME, status.unwrap_or(401), message),
+        (_, status) => ProviderError::rejected(
+            NAME,
+            status.unwrap_or(0),
+            if kind.is_empty() {
                 message
             } else {
                 format!("{kind}: {message}")
             },
-        },
+        ),
     }
 }
 
@@ -512,10 +495,7 @@ fn first_line(text: &str) -> String {
 }
 
 fn config(message: &str) -> ProviderError {
-    ProviderError::Config {
-        adapter: NAME,
-        message: message.to_owned(),
-    }
+    ProviderError::config(NAME, message.to_owned())
 }
 
 #[cfg(test)]

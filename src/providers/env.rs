@@ -286,54 +286,35 @@ pub(crate) fn redact(error: ProviderError, secret: Option<&str>) -> ProviderErro
             adapter,
             status,
             message,
-        } => ProviderError::Server {
-            adapter,
-            status,
-            message: clean(message),
-        },
-        ProviderError::Network { adapter, message } => ProviderError::Network {
-            adapter,
-            message: clean(message),
-        },
-        ProviderError::StreamCut { adapter, message } => ProviderError::StreamCut {
-            adapter,
-            message: clean(message),
-        },
+        } => ProviderError::server(adapter, status, clean(message)),
+        ProviderError::Network { adapter, message } => {
+            ProviderError::network(adapter, clean(message))
+        }
+        ProviderError::StreamCut { adapter, message } => {
+            ProviderError::stream_cut(adapter, clean(message))
+        }
         ProviderError::ProcessExit {
             adapter,
             code,
             stderr,
-        } => ProviderError::ProcessExit {
-            adapter,
-            code,
-            stderr: clean(stderr),
-        },
-        ProviderError::BadOutput { adapter, message } => ProviderError::BadOutput {
-            adapter,
-            message: clean(message),
-        },
+        } => ProviderError::process_exit(adapter, code, clean(stderr)),
+        ProviderError::BadOutput { adapter, message } => {
+            ProviderError::bad_output(adapter, clean(message))
+        }
         ProviderError::Rejected {
             adapter,
             status,
             message,
-        } => ProviderError::Rejected {
-            adapter,
-            status,
-            message: clean(message),
-        },
-        ProviderError::Config { adapter, message } => ProviderError::Config {
-            adapter,
-            message: clean(message),
-        },
+        } => ProviderError::rejected(adapter, status, clean(message)),
+        ProviderError::Config { adapter, message } => {
+            ProviderError::config(adapter, clean(message))
+        }
         other => other,
     }
 }
 
 fn config(adapter: &'static str, message: &str) -> ProviderError {
-    ProviderError::Config {
-        adapter,
-        message: message.to_owned(),
-    }
+    ProviderError::config(adapter, message.to_owned())
 }
 
 #[cfg(test)]
@@ -408,11 +389,7 @@ mod tests {
 
     #[test]
     fn redact_scrubs_the_secret_from_messages() {
-        let error = ProviderError::ProcessExit {
-            adapter: "x",
-            code: Some(1),
-            stderr: "bad key sk-123 rejected".to_owned(),
-        };
+        let error = ProviderError::process_exit("x", Some(1), "bad key sk-123 rejected".to_owned());
         let text = redact(error, Some("sk-123")).to_string();
         assert!(
             !text.contains("sk-123") && text.contains("<redacted>"),

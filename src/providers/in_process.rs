@@ -118,12 +118,10 @@ fn pick(replies: &Value, call: u32) -> Result<String, ProviderError> {
 }
 
 fn bad_replies(found: &Value) -> ProviderError {
-    ProviderError::Config {
-        adapter: ADAPTER,
-        message: format!(
-            "option `replies` must be a non-empty JSON array of replies, found `{found}`"
-        ),
-    }
+    ProviderError::config(
+        ADAPTER,
+        format!("option `replies` must be a non-empty JSON array of replies, found `{found}`"),
+    )
 }
 
 fn failure(class: &str) -> Result<ProviderError, ProviderError> {
@@ -135,12 +133,9 @@ fn failure(class: &str) -> Result<ProviderError, ProviderError> {
         after_ms: None,
         code: Some(1),
     });
-    recorded.and_then(|error| error.to_error(ADAPTER)).ok_or_else(|| ProviderError::Config {
-        adapter: ADAPTER,
-        message: format!(
+    recorded.and_then(|error| error.to_error(ADAPTER)).ok_or_else(|| ProviderError::config(ADAPTER, format!(
             "option `fail` must be a provider error class (rate-limit, overloaded, server-error, network, stream-cut, timeout, process-exit, bad-output, provider), found `{class}`"
-        ),
-    })
+        )))
 }
 
 fn estimate_tokens(text: &str) -> u64 {

@@ -41,31 +41,33 @@ impl<R: AsyncRead + Unpin> NdjsonReader<R> {
                 .take(MAX_LINE)
                 .read_until(b'\n', &mut self.line)
                 .await
-                .map_err(|error| ProviderError::StreamCut {
-                    adapter: self.adapter,
-                    message: format!("reading stdout failed: {error}"),
+                .map_err(|error| {
+                    ProviderError::stream_cut(
+                        self.adapter,
+                        format!("reading stdout failed: {error}"),
+                    )
                 })?;
             if read == 0 {
                 return Ok(None);
             }
             if self.line.last() != Some(&b'\n') && read as u64 >= MAX_LINE {
-                return Err(ProviderError::BadOutput {
-                    adapter: self.adapter,
-                    message: format!("an output line is longer than {MAX_LINE} bytes"),
-                });
+                return Err(ProviderError::bad_output(
+                    self.adapter,
+                    format!("an output line is longer than {MAX_LINE} bytes"),
+                ));
             }
             let text = self.line.trim_ascii();
             if !text.starts_with(b"{") {
                 continue;
             }
             return serde_json::from_slice(text).map(Some).map_err(|error| {
-                ProviderError::BadOutput {
-                    adapter: self.adapter,
-                    message: format!(
+                ProviderError::bad_output(
+                    self.adapter,
+                    format!(
                         "an output line is not valid JSON ({error}): {}",
                         preview(text)
                     ),
-                }
+                )
             });
         }
     }

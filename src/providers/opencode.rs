@@ -310,10 +310,10 @@ impl OpenCode {
         let mut stream = response.bytes_stream().eventsource();
         let connected = tokio::time::timeout(REQUEST_LIMIT, stream.next()).await;
         if !matches!(connected, Ok(Some(Ok(_)))) {
-            return Err(ProviderError::StreamCut {
-                adapter: NAME,
-                message: "the event stream closed before `server.connected`".to_owned(),
-            });
+            return Err(ProviderError::stream_cut(
+                NAME,
+                "the event stream closed before `server.connected`".to_owned(),
+            ));
         }
 
         let mut prompt = json!({"parts": [{"type": "text", "text": request.prompt}]});
@@ -349,15 +349,13 @@ impl OpenCode {
         let mut turn = Turn::new(&session_id, request, model);
         while !turn.idle {
             let Some(event) = stream.next().await else {
-                return Err(ProviderError::StreamCut {
-                    adapter: NAME,
-                    message: "the event stream ended before the session went idle".to_owned(),
-                });
+                return Err(ProviderError::stream_cut(
+                    NAME,
+                    "the event stream ended before the session went idle".to_owned(),
+                ));
             };
-            let event = event.map_err(|error| ProviderError::StreamCut {
-                adapter: NAME,
-                message: error.to_string(),
-            })?;
+            let event =
+                event.map_err(|error| ProviderError::stream_cut(NAME, error.to_string()))?;
             let Ok(payload) = serde_json::from_str::<Value>(&event.data) else {
                 continue;
             };
@@ -481,10 +479,7 @@ async fn start_server(
 ) -> Result<Server, ProviderError> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
-        .map_err(|error| ProviderError::Network {
-            adapter: NAME,
-            message: format!("no free loopback port: {error}"),
-        })?
+        .map_err(|error| ProviderError::network(NAME, format!("no free loopback port: {error}")))?
         .port();
     let password: String = {
         use rand::Rng;
@@ -524,17 +519,14 @@ async fn start_server(
         Ok(true) => {}
         Ok(false) => {
             let status = process.wait(Duration::from_secs(5)).await.ok();
-            return Err(ProviderError::ProcessExit {
-                adapter: NAME,
-                code: status.and_then(|status| status.code()),
-                stderr: process.stderr_tail(),
-            });
+            return Err(ProviderError::process_exit(
+                NAME,
+                status.and_then(|status| status.code()),
+                process.stderr_tail(),
+            ));
         }
         Err(_) => {
-            return Err(ProviderError::Timeout {
-                adapter: NAME,
-                after: startup,
-            });
+            return Err(ProviderError::timeout(NAME, startup));
         }
     }
     let drain = tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
@@ -961,76 +953,33 @@ fn classify(error: &Value) -> ProviderError {
         .and_then(Value::as_u64)
         .and_then(|status| u16::try_from(status).ok());
     match (name, status) {
-        ("APIError", Some(429)) => ProviderError::RateLimited {
-            adapter: NAME,
-            retry_after: None,
-        },
-        ("APIError", Some(503 | 529)) => ProviderError::Overloaded {
-            adapter: NAME,
-            retry_after: None,
-        },
-        ("APIError", Some(status @ 500..=599)) => ProviderError::Server {
-            adapter: NAME,
-            status,
-            message,
-        },
-        ("APIError", Some(status)) => ProviderError::Rejected {
-            adapter: NAME,
-            status,
-            message,
-        },
-        ("ProviderAuthError", _) => ProviderError::Rejected {
-            adapter: NAME,
-            status: 401,
-            message,
-        },
-        ("MessageOutputLengthError" | "StructuredOutputError", _) => ProviderError::BadOutput {
-            adapter: NAME,
-            message: format!("{name}: {message}"),
-        },
-        _ => ProviderError::Rejected {
-            adapter: NAME,
-            status: 0,
-            message: format!("{name}: {message}"),
-        },
+        ("APIError", Some(429)) => ProviderError::rate_limited(NAME, None),
+        ("APIError", Some(503 | 529)) => ProviderError::overloaded(NAME, None),
+        ("APIError", Some(status @ 500..=599)) => ProviderError::server(NAME, status, message),
+        ("APIError", Some(status)) => ProviderError::rejected(NAME, status, message),
+        ("ProviderAuthError", _) => ProviderError::rejected(NAME, 401, message),
+        ("MessageOutputLengthError" | "StructuredOutputError", _) => {
+            ProviderError::bad_output(NAME, format!("{name}: {message}"))
+        }
+        _ => ProviderError::rejected(NAME, 0, format!("{name}: {message}")),
     }
 }
 
 fn http_error(status: u16, body: &str) -> ProviderError {
     let message: String = body.chars().take(500).collect();
     match status {
-        429 => ProviderError::RateLimited {
-            adapter: NAME,
-            retry_after: None,
-        },
-        503 => ProviderError::Overloaded {
-            adapter: NAME,
-            retry_after: None,
-        },
-        500..=599 => ProviderError::Server {
-            adapter: NAME,
-            status,
-            message,
-        },
-        _ => ProviderError::Rejected {
-            adapter: NAME,
-            status,
-            message,
-        },
+        429 => ProviderError::rate_limited(NAME, None),
+        503 => ProviderError::overloaded(NAME, None),
+        500..=599 => ProviderError::server(NAME, status, message),
+        _ => ProviderError::rejected(NAME, status, message),
     }
 }
 
 fn network(error: &reqwest::Error) -> ProviderError {
     if error.is_timeout() {
-        ProviderError::Timeout {
-            adapter: NAME,
-            after: REQUEST_LIMIT,
-        }
+        ProviderError::timeout(NAME, REQUEST_LIMIT)
     } else {
-        ProviderError::Network {
-            adapter: NAME,
-            message: error.to_string(),
-        }
+        ProviderError::network(NAME, error.to_string())
     }
 }
 
@@ -1048,17 +997,11 @@ fn first_line(text: &str) -> String {
 }
 
 fn config_error(message: &str) -> ProviderError {
-    ProviderError::Config {
-        adapter: NAME,
-        message: message.to_owned(),
-    }
+    ProviderError::config(NAME, message.to_owned())
 }
 
 fn bad_output(message: &str) -> ProviderError {
-    ProviderError::BadOutput {
-        adapter: NAME,
-        message: message.to_owned(),
-    }
+    ProviderError::bad_output(NAME, message.to_owned())
 }
 
 #[cfg(test)]

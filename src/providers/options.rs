@@ -115,10 +115,10 @@ pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
 }
 
 fn invalid(adapter: &'static str, name: &str, expected: &str, found: &Value) -> ProviderError {
-    ProviderError::Config {
+    ProviderError::config(
         adapter,
-        message: format!("option `{name}` must be {expected}, found `{found}`"),
-    }
+        format!("option `{name}` must be {expected}, found `{found}`"),
+    )
 }
 
 #[cfg(test)]

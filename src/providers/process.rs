@@ -47,9 +47,8 @@ impl ProcessGroup {
             .get_program()
             .to_string_lossy()
             .into_owned();
-        let mut child = command.spawn().map_err(|error| ProviderError::Config {
-            adapter,
-            message: format!("could not start `{program}`: {error}"),
+        let mut child = command.spawn().map_err(|error| {
+            ProviderError::config(adapter, format!("could not start `{program}`: {error}"))
         })?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok());
         let tail = Arc::new(Mutex::new(Vec::new()));
@@ -97,18 +96,15 @@ impl ProcessGroup {
         let status = match tokio::time::timeout(limit, self.child.wait()).await {
             Ok(Ok(status)) => status,
             Ok(Err(error)) => {
-                return Err(ProviderError::ProcessExit {
-                    adapter: self.adapter,
-                    code: None,
-                    stderr: format!("could not wait for the process: {error}"),
-                });
+                return Err(ProviderError::process_exit(
+                    self.adapter,
+                    None,
+                    format!("could not wait for the process: {error}"),
+                ));
             }
             Err(_) => {
                 self.kill();
-                return Err(ProviderError::Timeout {
-                    adapter: self.adapter,
-                    after: limit,
-                });
+                return Err(ProviderError::timeout(self.adapter, limit));
             }
         };
         if let Some(task) = self.stderr_task.as_mut() {

@@ -96,10 +96,10 @@ fn create_private(path: &Path) -> std::io::Result<File> {
 }
 
 fn write_error(path: &Path, error: &std::io::Error) -> ProviderError {
-    ProviderError::Config {
-        adapter: "record",
-        message: format!("cannot write cassette `{}`: {error}", path.display()),
-    }
+    ProviderError::config(
+        "record",
+        format!("cannot write cassette `{}`: {error}", path.display()),
+    )
 }
 
 /// A provider whose calls are recorded.

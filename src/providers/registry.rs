@@ -57,9 +57,9 @@ pub fn build(
         "opencode" => Arc::new(OpenCode::new(decl, cx.env)?),
         "copilot" => Arc::new(Copilot::new(decl, cx.env)?),
         _ => {
-            return Err(ProviderError::Config {
-                adapter: "provider",
-                message: format!(
+            return Err(ProviderError::config(
+                "provider",
+                format!(
                     "unknown adapter `{name}` for provider `{}`; expected one of {}",
                     decl.name.value,
                     ADAPTERS
@@ -68,7 +68,7 @@ pub fn build(
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            });
+            ));
         }
     };
     Ok(match &cx.recorder {
@@ -105,10 +105,7 @@ fn check_options(decl: &ProviderDecl) -> Result<(), ProviderError> {
                 )
             }
         };
-        return Err(ProviderError::Config {
-            adapter: info.name,
-            message,
-        });
+        return Err(ProviderError::config(info.name, message));
     }
     Ok(())
 }

@@ -55,31 +55,31 @@ impl Replay {
     /// option.
     pub fn from_decl(decl: &ProviderDecl, workflow_dir: &Path) -> Result<Self, ProviderError> {
         let Some(cassette) = &decl.cassette else {
-            return Err(ProviderError::Config {
-                adapter: ADAPTER,
-                message: format!(
+            return Err(ProviderError::config(
+                ADAPTER,
+                format!(
                     "provider `{}` needs `cassette=\"file.cassette\"`",
                     decl.name.value
                 ),
-            });
+            ));
         };
         let path = workflow_dir.join(&cassette.value);
         let options = Options::provider(&decl.options);
         let speed = options.number(ADAPTER, "speed")?.unwrap_or(0.0);
         if !(speed >= 0.0 && speed.is_finite()) {
-            return Err(ProviderError::Config {
-                adapter: ADAPTER,
-                message: format!("option `speed` must be 0 (instant) or more, found {speed}"),
-            });
+            return Err(ProviderError::config(
+                ADAPTER,
+                format!("option `speed` must be 0 (instant) or more, found {speed}"),
+            ));
         }
         let match_prompt = match options.string(ADAPTER, "match")? {
             None | Some("prompt") => true,
             Some("node") => false,
             Some(other) => {
-                return Err(ProviderError::Config {
-                    adapter: ADAPTER,
-                    message: format!("option `match` must be `prompt` or `node`, found `{other}`"),
-                });
+                return Err(ProviderError::config(
+                    ADAPTER,
+                    format!("option `match` must be `prompt` or `node`, found `{other}`"),
+                ));
             }
         };
         Ok(Self {
@@ -119,10 +119,7 @@ impl Replay {
     }
 
     fn config(&self, message: String) -> ProviderError {
-        ProviderError::Config {
-            adapter: ADAPTER,
-            message,
-        }
+        ProviderError::config(ADAPTER, message)
     }
 
     fn delay(&self, call: &CassetteCall, index: usize) -> Option<Duration> {

@@ -87,12 +87,10 @@ impl CallSettings {
             None | Some("x-api-key") => false,
             Some("bearer") => true,
             Some(other) => {
-                return Err(ProviderError::Config {
-                    adapter: ADAPTER,
-                    message: format!(
-                        "option `auth` must be \"x-api-key\" or \"bearer\", found `{other}`"
-                    ),
-                });
+                return Err(ProviderError::config(
+                    ADAPTER,
+                    format!("option `auth` must be \"x-api-key\" or \"bearer\", found `{other}`"),
+                ));
             }
         };
         let settings = Self {

@@ -68,20 +68,21 @@ impl AnthropicProvider {
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
         if request.resume_session.is_some() {
-            return Err(ProviderError::Config {
-                adapter: ADAPTER,
-                message: "the Messages API keeps no sessions to resume; drop `session=`".to_owned(),
-            });
+            return Err(ProviderError::config(
+                ADAPTER,
+                "the Messages API keeps no sessions to resume; drop `session=`".to_owned(),
+            ));
         }
         let settings = CallSettings::read(&self.config.options, &request.options)?;
         let model = request
             .model
             .clone()
             .or_else(|| self.config.model.clone())
-            .ok_or_else(|| ProviderError::Config {
-                adapter: ADAPTER,
-                message: "no model: set `model=` on the agent, the workflow or the provider"
-                    .to_owned(),
+            .ok_or_else(|| {
+                ProviderError::config(
+                    ADAPTER,
+                    "no model: set `model=` on the agent, the workflow or the provider".to_owned(),
+                )
             })?;
         let tools = ToolSet::from_grants(ADAPTER, &request.tools)?;
         let mut conversation = AnthropicConversation {
@@ -124,10 +125,10 @@ impl AnthropicProvider {
         );
         if !settings.beta.is_empty() {
             let beta = HeaderValue::from_str(&settings.beta.join(",")).map_err(|_| {
-                ProviderError::Config {
-                    adapter: ADAPTER,
-                    message: "option `beta` holds characters not allowed in a header".to_owned(),
-                }
+                ProviderError::config(
+                    ADAPTER,
+                    "option `beta` holds characters not allowed in a header".to_owned(),
+                )
             })?;
             headers.insert(HeaderName::from_static("anthropic-beta"), beta);
         }
@@ -275,11 +276,11 @@ impl Conversation for AnthropicConversation<'_> {
             Some("tool_use") => Next::Tools,
             Some("pause_turn") => Next::Continue,
             Some("refusal") => {
-                return Err(ProviderError::Rejected {
-                    adapter: ADAPTER,
-                    status: 200,
-                    message: "the model refused to answer (stop reason `refusal`)".to_owned(),
-                });
+                return Err(ProviderError::rejected(
+                    ADAPTER,
+                    200,
+                    "the model refused to answer (stop reason `refusal`)".to_owned(),
+                ));
             }
             _ => Next::Done,
         };

@@ -215,10 +215,10 @@ impl MessageBuilder {
     /// The finished message; a stream that ended before `message_stop` was cut.
     pub(super) fn finish(self) -> Result<Message, ProviderError> {
         if !self.stopped {
-            return Err(ProviderError::StreamCut {
-                adapter: ADAPTER,
-                message: "the event stream ended before `message_stop`".to_owned(),
-            });
+            return Err(ProviderError::stream_cut(
+                ADAPTER,
+                "the event stream ended before `message_stop`".to_owned(),
+            ));
         }
         let count = |name: &str| self.usage.get(name).and_then(Value::as_u64).unwrap_or(0);
         let usage = Usage {
@@ -256,10 +256,7 @@ fn index_of(event: &Value) -> Result<u64, ProviderError> {
 }
 
 fn bad(message: String) -> ProviderError {
-    ProviderError::BadOutput {
-        adapter: ADAPTER,
-        message,
-    }
+    ProviderError::bad_output(ADAPTER, message)
 }
 
 #[cfg(test)]

@@ -45,10 +45,10 @@ impl Options {
     }
 
     fn invalid(&self, name: &str, expected: &str, found: &Value) -> ProviderError {
-        ProviderError::Config {
-            adapter: self.adapter,
-            message: format!("option `{name}` must be {expected}, found `{found}`"),
-        }
+        ProviderError::config(
+            self.adapter,
+            format!("option `{name}` must be {expected}, found `{found}`"),
+        )
     }
 
     /// A non-negative integer.
@@ -151,12 +151,14 @@ impl Options {
     pub(crate) fn retry_settings(&mut self) -> Result<RetrySettings, ProviderError> {
         let max_retries = match self.u64("max-retries")? {
             None => None,
-            Some(count) => Some(u32::try_from(count).map_err(|_| ProviderError::Config {
-                adapter: self.adapter,
-                message: format!(
-                    "option `max-retries` must be at most {}, found `{count}`",
-                    u32::MAX
-                ),
+            Some(count) => Some(u32::try_from(count).map_err(|_| {
+                ProviderError::config(
+                    self.adapter,
+                    format!(
+                        "option `max-retries` must be at most {}, found `{count}`",
+                        u32::MAX
+                    ),
+                )
             })?),
         };
         Ok(RetrySettings {
@@ -180,10 +182,10 @@ impl Options {
             || format!("expected one of {}", expected_one_of(&known)),
             |near| format!("did you mean `{near}`?"),
         );
-        Err(ProviderError::Config {
-            adapter: self.adapter,
-            message: format!("unknown option `{unknown}`; {hint}"),
-        })
+        Err(ProviderError::config(
+            self.adapter,
+            format!("unknown option `{unknown}`; {hint}"),
+        ))
     }
 }
 

@@ -86,19 +86,19 @@ impl ToolSet {
         let mut tools: Vec<CustomTool> = Vec::with_capacity(grants.len());
         for grant in grants {
             if grant.command.is_empty() {
-                return Err(ProviderError::Config {
+                return Err(ProviderError::config(
                     adapter,
-                    message: format!(
+                    format!(
                         "`{adapter}` has no built-in tool `{}`; give the tool a command to run",
                         grant.name
                     ),
-                });
+                ));
             }
             if tools.iter().any(|tool| tool.name == grant.name) {
-                return Err(ProviderError::Config {
+                return Err(ProviderError::config(
                     adapter,
-                    message: format!("tool `{}` is granted twice", grant.name),
-                });
+                    format!("tool `{}` is granted twice", grant.name),
+                ));
             }
             tools.push(CustomTool {
                 name: grant.name.clone(),

@@ -99,22 +99,18 @@ pub(crate) fn from_status(
     // The server's own word on retrying wins over the status, both ways (as in the SDKs).
     match should_retry(headers) {
         Some(true) if !matches!(status, 429 | 503 | 529 | 408 | 409 | 500..=599) => {
-            return ProviderError::Server {
+            return ProviderError::server(
                 adapter,
                 status,
-                message: format!(
-                    "{message} (the server asked for a retry: `x-should-retry: true`)"
-                ),
-            };
+                format!("{message} (the server asked for a retry: `x-should-retry: true`)"),
+            );
         }
         Some(false) => {
-            return ProviderError::Rejected {
+            return ProviderError::rejected(
                 adapter,
                 status,
-                message: format!(
-                    "{message} (the server asked not to retry: `x-should-retry: false`)"
-                ),
-            };
+                format!("{message} (the server asked not to retry: `x-should-retry: false`)"),
+            );
         }
         _ => {}
     }
@@ -125,24 +121,11 @@ pub(crate) fn from_status(
             Some("enforced_spend_limit_reached" | "insufficient_quota")
         ) =>
         {
-            ProviderError::Rejected {
-                adapter,
-                status,
-                message,
-            }
+            ProviderError::rejected(adapter, status, message)
         }
-        429 => ProviderError::RateLimited {
-            adapter,
-            retry_after,
-        },
-        503 | 529 => ProviderError::Overloaded {
-            adapter,
-            retry_after,
-        },
-        _ if kind == "overloaded_error" => ProviderError::Overloaded {
-            adapter,
-            retry_after,
-        },
+        429 => ProviderError::rate_limited(adapter, retry_after),
+        503 | 529 => ProviderError::overloaded(adapter, retry_after),
+        _ if kind == "overloaded_error" => ProviderError::overloaded(adapter, retry_after),
         401 | 403 => ProviderError::Auth {
             adapter,
             status,
@@ -151,20 +134,12 @@ pub(crate) fn from_status(
         },
         // A request timeout and a conflict (a lock held elsewhere) clear by waiting: the
         // SDKs retry both.
-        408 | 409 | 500..=599 => ProviderError::Server {
+        408 | 409 | 500..=599 => ProviderError::server(adapter, status, message),
+        400..=499 => ProviderError::rejected(adapter, status, message),
+        _ => ProviderError::bad_output(
             adapter,
-            status,
-            message,
-        },
-        400..=499 => ProviderError::Rejected {
-            adapter,
-            status,
-            message,
-        },
-        _ => ProviderError::BadOutput {
-            adapter,
-            message: format!("unexpected HTTP status {status}: {message}"),
-        },
+            format!("unexpected HTTP status {status}: {message}"),
+        ),
     }
 }
 
@@ -201,15 +176,9 @@ pub(crate) fn from_stream_error(
         _ => 500,
     });
     if status == 429 || kind.contains("rate_limit") {
-        ProviderError::RateLimited {
-            adapter,
-            retry_after: None,
-        }
+        ProviderError::rate_limited(adapter, None)
     } else if status == 529 || status == 503 || kind.contains("overloaded") {
-        ProviderError::Overloaded {
-            adapter,
-            retry_after: None,
-        }
+        ProviderError::overloaded(adapter, None)
     } else if status == 401 || status == 403 {
         ProviderError::Auth {
             adapter,
@@ -218,17 +187,9 @@ pub(crate) fn from_stream_error(
             key_variable: key.and_then(ApiKey::variable).map(str::to_owned),
         }
     } else if (400..500).contains(&status) {
-        ProviderError::Rejected {
-            adapter,
-            status,
-            message,
-        }
+        ProviderError::rejected(adapter, status, message)
     } else {
-        ProviderError::Server {
-            adapter,
-            status,
-            message: format!("mid-stream error: {message}"),
-        }
+        ProviderError::server(adapter, status, format!("mid-stream error: {message}"))
     }
 }
 
@@ -239,29 +200,17 @@ pub(crate) fn from_send_error(
     limit: Duration,
 ) -> ProviderError {
     if error.is_timeout() {
-        return ProviderError::Timeout {
-            adapter,
-            after: limit,
-        };
+        return ProviderError::timeout(adapter, limit);
     }
     if error.is_builder() {
-        return ProviderError::Config {
-            adapter,
-            message: describe(error),
-        };
+        return ProviderError::config(adapter, describe(error));
     }
-    ProviderError::Network {
-        adapter,
-        message: describe(error),
-    }
+    ProviderError::network(adapter, describe(error))
 }
 
 /// A failure while reading a streamed body after a 2xx head: the stream was cut.
 pub(crate) fn from_body_error(adapter: &'static str, error: &reqwest::Error) -> ProviderError {
-    ProviderError::StreamCut {
-        adapter,
-        message: describe(error),
-    }
+    ProviderError::stream_cut(adapter, describe(error))
 }
 
 /// An error and its causes, `outer: inner: innermost`, without repeats.

@@ -27,9 +27,8 @@ pub(crate) fn build_client(
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("atomic/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|error| ProviderError::Config {
-            adapter,
-            message: format!("cannot build an HTTP client: {error}"),
+        .map_err(|error| {
+            ProviderError::config(adapter, format!("cannot build an HTTP client: {error}"))
         })
 }
 
@@ -69,10 +68,7 @@ impl StreamPost<'_> {
             .send();
         let response = match tokio::time::timeout(idle, request).await {
             Err(_elapsed) => {
-                return Err(ProviderError::Timeout {
-                    adapter,
-                    after: idle,
-                });
+                return Err(ProviderError::timeout(adapter, idle));
             }
             Ok(Err(error)) => return Err(from_send_error(adapter, &error, idle)),
             Ok(Ok(response)) => response,
@@ -92,13 +88,13 @@ impl StreamPost<'_> {
         if !content_type.starts_with("text/event-stream") {
             let body = read_error_body(response, idle).await;
             let excerpt: String = body.chars().take(200).collect();
-            return Err(ProviderError::BadOutput {
+            return Err(ProviderError::bad_output(
                 adapter,
-                message: format!(
+                format!(
                     "expected an event stream, got `{content_type}`: {}",
                     super::secret::redact(key, &excerpt)
                 ),
-            });
+            ));
         }
         Ok(SseReader::new(adapter, response, idle))
     }

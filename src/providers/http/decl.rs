@@ -12,15 +12,17 @@ pub(crate) fn base_url(
     default: &str,
 ) -> Result<reqwest::Url, ProviderError> {
     let text = given.unwrap_or(default);
-    let url = reqwest::Url::parse(text).map_err(|error| ProviderError::Config {
-        adapter,
-        message: format!("`base-url` `{text}` is not a valid URL: {error}"),
+    let url = reqwest::Url::parse(text).map_err(|error| {
+        ProviderError::config(
+            adapter,
+            format!("`base-url` `{text}` is not a valid URL: {error}"),
+        )
     })?;
     if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
-        return Err(ProviderError::Config {
+        return Err(ProviderError::config(
             adapter,
-            message: format!("`base-url` `{text}` must be an http:// or https:// URL"),
-        });
+            format!("`base-url` `{text}` must be an http:// or https:// URL"),
+        ));
     }
     Ok(url)
 }
@@ -38,12 +40,9 @@ pub(crate) fn require_key(
     name: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ApiKey, ProviderError> {
-    read_key(name, env).ok_or_else(|| ProviderError::Config {
-        adapter,
-        message: format!(
+    read_key(name, env).ok_or_else(|| ProviderError::config(adapter, format!(
             "environment variable `{name}` is not set; put the API key there, or name another variable with `api-key-env`"
-        ),
-    })
+        )))
 }
 
 #[cfg(test)]

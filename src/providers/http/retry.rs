@@ -137,18 +137,11 @@ mod tests {
     use crate::ir::ErrorClass;
 
     fn server_error() -> ProviderError {
-        ProviderError::Server {
-            adapter: "a",
-            status: 500,
-            message: "boom".to_owned(),
-        }
+        ProviderError::server("a", 500, "boom".to_owned())
     }
 
     fn limited(after: u64) -> ProviderError {
-        ProviderError::RateLimited {
-            adapter: "a",
-            retry_after: Some(Duration::from_secs(after)),
-        }
+        ProviderError::rate_limited("a", Some(Duration::from_secs(after)))
     }
 
     fn retry(request: &AgentRequest, settings: RetrySettings) -> RequestRetry {
@@ -191,10 +184,7 @@ mod tests {
             ..AgentRequest::default()
         };
         let retry = retry(&node, off);
-        let cut = || ProviderError::StreamCut {
-            adapter: "a",
-            message: "eof".to_owned(),
-        };
+        let cut = || ProviderError::stream_cut("a", "eof".to_owned());
         assert_eq!(retry.after(cut(), 4).ok(), Some(Duration::from_millis(1)));
         assert!(
             retry.after(server_error(), 1).is_err(),

@@ -37,10 +37,10 @@ impl ApiKey {
         prefix: &str,
     ) -> Result<HeaderValue, ProviderError> {
         let mut value = HeaderValue::from_str(&format!("{prefix}{}", self.0)).map_err(|_| {
-            ProviderError::Config {
+            ProviderError::config(
                 adapter,
-                message: "the API key holds characters not allowed in an HTTP header".to_owned(),
-            }
+                "the API key holds characters not allowed in an HTTP header".to_owned(),
+            )
         })?;
         value.set_sensitive(true);
         Ok(value)

@@ -38,23 +38,20 @@ impl SseReader {
     pub(crate) async fn next(&mut self) -> Result<Option<Event>, ProviderError> {
         let adapter = self.adapter;
         match tokio::time::timeout(self.idle, self.events.next()).await {
-            Err(_elapsed) => Err(ProviderError::Timeout {
-                adapter,
-                after: self.idle,
-            }),
+            Err(_elapsed) => Err(ProviderError::timeout(adapter, self.idle)),
             Ok(None) => Ok(None),
             Ok(Some(Ok(event))) => Ok(Some(event)),
             Ok(Some(Err(EventStreamError::Transport(error)))) => {
                 Err(from_body_error(adapter, &error))
             }
-            Ok(Some(Err(EventStreamError::Utf8(error)))) => Err(ProviderError::BadOutput {
+            Ok(Some(Err(EventStreamError::Utf8(error)))) => Err(ProviderError::bad_output(
                 adapter,
-                message: format!("the event stream is not UTF-8: {}", describe(&error)),
-            }),
-            Ok(Some(Err(EventStreamError::Parser(error)))) => Err(ProviderError::BadOutput {
+                format!("the event stream is not UTF-8: {}", describe(&error)),
+            )),
+            Ok(Some(Err(EventStreamError::Parser(error)))) => Err(ProviderError::bad_output(
                 adapter,
-                message: format!("the event stream is malformed: {error}"),
-            }),
+                format!("the event stream is malformed: {error}"),
+            )),
         }
     }
 }

@@ -65,20 +65,21 @@ impl OpenAiProvider {
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
         if request.resume_session.is_some() {
-            return Err(ProviderError::Config {
-                adapter: ADAPTER,
-                message: "Chat Completions keeps no sessions to resume; drop `session=`".to_owned(),
-            });
+            return Err(ProviderError::config(
+                ADAPTER,
+                "Chat Completions keeps no sessions to resume; drop `session=`".to_owned(),
+            ));
         }
         let settings = CallSettings::read(&self.config.options, &request.options)?;
         let model = request
             .model
             .clone()
             .or_else(|| self.config.model.clone())
-            .ok_or_else(|| ProviderError::Config {
-                adapter: ADAPTER,
-                message: "no model: set `model=` on the agent, the workflow or the provider"
-                    .to_owned(),
+            .ok_or_else(|| {
+                ProviderError::config(
+                    ADAPTER,
+                    "no model: set `model=` on the agent, the workflow or the provider".to_owned(),
+                )
             })?;
         let tools = ToolSet::from_grants(ADAPTER, &request.tools)?;
         let mut headers = HeaderMap::new();

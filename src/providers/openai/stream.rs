@@ -198,10 +198,10 @@ impl ChunkAccumulator {
     /// The finished message; a stream that ended before `[DONE]` was cut.
     pub(super) fn finish(self) -> Result<Message, ProviderError> {
         if !self.done {
-            return Err(ProviderError::StreamCut {
-                adapter: ADAPTER,
-                message: "the event stream ended before `data: [DONE]`".to_owned(),
-            });
+            return Err(ProviderError::stream_cut(
+                ADAPTER,
+                "the event stream ended before `data: [DONE]`".to_owned(),
+            ));
         }
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         let mut wire_calls = Vec::with_capacity(self.calls.len());
@@ -266,10 +266,7 @@ fn read_usage(usage: &Value) -> Usage {
 }
 
 fn bad(message: String) -> ProviderError {
-    ProviderError::BadOutput {
-        adapter: ADAPTER,
-        message,
-    }
+    ProviderError::bad_output(ADAPTER, message)
 }
 
 #[cfg(test)]
