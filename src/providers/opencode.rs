@@ -18,8 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
@@ -27,6 +25,7 @@ use tokio::sync::OnceCell;
 
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
+use super::http::{SseReader, build_client, classify};
 use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
@@ -40,6 +39,9 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(60);
 
 /// Limit on the plain (non-streaming) API calls.
 const REQUEST_LIMIT: Duration = Duration::from_secs(60);
+
+/// The longest the event stream may stay silent (the node's timeout bounds the turn).
+const EVENT_SILENCE_LIMIT: Duration = Duration::from_secs(30 * 60);
 
 /// How long summarising a session (a model call) may take.
 const SUMMARIZE_LIMIT: Duration = Duration::from_secs(600);
@@ -153,10 +155,7 @@ impl OpenCode {
                 startup,
             }
         };
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|error| config_error(&format!("could not build an HTTP client: {error}")))?;
+        let client = build_client(NAME, Duration::from_secs(10))?;
         Ok(Self {
             launch,
             server: OnceCell::new(),
@@ -232,11 +231,24 @@ impl OpenCode {
         if let Some(password) = &server.password {
             builder = builder.basic_auth("opencode", Some(password));
         }
-        let response = builder.send().await.map_err(|error| network(&error))?;
+        let response = builder
+            .send()
+            .await
+            .map_err(|error| classify::from_send_error(NAME, &error, limit))?;
         let status = response.status();
-        let body = response.text().await.map_err(|error| network(&error))?;
+        let headers = response.headers().clone();
+        let body = response
+            .text()
+            .await
+            .map_err(|error| classify::from_send_error(NAME, &error, limit))?;
         if !status.is_success() {
-            return Err(http_error(status.as_u16(), &body));
+            return Err(classify::from_status(
+                NAME,
+                status.as_u16(),
+                &headers,
+                &body,
+                None,
+            ));
         }
         Ok(serde_json::from_str(&body).unwrap_or(Value::Null))
     }
@@ -301,18 +313,24 @@ impl OpenCode {
         if let Some(password) = &server.password {
             subscribe = subscribe.basic_auth("opencode", Some(password));
         }
-        let response = subscribe.send().await.map_err(|error| network(&error))?;
+        let response = subscribe
+            .send()
+            .await
+            .map_err(|error| classify::from_send_error(NAME, &error, REQUEST_LIMIT))?;
         if !response.status().is_success() {
             let status = response.status().as_u16();
+            let headers = response.headers().clone();
             let body = response.text().await.unwrap_or_default();
-            return Err(http_error(status, &body));
+            return Err(classify::from_status(NAME, status, &headers, &body, None));
         }
-        let mut stream = response.bytes_stream().eventsource();
+        // The stream is quiet while the model thinks or a tool runs; the node's timeout
+        // bounds the turn, this only catches a server that stopped talking altogether.
+        let mut stream = SseReader::new(NAME, response, EVENT_SILENCE_LIMIT);
         let connected = tokio::time::timeout(REQUEST_LIMIT, stream.next()).await;
-        if !matches!(connected, Ok(Some(Ok(_)))) {
+        if !matches!(connected, Ok(Ok(Some(_)))) {
             return Err(ProviderError::stream_cut(
                 NAME,
-                "the event stream closed before `server.connected`".to_owned(),
+                "the event stream closed before `server.connected`",
             ));
         }
 
@@ -348,14 +366,12 @@ impl OpenCode {
 
         let mut turn = Turn::new(&session_id, request, model);
         while !turn.idle {
-            let Some(event) = stream.next().await else {
+            let Some(event) = stream.next().await? else {
                 return Err(ProviderError::stream_cut(
                     NAME,
-                    "the event stream ended before the session went idle".to_owned(),
+                    "the event stream ended before the session went idle",
                 ));
             };
-            let event =
-                event.map_err(|error| ProviderError::stream_cut(NAME, error.to_string()))?;
             let Ok(payload) = serde_json::from_str::<Value>(&event.data) else {
                 continue;
             };
@@ -936,7 +952,9 @@ impl Turn {
     }
 }
 
-/// Classifies an OpenCode error object (`{name, data}`).
+/// Classifies an OpenCode error object (`{name, data}`) as the HTTP adapters classify the
+/// same failure: an `APIError` carries the model API's status (and its response headers,
+/// so `retry-after` and `x-should-retry` count), a `ProviderAuthError` is `auth`.
 fn classify(error: &Value) -> ProviderError {
     let name = error
         .get("name")
@@ -953,11 +971,20 @@ fn classify(error: &Value) -> ProviderError {
         .and_then(Value::as_u64)
         .and_then(|status| u16::try_from(status).ok());
     match (name, status) {
-        ("APIError", Some(429)) => ProviderError::rate_limited(NAME, None),
-        ("APIError", Some(503 | 529)) => ProviderError::overloaded(NAME, None),
-        ("APIError", Some(status @ 500..=599)) => ProviderError::server(NAME, status, message),
-        ("APIError", Some(status)) => ProviderError::rejected(NAME, status, message),
-        ("ProviderAuthError", _) => ProviderError::rejected(NAME, 401, message),
+        ("APIError", Some(status)) => {
+            let headers = response_headers(data.get("responseHeaders"));
+            let body = data
+                .get("responseBody")
+                .and_then(Value::as_str)
+                .unwrap_or(&message);
+            classify::from_status(NAME, status, &headers, body, None)
+        }
+        ("ProviderAuthError", _) => ProviderError::Auth {
+            adapter: NAME,
+            status: 401,
+            message,
+            key_variable: None,
+        },
         ("MessageOutputLengthError" | "StructuredOutputError", _) => {
             ProviderError::bad_output(NAME, format!("{name}: {message}"))
         }
@@ -965,22 +992,18 @@ fn classify(error: &Value) -> ProviderError {
     }
 }
 
-fn http_error(status: u16, body: &str) -> ProviderError {
-    let message: String = body.chars().take(500).collect();
-    match status {
-        429 => ProviderError::rate_limited(NAME, None),
-        503 => ProviderError::overloaded(NAME, None),
-        500..=599 => ProviderError::server(NAME, status, message),
-        _ => ProviderError::rejected(NAME, status, message),
+/// The model API's response headers as OpenCode reports them (`{"retry-after": "2"}`).
+fn response_headers(headers: Option<&Value>) -> reqwest::header::HeaderMap {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (name, value) in headers.and_then(Value::as_object).into_iter().flatten() {
+        if let (Ok(name), Some(Ok(value))) = (
+            reqwest::header::HeaderName::from_bytes(name.as_bytes()),
+            value.as_str().map(reqwest::header::HeaderValue::from_str),
+        ) {
+            map.insert(name, value);
+        }
     }
-}
-
-fn network(error: &reqwest::Error) -> ProviderError {
-    if error.is_timeout() {
-        ProviderError::timeout(NAME, REQUEST_LIMIT)
-    } else {
-        ProviderError::network(NAME, error.to_string())
-    }
+    map
 }
 
 fn first_line(text: &str) -> String {
@@ -1204,6 +1227,19 @@ mod tests {
             ),
             (
                 json!({"name": "ProviderAuthError", "data": {"message": "no key"}}),
+                "auth",
+            ),
+            (
+                json!({"name": "APIError", "data": {"message": "bad key", "statusCode": 401}}),
+                "auth",
+            ),
+            (
+                json!({"name": "APIError", "data": {"message": "locked", "statusCode": 409}}),
+                "server-error",
+            ),
+            (
+                json!({"name": "APIError", "data": {"message": "no", "statusCode": 500,
+                    "responseHeaders": {"x-should-retry": "false"}}}),
                 "provider",
             ),
             (
@@ -1214,6 +1250,12 @@ mod tests {
         for (error, class) in cases {
             assert_eq!(classify(&error).class().name(), class, "{error}");
         }
+        let limited = classify(&json!({"name": "APIError", "data": {"message": "slow down",
+            "statusCode": 429, "responseHeaders": {"retry-after": "7"}}}));
+        assert!(
+            matches!(limited, ProviderError::RateLimited { retry_after: Some(wait), .. } if wait == Duration::from_secs(7)),
+            "{limited:?}"
+        );
     }
 
     #[test]

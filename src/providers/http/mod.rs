@@ -3,7 +3,7 @@
 //! and key of a `provider` declaration, and the API key type that keeps secrets out of
 //! logs.
 
-mod classify;
+pub(crate) mod classify;
 mod client;
 mod decl;
 mod retry;
@@ -16,3 +16,4 @@ pub(crate) use client::{StreamPost, build_client, endpoint};
 pub(crate) use decl::{base_url, require_key};
 pub(crate) use retry::{DEFAULT_MAX_RETRY_AFTER, RequestRetry, RetrySettings};
 pub use secret::ApiKey;
+pub(crate) use sse::SseReader;
