@@ -1195,3 +1195,66 @@ async fn claude_code_effort_is_passed_per_call() {
     reply.expect("answers");
     assert_eq!(std::fs::read_to_string(&seen).expect("recorded"), "max");
 }
+
+/// OpenCode retries a failing model call by itself (`session.status` `retry`); the node's
+/// retry policy bounds it: with one attempt, the first retry it announces ends the call (the
+/// session is aborted) instead of OpenCode retrying with growing waits.
+#[tokio::test]
+async fn opencode_retries_are_bounded_by_the_node_policy() {
+    use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+    use atomic::providers::RetryPolicy;
+
+    let Some(bin) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let fake = FakeAnthropic::start();
+    fake.set_fallback(Turn::server_error());
+    let config = json!({
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": {"anthropic": {"options": {
+            "baseURL": format!("{}/v1", fake.url()),
+            "apiKey": "{env:ATOMIC_TEST_KEY}",
+        }}},
+    });
+    let env = isolated_env(root.path())
+        .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .with("ATOMIC_TEST_KEY", SECRET);
+    let provider = OpenCode::new(
+        &decl(
+            "opencode",
+            "anthropic/claude-sonnet-4-5",
+            None,
+            Some("ATOMIC_TEST_KEY"),
+            json!({"bin": bin.display().to_string(), "config": config.to_string()}),
+        ),
+        &env,
+    )
+    .expect("configured");
+    let request = AgentRequest {
+        node_id: "fails".to_owned(),
+        prompt: "Say hello.".to_owned(),
+        working_dir: workspace,
+        retry: Some(RetryPolicy {
+            attempts: 1,
+            ..RetryPolicy::model_requests()
+        }),
+        ..AgentRequest::default()
+    };
+    let started = std::time::Instant::now();
+    let (reply, _) = call(&provider, &request).await;
+    let elapsed = started.elapsed();
+    let error = reply.expect_err("every model request fails");
+    let messages = fake
+        .requests()
+        .iter()
+        .filter(|request| request.path() == "/v1/messages")
+        .count();
+    assert!(error.was_retried(), "{error}");
+    assert!((1..=2).contains(&messages), "{messages} requests: {error}");
+    assert!(elapsed < Duration::from_secs(45), "{elapsed:?}: {error}");
+}

@@ -366,7 +366,7 @@ impl OpenCode {
         };
 
         let mut turn = Turn::new(&session_id, request, model);
-        while !turn.idle {
+        while !turn.idle && turn.gave_up.is_none() {
             let Some(event) = stream.next().await? else {
                 return Err(ProviderError::stream_cut(
                     NAME,
@@ -387,6 +387,11 @@ impl OpenCode {
                 )
                 .await?;
             }
+        }
+        // OpenCode's own retrying went past the node's policy or deadline: stop here (the
+        // guard aborts the session).
+        if let Some(error) = turn.gave_up.take() {
+            return Err(error);
         }
         abort.request = None;
         if let Some(error) = turn.error.take() {

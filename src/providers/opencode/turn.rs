@@ -3,13 +3,30 @@
 //! when the session goes idle.
 
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
+use super::NAME;
 use super::bad_output;
 use super::errors::classify;
 use crate::ir::PermissionMode;
-use crate::providers::{AgentEvent, AgentReply, AgentRequest, EventSink, ProviderError, Usage};
+use crate::providers::{
+    AgentEvent, AgentReply, AgentRequest, EventSink, ProviderError, RetryPolicy, Usage,
+};
+
+/// The failure OpenCode is retrying, from its message (the status it retries is not given).
+fn retried_failure(message: &str) -> ProviderError {
+    let lower = message.to_lowercase();
+    if lower.contains("rate limit") || lower.contains("too many requests") || lower.contains("429")
+    {
+        ProviderError::rate_limited(NAME, None)
+    } else if lower.contains("overload") {
+        ProviderError::overloaded(NAME, None)
+    } else {
+        ProviderError::server(NAME, 0, message)
+    }
+}
 
 /// `limit.context` by `provider/model`, as `GET /config/providers` reports them.
 pub(super) type ContextLimits = HashMap<String, u64>;
@@ -76,6 +93,14 @@ pub(super) struct Turn {
     pub(super) model: Option<(String, String)>,
     /// Prompt tokens of the turn's latest model call that reported any.
     pub(super) last_call: Option<u64>,
+    /// OpenCode retries a failed model call by itself (`session.status` `retry`): at most
+    /// this many times, the node's retry policy, …
+    retries_allowed: u32,
+    /// … and never to a time past the node's deadline.
+    deadline: Option<SystemTime>,
+    /// Set when OpenCode's retrying goes past either: the turn stops, and the session is
+    /// aborted.
+    pub(super) gave_up: Option<ProviderError>,
 }
 
 impl Turn {
@@ -102,6 +127,15 @@ impl Turn {
             idle: false,
             model,
             last_call: None,
+            retries_allowed: request
+                .retry
+                .as_ref()
+                .map_or(RetryPolicy::model_requests().attempts, |policy| {
+                    policy.attempts
+                })
+                .saturating_sub(1),
+            deadline: request.timeout.map(|timeout| SystemTime::now() + timeout),
+            gave_up: None,
         }
     }
 
@@ -186,6 +220,12 @@ impl Turn {
             }
             "session.status" => match properties.pointer("/status/type").and_then(Value::as_str) {
                 Some("idle") => self.idle = self.busy,
+                Some("retry") => {
+                    self.busy = true;
+                    self.gave_up = properties
+                        .get("status")
+                        .and_then(|status| self.retry_bound(status));
+                }
                 Some(_) => self.busy = true,
                 None => {}
             },
@@ -193,6 +233,37 @@ impl Turn {
             _ => {}
         }
         None
+    }
+
+    /// Whether OpenCode's next retry (`{attempt, message, next}`, `next` in epoch
+    /// milliseconds) goes past what the node allows: more retries than its policy, or a
+    /// wait past its deadline.
+    fn retry_bound(&self, status: &Value) -> Option<ProviderError> {
+        let attempt = status.get("attempt").and_then(Value::as_u64).unwrap_or(1);
+        let message = status
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the model call failed");
+        let failure = retried_failure(message);
+        if attempt > u64::from(self.retries_allowed) {
+            return Some(ProviderError::Exhausted {
+                attempts: u32::try_from(attempt).unwrap_or(u32::MAX),
+                last: Box::new(failure),
+            });
+        }
+        let next = status
+            .get("next")
+            .and_then(Value::as_u64)
+            .map(|millis| UNIX_EPOCH + Duration::from_millis(millis))?;
+        let deadline = self.deadline?;
+        (next > deadline).then(|| ProviderError::WaitTooLong {
+            adapter: NAME,
+            class: failure.class(),
+            asked: next
+                .duration_since(SystemTime::now())
+                .unwrap_or(Duration::ZERO),
+            limit_why: "the node's timeout".to_owned(),
+        })
     }
 
     /// Remembers the model and prompt size of an assistant message that reports tokens. A
@@ -566,5 +637,54 @@ mod tests {
         );
         assert_eq!(limits.len(), 2);
         assert!(context_limits(&json!({"name": "NotFoundError"})).is_empty());
+    }
+
+    fn retry_status(attempt: u64, next_in: Duration) -> Value {
+        let next = (SystemTime::now() + next_in)
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        json!({"type": "session.status", "properties": {"sessionID": "ses_A", "status":
+            {"type": "retry", "attempt": attempt, "message": "Rate limited: too many requests", "next": next}}})
+    }
+
+    #[test]
+    fn opencode_retries_stop_at_the_node_policy_and_deadline() {
+        let sink = |_: AgentEvent| {};
+        let mut turn = Turn::new("ses_A", &AgentRequest::default(), None);
+        turn.handle(&retry_status(1, Duration::from_secs(1)), &sink);
+        turn.handle(&retry_status(2, Duration::from_secs(2)), &sink);
+        assert!(turn.gave_up.is_none(), "two retries by default");
+        turn.handle(&retry_status(3, Duration::from_secs(4)), &sink);
+        let Some(ProviderError::Exhausted { attempts: 3, last }) = turn.gave_up.take() else {
+            panic!("a third retry is past the default policy");
+        };
+        assert_eq!(last.class().name(), "rate-limit");
+
+        let once = AgentRequest {
+            retry: Some(RetryPolicy {
+                attempts: 1,
+                ..RetryPolicy::model_requests()
+            }),
+            ..AgentRequest::default()
+        };
+        let mut turn = Turn::new("ses_A", &once, None);
+        turn.handle(&retry_status(1, Duration::from_secs(1)), &sink);
+        assert!(matches!(
+            turn.gave_up,
+            Some(ProviderError::Exhausted { .. })
+        ));
+
+        let soon = AgentRequest {
+            timeout: Some(Duration::from_secs(5)),
+            ..AgentRequest::default()
+        };
+        let mut turn = Turn::new("ses_A", &soon, None);
+        turn.handle(&retry_status(1, Duration::from_secs(60)), &sink);
+        assert!(
+            matches!(turn.gave_up, Some(ProviderError::WaitTooLong { .. })),
+            "{:?}",
+            turn.gave_up
+        );
     }
 }
