@@ -59,6 +59,9 @@ pub enum StoreError {
         /// What was wrong.
         message: String,
     },
+    /// Another process held the database past the busy timeout.
+    #[error("checkpoint store: the database is busy (another atomic process holds it); try again")]
+    Busy,
     /// The store's worker thread has stopped.
     #[error("checkpoint store is closed")]
     Closed,
@@ -66,6 +69,11 @@ pub enum StoreError {
 
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
-        Self::Sqlite(error.to_string())
+        match error.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                Self::Busy
+            }
+            _ => Self::Sqlite(error.to_string()),
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
@@ -67,6 +67,29 @@ pub(super) fn open(path: &Path, options: &SqliteOptions) -> Result<Connection, S
         create_private_dir(dir).map_err(io)?;
     }
     create_private_file(path).map_err(io)?;
+    // Several processes may open a fresh database at once. Switching it to WAL takes an
+    // exclusive lock that SQLite's busy handler does not wait for, so set-up is retried
+    // on "busy"/"locked", within the busy timeout.
+    let deadline = Instant::now() + options.busy_timeout;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match configure(path, options) {
+            Err(error) if is_busy(&error) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether SQLite said another connection holds the lock it needs.
+fn is_busy(error: &StoreError) -> bool {
+    matches!(error, StoreError::Busy)
+}
+
+/// Opens one connection, sets the pragmas and migrates the schema.
+fn configure(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(options.busy_timeout)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
