@@ -27,11 +27,12 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     };
     let project = Project::discover();
     let store = match store::open_existing(&project, args.durability) {
-        Ok(store) => store,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return Exit::Fatal;
+        Ok(Some(store)) => store,
+        Ok(None) => {
+            eprintln!("error: {}", store::no_runs_yet(&project));
+            return Exit::Problems;
         }
+        Err(error) => return store::report(&project, error),
     };
     let runtime = match execute::runtime() {
         Ok(runtime) => runtime,
@@ -43,10 +44,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     });
     let record = match found {
         Ok(record) => record,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Exit::Problems;
-        }
+        Err(error) => return store::report(&project, error),
     };
     let id = record.id.clone();
     if !record.status.is_resumable() {

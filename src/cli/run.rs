@@ -51,10 +51,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
     };
     let store = match store::open(&project, kind, args.durability) {
         Ok(store) => store,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return Exit::Fatal;
-        }
+        Err(error) => return store::report(&project, error),
     };
     let launch = Launch {
         loaded: &loaded,

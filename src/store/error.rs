@@ -59,6 +59,19 @@ pub enum StoreError {
         /// What was wrong.
         message: String,
     },
+    /// The database file is not a usable atomic store: not SQLite at all, damaged or cut
+    /// short, or another program's database.
+    #[error(
+        "checkpoint store{} is damaged: {reason}; move it aside{} and atomic starts a new one (its runs cannot be resumed)",
+        if path.is_empty() { String::new() } else { format!(" `{path}`") },
+        if path.is_empty() { String::new() } else { format!(" (`mv {path} {path}.broken`)") }
+    )]
+    Damaged {
+        /// The database file (empty when the failing operation did not know it).
+        path: String,
+        /// What SQLite or atomic found.
+        reason: String,
+    },
     /// Another process held the database past the busy timeout.
     #[error("checkpoint store: the database is busy (another atomic process holds it); try again")]
     Busy,
@@ -67,11 +80,31 @@ pub enum StoreError {
     Closed,
 }
 
+impl StoreError {
+    /// This error with the database file named, where it is about the file.
+    #[must_use]
+    pub fn at(self, file: &std::path::Path) -> Self {
+        match self {
+            Self::Damaged { path, reason } if path.is_empty() => Self::Damaged {
+                path: file.display().to_string(),
+                reason,
+            },
+            other => other,
+        }
+    }
+}
+
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
         match error.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
                 Self::Busy
+            }
+            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+                Self::Damaged {
+                    path: String::new(),
+                    reason: error.to_string(),
+                }
             }
             _ => Self::Sqlite(error.to_string()),
         }

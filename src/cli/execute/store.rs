@@ -3,19 +3,20 @@
 
 use std::sync::Arc;
 
+use crate::cli::Exit;
 use crate::cli::args::{DurabilityArg, StoreKind};
 use crate::cli::project::Project;
-use crate::store::{Durability, LatestStore, SqliteOptions, SqliteStore, Store};
+use crate::store::{Durability, LatestStore, SqliteOptions, SqliteStore, Store, StoreError};
 
 /// The store of `kind` for `project`.
 ///
 /// # Errors
-/// The database cannot be created or opened (the message names the file).
+/// The database cannot be created or opened, or is not a usable store.
 pub(crate) fn open(
     project: &Project,
     kind: StoreKind,
     durability: DurabilityArg,
-) -> Result<Arc<dyn Store>, String> {
+) -> Result<Arc<dyn Store>, StoreError> {
     match kind {
         StoreKind::Memory => Ok(Arc::new(LatestStore::new())),
         StoreKind::Sqlite => {
@@ -28,26 +29,43 @@ pub(crate) fn open(
             };
             SqliteStore::open_project(&project.root, options)
                 .map(|store| Arc::new(store) as Arc<dyn Store>)
-                .map_err(|error| error.to_string())
         }
     }
 }
 
+/// Reports a store failure on stderr, naming the database file and what to do, and gives
+/// the exit code: 3 when the store itself is at fault (damaged, unreadable, busy), 1 for a
+/// run that is not there.
+pub(crate) fn report(project: &Project, error: StoreError) -> Exit {
+    let error = error.at(&crate::store::project_db_path(&project.root));
+    eprintln!("error: {error}");
+    match error {
+        StoreError::NotFound(_) | StoreError::Ambiguous { .. } => Exit::Problems,
+        _ => Exit::Fatal,
+    }
+}
+
 /// The project's durable store, only if it exists already (`runs`, `resume`: nothing to
-/// list or resume otherwise).
+/// list or resume otherwise, and nothing is created in its place); `None` when there is
+/// none yet.
 ///
 /// # Errors
-/// No database yet, or it cannot be opened.
+/// The database cannot be opened, or is not a usable store.
 pub(crate) fn open_existing(
     project: &Project,
     durability: DurabilityArg,
-) -> Result<Arc<dyn Store>, String> {
+) -> Result<Option<Arc<dyn Store>>, StoreError> {
     let path = crate::store::project_db_path(&project.root);
     if !path.exists() {
-        return Err(format!(
-            "no runs yet in this project (`{}` does not exist)",
-            path.display()
-        ));
+        return Ok(None);
     }
-    open(project, StoreKind::Sqlite, durability)
+    open(project, StoreKind::Sqlite, durability).map(Some)
+}
+
+/// What `atomic runs` and `atomic resume` say when the project has no store yet.
+pub(crate) fn no_runs_yet(project: &Project) -> String {
+    format!(
+        "no runs yet in this project (`{}` does not exist)",
+        crate::store::project_db_path(&project.root).display()
+    )
 }

@@ -14,15 +14,20 @@ use crate::store::{RunFilter, RunRecord, RunStatus};
 pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
     let project = Project::discover();
     let store = match store::open_existing(&project, DurabilityArg::Normal) {
-        Ok(store) => store,
-        Err(message) => {
-            if args.action.is_none() && !args.json {
-                println!("{message}");
-                return Exit::Ok;
+        Ok(Some(store)) => store,
+        Ok(None) if args.action.is_none() => {
+            if args.json {
+                println!("[]");
+            } else {
+                println!("{}", store::no_runs_yet(&project));
             }
-            eprintln!("error: {message}");
-            return Exit::Fatal;
+            return Exit::Ok;
         }
+        Ok(None) => {
+            eprintln!("error: {}", store::no_runs_yet(&project));
+            return Exit::Problems;
+        }
+        Err(error) => return store::report(&project, error),
     };
     let runtime = match execute::runtime() {
         Ok(runtime) => runtime,
@@ -36,7 +41,7 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         } else {
             show::Format::Text
         };
-        return show::run(&runtime, store.as_ref(), run, format);
+        return show::run(&runtime, &project, store.as_ref(), run, format);
     }
     let status = match args
         .status
@@ -59,10 +64,7 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
     };
     let runs = match runtime.block_on(store.list_runs(&filter)) {
         Ok(runs) => runs,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Exit::Fatal;
-        }
+        Err(error) => return store::report(&project, error),
     };
     if args.json {
         println!(

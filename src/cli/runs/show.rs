@@ -27,6 +27,7 @@ pub(super) enum Format {
 /// Prints one run.
 pub(super) fn run(
     runtime: &tokio::runtime::Runtime,
+    project: &crate::cli::project::Project,
     store: &dyn Store,
     prefix: &str,
     format: Format,
@@ -39,10 +40,7 @@ pub(super) fn run(
     });
     let (detail, mut state) = match found {
         Ok(found) => found,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Exit::Problems;
-        }
+        Err(error) => return crate::cli::execute::store::report(project, error),
     };
     state.retain(|name, _| !name.starts_with(OUTPUT_PREFIX));
     if format == Format::Events {

@@ -78,7 +78,7 @@ pub(super) fn open(path: &Path, options: &SqliteOptions) -> Result<Connection, S
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
             }
-            result => return result,
+            result => return result.map_err(|error| error.at(path)),
         }
     }
 }
@@ -92,6 +92,7 @@ fn is_busy(error: &StoreError) -> bool {
 fn configure(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(options.busy_timeout)?;
+    schema::refuse_foreign(&conn, &path.display().to_string())?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Io {

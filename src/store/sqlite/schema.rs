@@ -70,6 +70,32 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub(super) const VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// Refuses a database that belongs to another program: tables, none of them atomic's. Runs
+/// before anything writes to the file (switching it to WAL rewrites its header).
+pub(super) fn refuse_foreign(conn: &Connection, path: &str) -> Result<(), StoreError> {
+    let mut tables = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )?;
+    let names: Vec<String> = tables
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    if names.is_empty() || names.iter().any(|name| name == "runs") {
+        return Ok(());
+    }
+    Err(StoreError::Damaged {
+        path: path.to_owned(),
+        reason: format!(
+            "it is another program's SQLite database (tables {})",
+            names
+                .iter()
+                .take(5)
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
 /// Brings the schema up to [`VERSION`].
 pub(super) fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
