@@ -6,8 +6,8 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use super::{
-    Checkpoint, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
-    StoreError,
+    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, RunDetail, RunFilter, RunId, RunRecord,
+    RunStatus, State, StepCommit, StoreError,
 };
 
 /// The future a store operation returns.
@@ -81,4 +81,38 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Forgets the progress under `key` (its call ended).
     fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Takes `run` for `owner`, atomically: [`StoreError::Owned`] while another live
+    /// process holds it; a dead holder's run is taken over. Stores that live in one process
+    /// (memory) have no other process to exclude: they always succeed.
+    fn acquire<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Acquired> {
+        let _ = (run, owner);
+        Box::pin(async { Ok(Acquired::Free) })
+    }
+
+    /// Renews `owner`'s lease on `run` and says whether `atomic cancel` asked it to stop;
+    /// [`StoreError::LeaseLost`] when another process has taken the run over.
+    fn heartbeat<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Beat> {
+        let _ = (run, owner);
+        Box::pin(async { Ok(Beat::default()) })
+    }
+
+    /// Gives up `owner`'s lease on `run` (nothing if another holds it).
+    fn release<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, ()> {
+        let _ = (run, owner);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The lease on `run`, if a process holds (or held and died holding) it.
+    fn lease<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<Lease>> {
+        let _ = run;
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Asks the holder of `run` to stop (its next heartbeat sees it); `false` when no
+    /// process holds it.
+    fn request_cancel<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, bool> {
+        let _ = run;
+        Box::pin(async { Ok(false) })
+    }
 }

@@ -28,6 +28,26 @@ pub enum StoreError {
         /// The sequence number given.
         got: u64,
     },
+    /// Another live process is running the run.
+    #[error(
+        "run `{run}` is being run by {owner} (since {since}); wait for it to end, or stop it with `atomic cancel {run}`"
+    )]
+    Owned {
+        /// The run.
+        run: String,
+        /// Who holds it: `pid 4242 on build-01`.
+        owner: String,
+        /// When it took the run.
+        since: String,
+    },
+    /// This process's hold on the run was taken over by another (it was judged dead).
+    #[error("run `{run}` was taken over by {owner}; this process stops driving it")]
+    LeaseLost {
+        /// The run.
+        run: String,
+        /// Who holds it now.
+        owner: String,
+    },
     /// The database file could not be created, opened or written.
     #[error("checkpoint store `{path}`: {message}")]
     Io {

@@ -16,17 +16,20 @@ mod contract;
 mod delta;
 mod error;
 mod latest;
+mod lease;
 mod memory;
 mod model;
 mod payload;
 mod run_id;
 mod snapshot;
 mod sqlite;
+mod time;
 
 pub use contract::{Store, StoreFuture};
 pub use delta::{Change, DeltaError, State, StateDelta};
 pub use error::StoreError;
 pub use latest::LatestStore;
+pub use lease::{Acquired, Beat, HEARTBEAT_EVERY, Lease, Owner, STALE_AFTER};
 pub use memory::MemoryStore;
 pub use model::{
     Checkpoint, EventRecord, NewRun, PendingWait, RunDetail, RunFilter, RunRecord, RunStatus,
@@ -36,3 +39,4 @@ pub use payload::{Json, ToJson};
 pub use run_id::RunId;
 pub use snapshot::SnapshotPolicy;
 pub use sqlite::{DB_PATH, Durability, SqliteOptions, SqliteStore, project_db_path};
+pub use time::utc;

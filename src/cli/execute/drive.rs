@@ -4,6 +4,10 @@
 //! Ctrl-C: the first cancels the run cleanly (the step in flight is dropped, which kills
 //! its process group; the cancellation is committed; exit 130, resumable); a second one
 //! exits at once.
+//!
+//! One run, one driver: the run's lease is taken in the store before anything runs (a run
+//! held by a live process is refused, a dead holder's is taken over) and renewed by a
+//! heartbeat, which also delivers `atomic cancel` from another terminal as a Ctrl-C.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,7 +23,7 @@ use crate::cli::Exit;
 use crate::cli::progress::{Display, Paint, Reporter, Summary};
 use crate::providers::Redactor;
 use crate::runtime::{self, Providers, RunContext, RunEnd, RunError, RunOutcome, StreamModes};
-use crate::store::{RunId, Store};
+use crate::store::{Acquired, HEARTBEAT_EVERY, Owner, RunId, Store, StoreError};
 
 /// Everything a run needs from the command line.
 pub(crate) struct Launch<'a> {
@@ -101,6 +105,24 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     if launch.display != Display::Quiet || launch.dry_run {
         modes.events = true;
     }
+    let run_id = match &start {
+        Start::New(id, _) | Start::Resume(id, _) => id.clone(),
+    };
+    let owner = Owner::this_process();
+    match runtime.block_on(launch.store.acquire(&run_id, &owner)) {
+        Ok(Acquired::Free) => {}
+        Ok(Acquired::TakenOver(previous)) => eprintln!(
+            "note: run `{run_id}` was held by {}, which is no longer running; taking it over (only the step it was running may run again)",
+            previous.describe()
+        ),
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ended::Exit(match error {
+                StoreError::Owned { .. } => Exit::Problems,
+                _ => Exit::Fatal,
+            });
+        }
+    }
     let store = RedactingStore::new(Arc::clone(&launch.store), launch.redactor.clone());
     let mut ctx = RunContext::new(Arc::new(store));
     ctx.providers = launch.providers.clone();
@@ -118,6 +140,13 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     ctx.subgraphs = Some(launch.loader.clone());
     ctx.dry_run = launch.dry_run;
     let cancel = ctx.cancel.clone();
+    let heartbeat = runtime.spawn(keep_lease(
+        Arc::clone(&launch.store),
+        run_id.clone(),
+        owner.clone(),
+        cancel.clone(),
+        reporter.notes(),
+    ));
 
     let note = reporter.notes();
     runtime.spawn(async move {
@@ -142,6 +171,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         }
     });
     let elapsed = started.elapsed();
+    heartbeat.abort();
+    // A failed release leaves a lease whose holder is gone: the next taker takes it over.
+    let _ = runtime.block_on(launch.store.release(&run_id, &owner));
     let seen = reporter.finish();
 
     let outcome = match result {
@@ -166,6 +198,37 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     };
     eprint!("{}", launch.redactor.redact(&summary.render()));
     Ended::Exit(exit_of(&outcome))
+}
+
+/// Renews the run's lease every [`HEARTBEAT_EVERY`]; a cancellation requested by
+/// `atomic cancel`, or the run taken over by another process, stops the run as Ctrl-C does.
+async fn keep_lease(
+    store: Arc<dyn Store>,
+    run: RunId,
+    owner: Owner,
+    cancel: tokio_util::sync::CancellationToken,
+    note: impl Fn(&str) + Send + 'static,
+) {
+    let mut every = tokio::time::interval(HEARTBEAT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        match store.heartbeat(&run, &owner).await {
+            Ok(beat) if beat.cancel_requested => {
+                note("cancelling: `atomic cancel` asked this run to stop");
+                cancel.cancel();
+                return;
+            }
+            Ok(_) => {}
+            Err(error @ StoreError::LeaseLost { .. }) => {
+                note(&format!("stopping: {error}"));
+                cancel.cancel();
+                return;
+            }
+            // A busy or briefly failing store: the next beat tries again.
+            Err(_) => {}
+        }
+    }
 }
 
 fn exit_of(outcome: &RunOutcome) -> Exit {

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::providers::Redactor;
 use crate::store::{
-    Change, Checkpoint, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State,
-    StepCommit, Store, StoreFuture,
+    Acquired, Beat, Change, Checkpoint, Json, Lease, NewRun, Owner, RunDetail, RunFilter, RunId,
+    RunRecord, RunStatus, State, StepCommit, Store, StoreFuture,
 };
 
 /// A store whose writes are redacted.
@@ -146,6 +146,25 @@ impl Store for RedactingStore {
 
     fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()> {
         self.inner.clear_progress(run, key)
+    }
+    fn acquire<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Acquired> {
+        self.inner.acquire(run, owner)
+    }
+
+    fn heartbeat<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Beat> {
+        self.inner.heartbeat(run, owner)
+    }
+
+    fn release<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, ()> {
+        self.inner.release(run, owner)
+    }
+
+    fn lease<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<Lease>> {
+        self.inner.lease(run)
+    }
+
+    fn request_cancel<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, bool> {
+        self.inner.request_cancel(run)
     }
 }
 

@@ -68,7 +68,7 @@ impl Summary<'_> {
                         let _ = writeln!(
                             out,
                             "  or let it answer `{auto}` by itself at {} UTC: atomic resume {run}",
-                            crate::cli::runs::time::utc(*at)
+                            crate::store::utc(*at)
                         );
                     }
                 } else {

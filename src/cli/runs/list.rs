@@ -3,12 +3,12 @@
 use std::fmt::Write;
 
 use super::show;
-use super::time::utc;
 use crate::cli::Exit;
 use crate::cli::args::{DurabilityArg, RunsAction, RunsArgs};
 use crate::cli::execute::{self, store};
 use crate::cli::project::Project;
-use crate::store::{RunFilter, RunRecord, RunStatus};
+use crate::store::utc;
+use crate::store::{RunFilter, RunRecord, RunStatus, Timestamp};
 
 /// Runs `atomic runs` and `atomic runs show`.
 pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
@@ -66,25 +66,55 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         Ok(runs) => runs,
         Err(error) => return store::report(&project, error),
     };
+    // Who runs each running run: a live process, or one that died holding it (the next
+    // `atomic resume` takes it over).
+    let owners: Vec<Option<String>> = runs
+        .iter()
+        .map(|run| {
+            if run.status != RunStatus::Running {
+                return None;
+            }
+            let lease = runtime.block_on(store.lease(&run.id)).ok().flatten()?;
+            let age = Timestamp::now().millis_since(Timestamp(lease.heartbeat_ms));
+            let alive = lease.owner.is_alive(std::time::Duration::from_millis(age));
+            Some(if alive {
+                lease.owner.describe()
+            } else {
+                format!("{} (gone)", lease.owner.describe())
+            })
+        })
+        .collect();
     if args.json {
+        let records: Vec<serde_json::Value> = runs
+            .iter()
+            .zip(&owners)
+            .map(|(run, owner)| {
+                let mut record = serde_json::to_value(run).expect("run records serialise");
+                if let (Some(owner), Some(object)) = (owner, record.as_object_mut()) {
+                    object.insert("owner".to_owned(), serde_json::Value::from(owner.clone()));
+                }
+                record
+            })
+            .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&runs).expect("run records serialise")
+            serde_json::to_string_pretty(&records).expect("run records serialise")
         );
     } else {
-        print!("{}", table(&runs));
+        print!("{}", table(&runs, &owners));
     }
     Exit::Ok
 }
 
 /// The runs as an aligned table.
-fn table(runs: &[RunRecord]) -> String {
+fn table(runs: &[RunRecord], owners: &[Option<String>]) -> String {
     if runs.is_empty() {
         return "no runs\n".to_owned();
     }
-    let rows: Vec<[String; 6]> = runs
+    let rows: Vec<[String; 7]> = runs
         .iter()
-        .map(|run| {
+        .zip(owners)
+        .map(|(run, owner)| {
             [
                 run.id.to_string(),
                 run.workflow.clone(),
@@ -92,6 +122,7 @@ fn table(runs: &[RunRecord]) -> String {
                 run.steps.to_string(),
                 utc(run.created_at),
                 crate::cli::progress::duration_ms(run.duration_millis()),
+                owner.clone().unwrap_or_default(),
             ]
         })
         .collect();
@@ -102,6 +133,7 @@ fn table(runs: &[RunRecord]) -> String {
         "STEPS",
         "STARTED (UTC)",
         "DURATION",
+        "OWNER",
     ];
     let mut widths = header.map(str::len);
     for row in &rows {
@@ -110,7 +142,7 @@ fn table(runs: &[RunRecord]) -> String {
         }
     }
     let mut out = String::new();
-    let line = |out: &mut String, cells: [&str; 6]| {
+    let line = |out: &mut String, cells: [&str; 7]| {
         let mut text = String::new();
         for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
             if index == 3 {

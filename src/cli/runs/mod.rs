@@ -4,6 +4,5 @@
 
 mod list;
 mod show;
-pub(crate) mod time;
 
 pub(super) use list::run;

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use super::time::utc;
 use crate::cli::Exit;
 use crate::cli::progress::duration_ms;
+use crate::store::utc;
 use crate::store::{Change, RunDetail, StepRecord, Store};
 
 /// Prefix of the pseudo fields in which the runtime keeps node outputs.

@@ -256,7 +256,7 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         ensure_run(&tx, run)?;
-        for table in ["steps", "snapshots", "run_events", "progress"] {
+        for table in ["steps", "snapshots", "run_events", "progress", "leases"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE run_id = ?1"),
                 [run.as_str()],

@@ -9,6 +9,7 @@
 
 mod checkpointer;
 mod db;
+mod leases;
 mod open;
 mod read;
 mod rows;

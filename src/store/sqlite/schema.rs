@@ -65,6 +65,17 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, key)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 3: who is running a run (one process at a time), its heartbeat, and a cancellation
+    // request from another process.
+    "
+    CREATE TABLE leases (
+        run_id            TEXT PRIMARY KEY,
+        owner             TEXT NOT NULL,
+        since_ms          INTEGER NOT NULL,
+        heartbeat_ms      INTEGER NOT NULL,
+        cancel_requested  INTEGER NOT NULL DEFAULT 0
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -9,8 +9,8 @@ use super::db::Db;
 use super::open::{self, SqliteOptions};
 use super::worker::Worker;
 use crate::store::{
-    Checkpoint, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
-    Store, StoreError, StoreFuture,
+    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, RunDetail, RunFilter, RunId, RunRecord,
+    RunStatus, State, StepCommit, Store, StoreError, StoreFuture,
 };
 
 /// A checkpoint store in one SQLite file. Several stores (in one or several processes) may
@@ -136,5 +136,30 @@ impl Store for SqliteStore {
     fn clear_progress<'a>(&'a self, run: &'a RunId, key: &'a str) -> StoreFuture<'a, ()> {
         let (run, key) = (run.clone(), key.to_owned());
         self.worker.call(move |db| db.clear_progress(&run, &key))
+    }
+
+    fn acquire<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Acquired> {
+        let (run, owner) = (run.clone(), owner.clone());
+        self.worker.call(move |db| db.acquire(&run, &owner))
+    }
+
+    fn heartbeat<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Beat> {
+        let (run, owner) = (run.clone(), owner.clone());
+        self.worker.call(move |db| db.heartbeat(&run, &owner))
+    }
+
+    fn release<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, ()> {
+        let (run, owner) = (run.clone(), owner.clone());
+        self.worker.call(move |db| db.release(&run, &owner))
+    }
+
+    fn lease<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<Lease>> {
+        let run = run.clone();
+        self.worker.call(move |db| db.lease(&run))
+    }
+
+    fn request_cancel<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, bool> {
+        let run = run.clone();
+        self.worker.call(move |db| db.request_cancel(&run))
     }
 }

@@ -133,7 +133,7 @@ fn newer_schema_is_refused() {
             error,
             StoreError::TooNew {
                 found: 99,
-                supported: 2,
+                supported: 3,
                 ..
             }
         ),
@@ -142,7 +142,7 @@ fn newer_schema_is_refused() {
 }
 
 /// A database written by an atomic before the progress table (schema 1) is migrated on
-/// open, its runs kept.
+/// open, its runs kept; so is one before leases (schema 2).
 #[tokio::test]
 async fn a_version_1_database_gains_the_progress_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -151,7 +151,7 @@ async fn a_version_1_database_gains_the_progress_table() {
     drop(store);
     let db = dir.path().join(DB_PATH);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("DROP TABLE progress; PRAGMA user_version = 1;")
+    conn.execute_batch("DROP TABLE progress; DROP TABLE leases; PRAGMA user_version = 1;")
         .unwrap();
     drop(conn);
     let store = SqliteStore::open(&db, SqliteOptions::default()).unwrap();
@@ -161,6 +161,72 @@ async fn a_version_1_database_gains_the_progress_table() {
         .save_progress(&id, "a#0", serde_json::json!({"ok": true}))
         .await
         .expect("the progress table exists");
+    let me = crate::store::Owner::this_process();
+    store
+        .acquire(&id, &me)
+        .await
+        .expect("the leases table exists");
+}
+
+/// One process holds a run at a time: a second live owner is refused, a dead one's run is
+/// taken over, the holder's heartbeat sees a cancellation request, and a holder whose run
+/// was taken over learns it at its next heartbeat.
+#[tokio::test]
+async fn leases_exclude_a_second_live_owner_and_pass_from_a_dead_one() {
+    use crate::store::{Acquired, Owner};
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let id = RunId::new("01leaseleaselea");
+    store.create_run(new_run(id.as_str(), "")).await.unwrap();
+    let me = Owner::this_process();
+    assert_eq!(store.acquire(&id, &me).await.unwrap(), Acquired::Free);
+    assert_eq!(
+        store.acquire(&id, &me).await.unwrap(),
+        Acquired::Free,
+        "re-entrant"
+    );
+
+    // Another live process on this machine: the parent of this test process.
+    let parent_pid = std::os::unix::process::parent_id();
+    let stat = std::fs::read_to_string(format!("/proc/{parent_pid}/stat")).unwrap();
+    let start = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_owned();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let other = Owner {
+        pid: parent_pid,
+        started: format!("{}:{start}", boot.trim()),
+        ..me.clone()
+    };
+    let refused = store.acquire(&id, &other).await.unwrap_err();
+    assert!(matches!(refused, StoreError::Owned { .. }), "{refused}");
+    assert!(
+        refused.to_string().contains(&format!("pid {}", me.pid)),
+        "{refused}"
+    );
+
+    // The holder dies (its start time no longer matches a process): taken over.
+    store.release(&id, &me).await.unwrap();
+    let dead = Owner {
+        started: "another-boot:1".to_owned(),
+        ..me.clone()
+    };
+    assert_eq!(store.acquire(&id, &dead).await.unwrap(), Acquired::Free);
+    assert_eq!(
+        store.acquire(&id, &me).await.unwrap(),
+        Acquired::TakenOver(dead.clone())
+    );
+    let lost = store.heartbeat(&id, &dead).await.unwrap_err();
+    assert!(matches!(lost, StoreError::LeaseLost { .. }), "{lost}");
+
+    assert!(!store.heartbeat(&id, &me).await.unwrap().cancel_requested);
+    assert!(store.request_cancel(&id).await.unwrap());
+    assert!(store.heartbeat(&id, &me).await.unwrap().cancel_requested);
+    store.release(&id, &me).await.unwrap();
+    assert_eq!(store.lease(&id).await.unwrap(), None);
+    assert!(!store.request_cancel(&id).await.unwrap(), "nobody to ask");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

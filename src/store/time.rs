@@ -1,9 +1,9 @@
 //! Timestamps for people: UTC date and time, without a calendar dependency.
 
-use crate::store::Timestamp;
+use super::Timestamp;
 
 /// `2025-11-22 17:38:02` (UTC).
-pub(crate) fn utc(at: Timestamp) -> String {
+pub fn utc(at: Timestamp) -> String {
     let secs = at.0 / 1000;
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rest = secs % 86_400;
