@@ -31,6 +31,8 @@ pub enum Command {
     Resume(ResumeArgs),
     /// List runs, or show one run's steps and events.
     Runs(RunsArgs),
+    /// Stop a run from any terminal (its owner stops as on Ctrl-C); resumable later.
+    Cancel(CancelArgs),
     /// Print atomic's JSON Schemas (events, cassettes).
     Schema(SchemaArgs),
     /// Explain a diagnostic code: when it fires, why it matters, what to do.
@@ -218,6 +220,13 @@ pub enum RunsAction {
         #[arg(long, conflicts_with = "json")]
         events: bool,
     },
+}
+
+/// `atomic cancel`.
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// The run (a unique prefix of its id is enough).
+    pub run: String,
 }
 
 /// `atomic explain`.

@@ -6,6 +6,7 @@
 
 mod args;
 pub mod builtin;
+mod cancel;
 mod check;
 pub mod disk;
 mod execute;
@@ -56,6 +57,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Runs(args) => runs::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Cancel(args) => cancel::run(&args),
         Command::List(args) => list::run(&args),
         Command::Fmt(args) => fmt::run(&args),
     };

@@ -32,6 +32,7 @@ mod copilot;
 mod env;
 pub mod http;
 mod in_process;
+pub mod live_groups;
 mod ndjson;
 pub mod openai;
 mod opencode;

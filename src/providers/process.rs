@@ -51,6 +51,9 @@ impl ProcessGroup {
             ProviderError::config(adapter, format!("could not start `{program}`: {error}"))
         })?;
         let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+        if let Some(pgid) = pgid {
+            super::live_groups::register(pgid);
+        }
         let tail = Arc::new(Mutex::new(Vec::new()));
         let stderr_task = child.stderr.take().map(|mut stderr| {
             let tail = Arc::clone(&tail);
@@ -126,12 +129,9 @@ impl ProcessGroup {
 
     /// Kills the whole process group now.
     pub(crate) fn kill(&mut self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid {
-            use nix::sys::signal::{Signal, killpg};
-            use nix::unistd::Pid;
-            // ESRCH (the group is already gone) is the common, harmless case.
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        if let Some(pgid) = self.pgid.take() {
+            super::live_groups::kill(pgid);
+            super::live_groups::unregister(pgid);
         }
         let _ = self.child.start_kill();
     }

@@ -2,6 +2,8 @@
 //! children (a `sh -c` pipeline, a test runner's workers) die with it on a timeout, a lost
 //! race or a cancelled run. Tools and hooks both start their commands in a new group.
 
+use crate::providers::live_groups;
+
 /// Kills a process group when dropped, unless disarmed once the child was reaped.
 pub(crate) struct GroupKill {
     pgid: Option<u32>,
@@ -10,28 +12,26 @@ pub(crate) struct GroupKill {
 impl GroupKill {
     /// Guards the group led by the child with pid `pgid` (`None`: nothing to kill).
     pub(crate) fn new(pgid: Option<u32>) -> Self {
+        if let Some(pgid) = pgid.and_then(|pgid| i32::try_from(pgid).ok()) {
+            live_groups::register(pgid);
+        }
         Self { pgid }
     }
 
     /// The child was reaped; its group is left alone.
     pub(crate) fn disarm(&mut self) {
-        self.pgid = None;
+        if let Some(pgid) = self.pgid.take().and_then(|pgid| i32::try_from(pgid).ok()) {
+            live_groups::unregister(pgid);
+        }
     }
 }
 
 impl Drop for GroupKill {
     fn drop(&mut self) {
-        let Some(pgid) = self.pgid else { return };
-        #[cfg(unix)]
-        {
-            use nix::sys::signal::{Signal, killpg};
-            use nix::unistd::Pid;
-            if let Ok(pgid) = i32::try_from(pgid) {
-                // ESRCH (already gone) is fine: there is nothing left to kill.
-                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = pgid;
+        let Some(pgid) = self.pgid.and_then(|pgid| i32::try_from(pgid).ok()) else {
+            return;
+        };
+        live_groups::kill(pgid);
+        live_groups::unregister(pgid);
     }
 }

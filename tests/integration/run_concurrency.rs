@@ -177,3 +177,81 @@ fn two_resumers_of_a_crashed_run_never_both_run_it() {
         );
     }
 }
+
+/// `atomic cancel RUN` from another terminal stops a running run as Ctrl-C would: the
+/// owner exits 130, its tool is gone, the run is saved as cancelled, and it resumes later
+/// without repeating a completed step. A paused run is marked cancelled directly.
+#[test]
+fn cancel_stops_a_run_from_another_terminal() {
+    let project = CliProject::new();
+    let running = start_slow(&project);
+    wait_for_lines(&project, 2);
+    let run = project.last_run();
+    let output = project
+        .atomic()
+        .args(["cancel", &run])
+        .output()
+        .expect("atomic cancel");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cancelled run"),
+        "{}",
+        stderr(&output)
+    );
+    let ended = running.wait_with_output().expect("the owner ends");
+    assert_eq!(ended.status.code(), Some(130), "{}", stderr(&ended));
+    assert_eq!(project.runs()[0]["status"], "cancelled");
+
+    let before = lines(&project).len();
+    let output = project
+        .atomic()
+        .args(["resume", &run, "--quiet"])
+        .output()
+        .expect("atomic resume");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let written = lines(&project);
+    let mut once = written.clone();
+    once.dedup();
+    assert_eq!(once.len(), 10, "{written:?}");
+    assert!(
+        written.len() <= 11 && before <= written.len(),
+        "{written:?}"
+    );
+
+    let output = project
+        .atomic()
+        .args(["cancel", &run])
+        .output()
+        .expect("atomic cancel");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a completed run: {}",
+        stderr(&output)
+    );
+
+    // A paused run.
+    project.write(
+        "ask.kdl",
+        "workflow \"ask\" {\n    wait \"ok\" prompt=\"Go?\" answer=\"yes-no\"\n}\n",
+    );
+    let output = project
+        .atomic()
+        .args(["run", "ask.kdl"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let paused = project.last_run();
+    let output = project
+        .atomic()
+        .args(["cancel", &paused])
+        .output()
+        .expect("atomic cancel");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let status = project
+        .runs()
+        .into_iter()
+        .find(|r| r["id"] == paused.as_str())
+        .map(|r| r["status"].clone());
+    assert_eq!(status, Some("cancelled".into()));
+}

@@ -285,3 +285,63 @@ fn ctrl_c_kills_the_running_tool_saves_the_run_and_exits_130() {
     assert_eq!(project.read("side.txt"), "before\n");
     assert_eq!(project.show(&id)["state"]["done"], true);
 }
+
+const HOOKED: &str = r#"workflow "hooked" {
+    on "run.end" { run "sh" "-c" "echo $$ > hook.pid; exec sleep 60"; }
+    tool "work" { run "sh" "-c" "echo $$ > tool.pid; exec sleep 60"; }
+}
+"#;
+
+/// Reads a pid a process wrote to `file`, waiting (bounded) for it.
+fn wait_for_pid(project: &CliProject, file: &str) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(pid) = project.read(file).trim().parse::<i32>() {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "{file} was never written");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Ctrl-C, then Ctrl-C again (a forced quit) while the `run.end` hook of the cancelled run
+/// is running: atomic exits at once, and the hook's process does not outlive it.
+#[cfg(unix)]
+#[test]
+fn a_forced_quit_leaves_no_hook_behind() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let project = CliProject::new();
+    project.write("hooked.kdl", HOOKED);
+    let mut child = project
+        .spawn_command()
+        .args(["run", "hooked.kdl"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn atomic run");
+    wait_for_pid(&project, "tool.pid");
+    let atomic = Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
+    kill(atomic, Signal::SIGINT).expect("first Ctrl-C");
+    let hook = wait_for_pid(&project, "hook.pid");
+    kill(atomic, Signal::SIGINT).expect("second Ctrl-C");
+    let status = child.wait().expect("atomic exits");
+    assert_eq!(status.code(), Some(130));
+    let gone = Instant::now();
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{hook}/stat")).unwrap_or_default();
+        let zombie_or_gone = state.is_empty()
+            || state[state.rfind(')').map_or(0, |at| at + 1)..]
+                .trim_start()
+                .starts_with('Z');
+        if zombie_or_gone {
+            break;
+        }
+        assert!(
+            gone.elapsed() < Duration::from_secs(5),
+            "the hook (pid {hook}) outlived atomic"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -157,7 +157,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         cancel.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             eprintln!("\nquit without waiting; the last committed step is kept");
-            // The one forced exit: the person asked twice.
+            // The one forced exit: the person asked twice. Nothing is dropped on the way
+            // out, so the children (tools, hooks, agent CLIs) are ended here.
+            crate::providers::live_groups::kill_all();
             std::process::exit(130);
         }
     });
