@@ -345,3 +345,63 @@ fn a_forced_quit_leaves_no_hook_behind() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// SIGTERM (a container stop, a CI cancellation) and SIGHUP (a closed terminal) end a run
+/// as Ctrl-C does: the running tool's process group is ended, the run is saved as
+/// cancelled, atomic exits 130, and the run resumes without repeating a completed step.
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sighup_end_a_run_like_ctrl_c() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    for signal in [Signal::SIGTERM, Signal::SIGHUP] {
+        let project = CliProject::new();
+        project.write("slow.kdl", SLOW);
+        let mut child = project
+            .spawn_command()
+            .args(["run", "slow.kdl"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn atomic run");
+        let tool = wait_for_pid(&project, "pid.txt");
+        kill(
+            Pid::from_raw(i32::try_from(child.id()).expect("a pid")),
+            signal,
+        )
+        .expect("send the signal");
+        let status = child.wait().expect("atomic exits");
+        let mut err = String::new();
+        if let Some(mut pipe) = child.stderr.take() {
+            use std::io::Read;
+            let _ = pipe.read_to_string(&mut err);
+        }
+        assert_eq!(status.code(), Some(130), "{signal}: {err}");
+        assert!(err.contains("cancelling"), "{signal}: {err}");
+        let gone = Instant::now();
+        while kill(Pid::from_raw(tool), None).is_ok() {
+            assert!(
+                gone.elapsed() < Duration::from_secs(10),
+                "{signal}: the tool (pid {tool}) outlived the run"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let runs = project.runs();
+        assert_eq!(runs[0]["status"], "cancelled", "{signal}");
+        project.write("go.txt", "");
+        let id = runs[0]["id"].as_str().expect("an id").to_owned();
+        let output = project
+            .atomic()
+            .args(["resume", &id, "--quiet"])
+            .output()
+            .expect("atomic resume");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{signal}: {}",
+            stderr(&output)
+        );
+        assert_eq!(project.read("side.txt"), "before\n", "{signal}");
+    }
+}

@@ -1,9 +1,9 @@
 //! Driving one run (or one resumed stretch of it) to where it stops: a tokio runtime, the
 //! reporter on its own thread, Ctrl-C handling, then the summary and the exit code.
 //!
-//! Ctrl-C: the first cancels the run cleanly (the step in flight is dropped, which kills
-//! its process group; the cancellation is committed; exit 130, resumable); a second one
-//! exits at once.
+//! Ctrl-C, SIGTERM and SIGHUP alike: the first cancels the run cleanly (the step in flight is
+//! dropped, which kills its process group; the cancellation is committed; exit 130,
+//! resumable); a second one exits at once, killing every process group still running.
 //!
 //! One run, one driver: the run's lease is taken in the store before anything runs (a run
 //! held by a live process is refused, a dead holder's is taken over) and renewed by a
@@ -150,18 +150,20 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
 
     let note = reporter.notes();
     runtime.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_err() {
+        let Some(mut stop) = StopSignals::new() else {
             return;
-        }
-        note("cancelling: stopping the running step and saving the run (Ctrl-C again to quit now)");
+        };
+        let first = stop.next().await;
+        note(&format!(
+            "cancelling ({first}): stopping the running step and saving the run (Ctrl-C again to quit now)"
+        ));
         cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nquit without waiting; the last committed step is kept");
-            // The one forced exit: the person asked twice. Nothing is dropped on the way
-            // out, so the children (tools, hooks, agent CLIs) are ended here.
-            crate::providers::live_groups::kill_all();
-            std::process::exit(130);
-        }
+        let second = stop.next().await;
+        eprintln!("\nquit without waiting ({second}); the last committed step is kept");
+        // The one forced exit: the person asked twice. Nothing is dropped on the way
+        // out, so the children (tools, hooks, agent CLIs) are ended here.
+        crate::providers::live_groups::kill_all();
+        std::process::exit(130);
     });
 
     let started = Instant::now();
@@ -200,6 +202,48 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     };
     eprint!("{}", launch.redactor.redact(&summary.render()));
     Ended::Exit(exit_of(&outcome))
+}
+
+/// The signals that stop a run: Ctrl-C (SIGINT), and on Unix SIGTERM (container stops, CI
+/// cancellations) and SIGHUP (a closed terminal), all treated alike.
+struct StopSignals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    /// Listens for them; `None` when the process cannot (no signal handling).
+    fn new() -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Some(Self {
+                term: signal(SignalKind::terminate()).ok()?,
+                hangup: signal(SignalKind::hangup()).ok()?,
+            })
+        }
+        #[cfg(not(unix))]
+        Some(Self {})
+    }
+
+    /// The next one to arrive, by name.
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => "Ctrl-C",
+                _ = self.term.recv() => "SIGTERM",
+                _ = self.hangup.recv() => "SIGHUP",
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
+    }
 }
 
 /// Renews the run's lease every [`HEARTBEAT_EVERY`]; a cancellation requested by
