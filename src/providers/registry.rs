@@ -41,41 +41,61 @@ pub fn build(
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let name = decl.adapter.value.as_str();
     check_options(decl)?;
-    let provider: Arc<dyn Provider> = match name {
-        "replay" => Arc::new(Replay::from_decl(decl, cx.workflow_dir)?),
-        "command" => Arc::new(CommandProvider::from_decl(decl, cx.env)?),
-        "in-process" => Arc::new(InProcess::from_decl(decl)?),
-        "anthropic" => Arc::new(
-            AnthropicProvider::from_decl(decl, &|var| cx.env.get(var).map(str::to_owned))?
-                .with_tool_env(cx.tool_env.clone()),
-        ),
-        "openai" => Arc::new(
-            OpenAiProvider::from_decl(decl, &|var| cx.env.get(var).map(str::to_owned))?
-                .with_tool_env(cx.tool_env.clone()),
-        ),
-        "claude-code" => Arc::new(ClaudeCode::new(decl, cx.env)?),
-        "opencode" => Arc::new(OpenCode::new(decl, cx.env)?),
-        "copilot" => Arc::new(Copilot::new(decl, cx.env)?),
-        _ => {
-            return Err(ProviderError::config(
-                "provider",
-                format!(
-                    "unknown adapter `{name}` for provider `{}`; expected one of {}",
-                    decl.name.value,
-                    ADAPTERS
-                        .iter()
-                        .map(|a| format!("`{}`", a.name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
+    let Some((_, build)) = BUILDERS.iter().find(|(adapter, _)| *adapter == name) else {
+        return Err(ProviderError::config(
+            "provider",
+            format!(
+                "unknown adapter `{name}` for provider `{}`; expected one of {}",
+                decl.name.value,
+                ADAPTERS
+                    .iter()
+                    .map(|a| format!("`{}`", a.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
     };
+    let provider = build(decl, cx)?;
     Ok(match &cx.recorder {
         Some(recorder) => Arc::new(Recording::new(provider, Arc::clone(recorder))),
         None => provider,
     })
 }
+
+/// Builds one adapter's provider from its declaration.
+type Build = fn(&ProviderDecl, &ProviderContext<'_>) -> Result<Arc<dyn Provider>, ProviderError>;
+
+/// Every adapter's builder, one shape for all, by the name `adapter=` gives (the same names as
+/// [`ADAPTERS`], a test holds them together).
+const BUILDERS: &[(&str, Build)] = &[
+    ("replay", |decl, cx| {
+        Ok(Arc::new(Replay::from_decl(decl, cx.workflow_dir)?))
+    }),
+    ("command", |decl, cx| {
+        Ok(Arc::new(CommandProvider::from_decl(decl, cx.env)?))
+    }),
+    ("in-process", |decl, _| {
+        Ok(Arc::new(InProcess::from_decl(decl)?))
+    }),
+    ("anthropic", |decl, cx| {
+        let provider =
+            AnthropicProvider::from_decl(decl, &|var| cx.env.get(var).map(str::to_owned))?;
+        Ok(Arc::new(provider.with_tool_env(cx.tool_env.clone())))
+    }),
+    ("openai", |decl, cx| {
+        let provider = OpenAiProvider::from_decl(decl, &|var| cx.env.get(var).map(str::to_owned))?;
+        Ok(Arc::new(provider.with_tool_env(cx.tool_env.clone())))
+    }),
+    ("claude-code", |decl, cx| {
+        Ok(Arc::new(ClaudeCode::new(decl, cx.env)?))
+    }),
+    ("opencode", |decl, cx| {
+        Ok(Arc::new(OpenCode::new(decl, cx.env)?))
+    }),
+    ("copilot", |decl, cx| {
+        Ok(Arc::new(Copilot::new(decl, cx.env)?))
+    }),
+];
 
 /// Refuses the provider's options its adapter does not read, or of the wrong kind, by the
 /// table `atomic check` uses ([`crate::ir::AdapterInfo::check_option`]): a misspelt option
@@ -139,6 +159,16 @@ mod tests {
             recorder: None,
             tool_env: ToolEnv::default(),
         }
+    }
+
+    #[test]
+    fn every_adapter_in_the_catalogue_has_a_builder_and_no_other() {
+        let built: Vec<&str> = BUILDERS.iter().map(|(name, _)| *name).collect();
+        let listed: Vec<&str> = ADAPTERS.iter().map(|info| info.name).collect();
+        let mut sorted = (built.clone(), listed.clone());
+        sorted.0.sort_unstable();
+        sorted.1.sort_unstable();
+        assert_eq!(sorted.0, sorted.1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the model-API adapters (`anthropic`, `openai`) share above HTTP: the tool-use
 //! loop, custom tool commands, option reading and pricing.
 
+pub(crate) mod call;
 mod options;
 mod pricing;
 mod tool_loop;

@@ -1,6 +1,7 @@
 //! The `openai` provider: any OpenAI-compatible Chat Completions server, streamed, with a
 //! tool-use loop over the custom tools the agent is granted.
 
+use crate::providers::chat::call::{self, LoopParts, Prepared};
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
@@ -9,10 +10,9 @@ use super::config::{CallSettings, OpenAiConfig};
 use super::stream::{ChunkAccumulator, Step};
 use crate::ir::ProviderDecl;
 use crate::providers::chat::{
-    Conversation, DEFAULT_MAX_TURNS, LoopSettings, Next, Session, ToolCall, ToolOutcome, ToolSet,
-    Turn, messages, run_loop,
+    Conversation, Next, Session, ToolCall, ToolOutcome, ToolSet, Turn, messages,
 };
-use crate::providers::http::{RequestRetry, StreamPost, build_client, endpoint};
+use crate::providers::http::{StreamPost, build_client, endpoint};
 use crate::providers::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
     ToolEnv,
@@ -64,24 +64,13 @@ impl OpenAiProvider {
         request: &AgentRequest,
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
-        if request.resume_session.is_some() {
-            return Err(ProviderError::config(
-                ADAPTER,
-                "Chat Completions keeps no sessions to resume; drop `session=`".to_owned(),
-            ));
-        }
+        let Prepared { model, tools } = call::prepare(
+            ADAPTER,
+            "Chat Completions",
+            request,
+            self.config.model.as_deref(),
+        )?;
         let settings = CallSettings::read(&self.config.options, &request.options)?;
-        let model = request
-            .model
-            .clone()
-            .or_else(|| self.config.model.clone())
-            .ok_or_else(|| {
-                ProviderError::config(
-                    ADAPTER,
-                    "no model: set `model=` on the agent, the workflow or the provider".to_owned(),
-                )
-            })?;
-        let tools = ToolSet::from_grants(ADAPTER, &request.tools)?;
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.config.api_key {
             headers.insert(AUTHORIZATION, key.header_value(ADAPTER, "Bearer ")?);
@@ -93,20 +82,14 @@ impl OpenAiProvider {
             model,
             settings: settings.clone(),
         };
-        let retry = RequestRetry::new(ADAPTER, request, settings.retry);
-        let loop_settings = LoopSettings {
-            adapter: ADAPTER,
-            tools: &tools,
-            max_turns: request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1),
+        let parts = LoopParts {
             tool_timeout: settings.tool_timeout,
-            working_dir: &request.working_dir,
+            pricing: settings.pricing,
+            retry: settings.retry,
             hide_env: self.config.api_key_env.as_deref(),
             tool_env: &self.tool_env,
-            pricing: settings.pricing,
-            retry: &retry,
-            journal: request.journal.as_ref(),
         };
-        run_loop(&mut conversation, loop_settings, events).await
+        call::run(ADAPTER, &mut conversation, request, &tools, parts, events).await
     }
 }
 

@@ -1,0 +1,91 @@
+//! The parts of one chat-adapter call that do not depend on the API: what a request must
+//! have before the first model request (no session to resume, a model, the granted tools),
+//! and how the tool loop is set up around the adapter's conversation.
+
+use std::time::Duration;
+
+use super::{Conversation, DEFAULT_MAX_TURNS, LoopSettings, Pricing, ToolSet, run_loop};
+use crate::providers::env::ToolEnv;
+use crate::providers::http::{RequestRetry, RetrySettings};
+use crate::providers::{AgentReply, AgentRequest, EventSink, ProviderError};
+
+/// A request checked for a chat API (`api` names it in messages: "the Messages API").
+pub(crate) struct Prepared {
+    /// The model to ask: the request's, else the provider's.
+    pub(crate) model: String,
+    /// The custom tools the model may call.
+    pub(crate) tools: ToolSet,
+}
+
+/// Checks `request` before the first model request.
+///
+/// # Errors
+/// A session to resume (chat APIs keep none), no model anywhere, or a granted tool that
+/// is not a custom tool.
+pub(crate) fn prepare(
+    adapter: &'static str,
+    api: &str,
+    request: &AgentRequest,
+    provider_model: Option<&str>,
+) -> Result<Prepared, ProviderError> {
+    if request.resume_session.is_some() {
+        return Err(ProviderError::config(
+            adapter,
+            format!("{api} keeps no sessions to resume; drop `session=`"),
+        ));
+    }
+    let model = request
+        .model
+        .clone()
+        .or_else(|| provider_model.map(str::to_owned))
+        .ok_or_else(|| {
+            ProviderError::config(
+                adapter,
+                "no model: set `model=` on the agent, the workflow or the provider",
+            )
+        })?;
+    let tools = ToolSet::from_grants(adapter, &request.tools)?;
+    Ok(Prepared { model, tools })
+}
+
+/// What the loop takes from an adapter's settings for one call.
+pub(crate) struct LoopParts<'a> {
+    /// Longest a tool may run.
+    pub(crate) tool_timeout: Duration,
+    /// Prices for the cost estimate.
+    pub(crate) pricing: Pricing,
+    /// Request retries.
+    pub(crate) retry: RetrySettings,
+    /// The variable holding the provider's key, kept from tools.
+    pub(crate) hide_env: Option<&'a str>,
+    /// The tools' environment and redactions.
+    pub(crate) tool_env: &'a ToolEnv,
+}
+
+/// Runs the tool loop for `request` over `conversation`.
+///
+/// # Errors
+/// Whatever the loop fails with.
+pub(crate) async fn run<C: Conversation>(
+    adapter: &'static str,
+    conversation: &mut C,
+    request: &AgentRequest,
+    tools: &ToolSet,
+    parts: LoopParts<'_>,
+    events: &dyn EventSink,
+) -> Result<AgentReply, ProviderError> {
+    let retry = RequestRetry::new(adapter, request, parts.retry);
+    let settings = LoopSettings {
+        adapter,
+        tools,
+        max_turns: request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1),
+        tool_timeout: parts.tool_timeout,
+        working_dir: &request.working_dir,
+        hide_env: parts.hide_env,
+        tool_env: parts.tool_env,
+        pricing: parts.pricing,
+        retry: &retry,
+        journal: request.journal.as_ref(),
+    };
+    run_loop(conversation, settings, events).await
+}
