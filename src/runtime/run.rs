@@ -164,6 +164,15 @@ pub async fn resume(
             }
         }
     }
+    // An edited workflow (`resume --force`) may no longer take what was stored: say all of
+    // it now, before any step runs, rather than fail at the first write.
+    let misfits = shared.schema.misfits(&fields);
+    if !misfits.is_empty() {
+        return Err(RunError::Resume(format!(
+            "run `{run_id}` cannot continue with this version of the workflow; its saved state no longer fits:\n  - {}\nundo the edit to those fields, or start a new run",
+            misfits.join("\n  - ")
+        )));
+    }
     let state =
         State::from_json(shared.schema.clone(), &Value::Object(fields)).map_err(|error| {
             RunError::Resume(format!(

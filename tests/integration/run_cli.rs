@@ -529,3 +529,44 @@ fn schemas_are_built_in() {
         .expect("atomic schema");
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// `atomic resume --force` after an edit that changed a field's type refuses before any step
+/// runs, naming each field that no longer fits (and one no longer declared); the run stays
+/// resumable once the edit is undone.
+#[test]
+fn a_forced_resume_refuses_state_the_edited_workflow_cannot_take() {
+    let project = CliProject::new();
+    let original = "workflow \"w\" {\n    state {\n        field \"n\" type=\"integer\" default=0\n        field \"note\" type=\"string\" default=\"x\"\n    }\n    set \"n\" expr=\"state.n + 1\"\n    wait \"ok\" prompt=\"Go?\" answer=\"yes-no\"\n    set \"n\" expr=\"state.n + 1\"\n}\n";
+    project.write("f.kdl", original);
+    let output = project
+        .atomic()
+        .args(["run", "f.kdl"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let id = project.last_run();
+    let edited = "workflow \"w\" {\n    state { field \"n\" type=\"array\" default=\"[]\"; }\n    set \"n\" expr=\"state.n\"\n    wait \"ok\" prompt=\"Go?\" answer=\"yes-no\"\n    set \"n\" expr=\"state.n\"\n}\n";
+    project.write("f.kdl", edited);
+    let output = project
+        .atomic()
+        .args(["resume", &id, "--answer", "yes", "--force"])
+        .output()
+        .expect("resume");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("field `n` holds `1`") && err.contains("`array`"),
+        "{err}"
+    );
+    assert!(err.contains("field `note` is no longer declared"), "{err}");
+    assert_eq!(project.show(&id)["run"]["status"], "paused", "nothing ran");
+
+    project.write("f.kdl", original);
+    let output = project
+        .atomic()
+        .args(["resume", &id, "--answer", "yes"])
+        .output()
+        .expect("resume");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.show(&id)["state"]["n"], 2);
+}

@@ -96,6 +96,35 @@ impl StateSchema {
             .map(|(index, spec)| (FieldIdx(index as u32), spec))
     }
 
+    /// What in a stored state no longer fits these declarations (after the workflow was
+    /// edited): fields no longer declared, and values their field's new type cannot take,
+    /// judged by the conversion writes use. Empty when it all fits.
+    #[must_use]
+    pub fn misfits(&self, stored: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+        let mut found = Vec::new();
+        for (name, value) in stored {
+            let Some(idx) = self.find(name) else {
+                found.push(format!("field `{name}` is no longer declared"));
+                continue;
+            };
+            let spec = self.spec(idx);
+            if value.is_null() {
+                continue;
+            }
+            if let Err(reason) = crate::ir::value::coerce(&spec.ty, value.clone()) {
+                let mut shown = value.to_string();
+                if shown.chars().count() > 60 {
+                    shown = shown.chars().take(57).chain("...".chars()).collect();
+                }
+                found.push(format!(
+                    "field `{name}` holds `{shown}`, which its new type `{}` cannot take ({reason})",
+                    spec.ty.name()
+                ));
+            }
+        }
+        found
+    }
+
     /// How many fields there are.
     #[must_use]
     pub fn len(&self) -> usize {
