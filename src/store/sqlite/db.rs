@@ -7,16 +7,23 @@
 //! run makes it reload rather than diverge.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::Value;
 
 use super::checkpointer::{Checkpointer, NUDGE_EVERY};
 use super::rows::corrupt;
+use super::steplog;
 use crate::store::snapshot::LiveState;
 use crate::store::{NewRun, RunId, RunStatus, SnapshotPolicy, StepCommit, StoreError, Timestamp};
 
-/// One connection and the live states of the runs it committed to.
+/// A failure folding queued steps into the database, kept for the next caller.
+pub(super) type Poison = Arc<Mutex<Option<StoreError>>>;
+
+/// One connection, the live states of the runs it committed to, and the steps queued to be
+/// folded into the database (they are in the step logs already).
 #[derive(Debug)]
 pub(super) struct Db {
     pub(super) conn: Connection,
@@ -24,6 +31,12 @@ pub(super) struct Db {
     pub(super) policy: SnapshotPolicy,
     checkpointer: Option<Checkpointer>,
     commits: u32,
+    /// Steps logged but not yet in the database, in commit order.
+    pending: Vec<(RunId, StepCommit)>,
+    /// Where the step logs are.
+    log_dir: PathBuf,
+    /// A fold that failed, reported to the committing side.
+    pub(super) poisoned: Poison,
 }
 
 /// A WAL at most this large is left in place when the store closes (the next process
@@ -36,6 +49,7 @@ impl Db {
         conn: Connection,
         policy: SnapshotPolicy,
         checkpointer: Option<Checkpointer>,
+        log_dir: PathBuf,
     ) -> Self {
         Self {
             conn,
@@ -43,7 +57,115 @@ impl Db {
             policy,
             checkpointer,
             commits: 0,
+            pending: Vec::new(),
+            log_dir,
+            poisoned: Poison::default(),
         }
+    }
+
+    /// Queues a logged step to be folded into the database with the others that queue up.
+    pub(super) fn enqueue(&mut self, run: RunId, step: StepCommit) {
+        self.pending.push((run, step));
+    }
+
+    /// Folds every queued step into the database in one transaction, then deletes the logs
+    /// of runs that stopped (everything in them is in the database now).
+    ///
+    /// # Errors
+    /// The batch does not apply; nothing of it is in the database (the steps are still in
+    /// their logs, and a process taking the runs over folds them).
+    pub(super) fn flush(&mut self) -> Result<(), StoreError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let result = self.apply_all(&pending);
+        match result {
+            Ok(pages) => {
+                self.committed(pages);
+                for (run, step) in &pending {
+                    if is_finished(step.run_status) || step.run_status == RunStatus::Paused {
+                        steplog::remove_log(&self.log_dir, run);
+                    }
+                    if is_finished(step.run_status) {
+                        self.live.remove(run);
+                    }
+                }
+                Ok(())
+            }
+            Err(error) => {
+                for (run, _) in &pending {
+                    self.live.remove(run);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// [`Db::flush`], keeping a failure for the committing side.
+    pub(super) fn flush_or_poison(&mut self) {
+        if let Err(error) = self.flush() {
+            *self
+                .poisoned
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(error);
+        }
+    }
+
+    fn apply_all(&mut self, steps: &[(RunId, StepCommit)]) -> Result<u32, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut pages = 0;
+        for (run, step) in steps {
+            pages += apply_step(&tx, &mut self.live, self.policy, run, step)?;
+        }
+        tx.commit()?;
+        Ok(pages)
+    }
+
+    /// Folds what `run`'s step log holds beyond the database into it, so no step a process
+    /// acknowledged is missed: by the owner taking the run (`owner`: it may also cut a line
+    /// a crash left half-written), and by readers (steps the owner's writer thread has not
+    /// folded yet; folding twice writes nothing twice).
+    pub(super) fn fold(&mut self, run: &RunId, owner: bool) -> Result<(), StoreError> {
+        self.flush()?;
+        let logged = steplog::read_log(&self.log_dir, run, owner)?;
+        if logged.is_empty() {
+            return Ok(());
+        }
+        let last = self.last_seq(run)?;
+        let missing: Vec<(RunId, StepCommit)> = logged
+            .into_iter()
+            .filter(|step| step.seq > last)
+            .map(|step| (run.clone(), step))
+            .collect();
+        if !missing.is_empty() {
+            self.live.remove(run);
+            let pages = self.apply_all(&missing)?;
+            self.committed(pages);
+        }
+        Ok(())
+    }
+
+    /// The run's last committed step (0: none).
+    pub(super) fn last_seq(&mut self, run: &RunId) -> Result<u64, StoreError> {
+        self.flush()?;
+        let last: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce((SELECT max(seq) FROM steps WHERE run_id = ?1), 0)
+                 FROM runs WHERE id = ?1",
+            )?
+            .query_row([run.as_str()], |row| row.get(0))
+            .optional()?;
+        let last = last.ok_or_else(|| StoreError::NotFound(run.to_string()))?;
+        Ok(u64::try_from(last).unwrap_or(0))
+    }
+
+    /// Deletes `run`'s step log (the run stopped, or was deleted).
+    pub(super) fn remove_log(&self, run: &RunId) {
+        steplog::remove_log(&self.log_dir, run);
     }
 
     /// Counts a commit; every so many, asks for a background checkpoint.
@@ -99,113 +221,6 @@ impl Db {
         tx.commit()?;
         let live = LiveState::from_snapshot(run.state, 0, state.len());
         self.live.insert(run.id, live);
-        Ok(())
-    }
-
-    pub(super) fn commit_step(&mut self, run: &RunId, step: StepCommit) -> Result<(), StoreError> {
-        let finished = is_finished(step.run_status);
-        let result = self.try_commit_step(run, step);
-        // On error the cached state may be ahead of what was committed; a finished run
-        // needs no cache (a resume reloads it).
-        if result.is_err() || finished {
-            self.live.remove(run);
-        }
-        result
-    }
-
-    fn try_commit_step(&mut self, run: &RunId, step: StepCommit) -> Result<(), StoreError> {
-        let delta = step.delta.to_json();
-        // Through `Value`, as these always were: the stored text keeps its sorted keys.
-        let cursor = step.cursor.to_value().to_string();
-        let events = serde_json::to_string(&step.events).expect("JSON values serialise");
-        let wait = match (&step.wait, step.run_status) {
-            (Some(wait), RunStatus::Paused) => {
-                Some(serde_json::to_string(wait).expect("a wait serialises"))
-            }
-            _ => None,
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let (status, last): (String, i64) = tx
-            .prepare_cached(
-                "SELECT status, coalesce((SELECT max(seq) FROM steps WHERE run_id = ?1), 0)
-                 FROM runs WHERE id = ?1",
-            )?
-            .query_row([run.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
-        let expected = last as u64 + 1;
-        if step.seq != expected {
-            return Err(StoreError::Conflict {
-                run: run.to_string(),
-                expected,
-                got: step.seq,
-            });
-        }
-        tx.prepare_cached(
-            "INSERT INTO steps (run_id, seq, node_id, started_at, finished_at, status, attempts,
-                                delta, cursor, events, error)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?
-        .execute(params![
-            run.as_str(),
-            step.seq as i64,
-            step.node_id,
-            step.started_at.0 as i64,
-            step.finished_at.0 as i64,
-            step.status.as_str(),
-            step.attempts,
-            delta,
-            cursor,
-            events,
-            step.error,
-        ])?;
-        // The common step (running → running) leaves the run's row alone: its step count
-        // and last change come from this step.
-        let new_status = step.run_status;
-        let changes_run = status != new_status.as_str()
-            || matches!(new_status, RunStatus::Paused | RunStatus::Failed);
-        if changes_run {
-            tx.prepare_cached(
-                "UPDATE runs SET status = ?2, updated_at = ?3, wait = ?4,
-                        error = CASE WHEN ?2 = 'failed' THEN ?5 ELSE error END
-                 WHERE id = ?1",
-            )?
-            .execute(params![
-                run.as_str(),
-                new_status.as_str(),
-                now(),
-                wait,
-                step.error
-            ])?;
-        }
-
-        let policy = self.policy;
-        let live = match self.live.get_mut(run) {
-            Some(live) if live.seq == last as u64 => live,
-            _ => {
-                let state = super::read::state_at(&tx, run, last as u64)?;
-                let bytes = serde_json::to_string(&state).map_or(0, |text| text.len());
-                self.live.insert(
-                    run.clone(),
-                    LiveState::from_snapshot(state, last as u64, bytes),
-                );
-                self.live.get_mut(run).expect("just inserted")
-            }
-        };
-        let due = live
-            .advance(step.seq, &step.delta, delta.len(), policy)
-            .map_err(|error| corrupt(run.as_str(), error.to_string()))?;
-        let mut pages = 1;
-        if due {
-            let state = serde_json::to_string(&live.state).expect("JSON values serialise");
-            insert_snapshot(&tx, run, step.seq, &state)?;
-            live.snapshotted(state.len());
-            pages += u32::try_from(state.len() / 4096).unwrap_or(u32::MAX);
-        }
-        tx.commit()?;
-        self.committed(pages);
         Ok(())
     }
 
@@ -319,6 +334,107 @@ impl Db {
 }
 
 /// Whether a run with this status will take no more steps unless resumed.
+/// Writes one step inside `tx`: its row, the run's row when its status changes, and a
+/// snapshot when one is due; returns the pages it roughly wrote (for checkpoint pacing).
+fn apply_step(
+    tx: &Transaction<'_>,
+    live: &mut HashMap<RunId, LiveState>,
+    policy: SnapshotPolicy,
+    run: &RunId,
+    step: &StepCommit,
+) -> Result<u32, StoreError> {
+    let delta = step.delta.to_json();
+    // Through `Value`, as these always were: the stored text keeps its sorted keys.
+    let cursor = step.cursor.to_value().to_string();
+    let events = serde_json::to_string(&step.events).expect("JSON values serialise");
+    let wait = match (&step.wait, step.run_status) {
+        (Some(wait), RunStatus::Paused) => {
+            Some(serde_json::to_string(wait).expect("a wait serialises"))
+        }
+        _ => None,
+    };
+    let (status, last): (String, i64) = tx
+        .prepare_cached(
+            "SELECT status, coalesce((SELECT max(seq) FROM steps WHERE run_id = ?1), 0)
+                 FROM runs WHERE id = ?1",
+        )?
+        .query_row([run.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
+    let expected = last as u64 + 1;
+    // Folding is idempotent: a step another fold (a reader, or the owner's writer
+    // thread) already wrote is skipped.
+    if step.seq < expected {
+        return Ok(0);
+    }
+    if step.seq != expected {
+        return Err(StoreError::Conflict {
+            run: run.to_string(),
+            expected,
+            got: step.seq,
+        });
+    }
+    tx.prepare_cached(
+        "INSERT INTO steps (run_id, seq, node_id, started_at, finished_at, status, attempts,
+                                delta, cursor, events, error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        run.as_str(),
+        step.seq as i64,
+        step.node_id,
+        step.started_at.0 as i64,
+        step.finished_at.0 as i64,
+        step.status.as_str(),
+        step.attempts,
+        delta,
+        cursor,
+        events,
+        step.error,
+    ])?;
+    // The common step (running → running) leaves the run's row alone: its step count
+    // and last change come from this step.
+    let new_status = step.run_status;
+    let changes_run = status != new_status.as_str()
+        || matches!(new_status, RunStatus::Paused | RunStatus::Failed);
+    if changes_run {
+        tx.prepare_cached(
+            "UPDATE runs SET status = ?2, updated_at = ?3, wait = ?4,
+                        error = CASE WHEN ?2 = 'failed' THEN ?5 ELSE error END
+                 WHERE id = ?1",
+        )?
+        .execute(params![
+            run.as_str(),
+            new_status.as_str(),
+            now(),
+            wait,
+            step.error
+        ])?;
+    }
+
+    let cached = live.get(run).is_some_and(|state| state.seq == last as u64);
+    if !cached {
+        let state = super::read::state_at(tx, run, last as u64)?;
+        let bytes = serde_json::to_string(&state).map_or(0, |text| text.len());
+        live.insert(
+            run.clone(),
+            LiveState::from_snapshot(state, last as u64, bytes),
+        );
+    }
+    let live = live.get_mut(run).expect("cached or just loaded");
+    let due = live
+        .advance(step.seq, &step.delta, delta.len(), policy)
+        .map_err(|error| corrupt(run.as_str(), error.to_string()))?;
+    let mut pages = 1;
+    if due {
+        let state = serde_json::to_string(&live.state).expect("JSON values serialise");
+        insert_snapshot(tx, run, step.seq, &state)?;
+        live.snapshotted(state.len());
+        pages += u32::try_from(state.len() / 4096).unwrap_or(u32::MAX);
+    }
+    Ok(pages)
+}
+
 fn is_finished(status: RunStatus) -> bool {
     matches!(
         status,

@@ -14,6 +14,7 @@ mod open;
 mod read;
 mod rows;
 mod schema;
+mod steplog;
 mod store;
 mod worker;
 

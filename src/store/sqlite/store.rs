@@ -1,12 +1,15 @@
 //! The [`Store`] trait over the writer thread.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
 use super::checkpointer::Checkpointer;
-use super::db::Db;
-use super::open::{self, SqliteOptions};
+use super::db::{Db, Poison};
+use super::open::{self, Durability, SqliteOptions};
+use super::steplog::{StepLog, log_dir};
 use super::worker::Worker;
 use crate::store::{
     Acquired, Beat, Checkpoint, Lease, NewRun, Owner, RunDetail, RunFilter, RunId, RunRecord,
@@ -19,6 +22,12 @@ use crate::store::{
 pub struct SqliteStore {
     worker: Worker,
     path: PathBuf,
+    /// Where each committed step is appended before its commit returns.
+    log: StepLog,
+    /// The next step number of each run this store commits to.
+    next_seq: Mutex<HashMap<RunId, u64>>,
+    /// A batch the writer thread could not fold into the database.
+    poisoned: Poison,
 }
 
 impl SqliteStore {
@@ -34,10 +43,16 @@ impl SqliteStore {
         } else {
             None
         };
-        let worker = Worker::spawn(Db::new(conn, options.snapshots, checkpointer))?;
+        let logs = log_dir(path);
+        let db = Db::new(conn, options.snapshots, checkpointer, logs.clone());
+        let poisoned = db.poisoned.clone();
+        let worker = Worker::spawn(db)?;
         Ok(Self {
             worker,
             path: path.to_owned(),
+            log: StepLog::new(logs, options.durability == Durability::Full),
+            next_seq: Mutex::default(),
+            poisoned,
         })
     }
 
@@ -54,6 +69,12 @@ impl SqliteStore {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    fn next_seq(&self) -> std::sync::MutexGuard<'_, HashMap<RunId, u64>> {
+        self.next_seq
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl Store for SqliteStore {
@@ -61,9 +82,51 @@ impl Store for SqliteStore {
         self.worker.call(move |db| db.create_run(run))
     }
 
+    /// Appends the step to the run's log (durable at the store's level when this returns)
+    /// and queues it for the writer thread, which folds the steps that queue up into the
+    /// database in one transaction.
     fn commit_step<'a>(&'a self, run: &'a RunId, step: StepCommit) -> StoreFuture<'a, ()> {
-        let run = run.clone();
-        self.worker.call(move |db| db.commit_step(&run, step))
+        Box::pin(async move {
+            if let Some(error) = self
+                .poisoned
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+            {
+                return Err(error);
+            }
+            let known = self.next_seq().get(run).copied();
+            let expected = match known {
+                Some(next) => next,
+                None => {
+                    let key = run.clone();
+                    self.worker.call(move |db| db.last_seq(&key)).await? + 1
+                }
+            };
+            if step.seq != expected {
+                return Err(StoreError::Conflict {
+                    run: run.to_string(),
+                    expected,
+                    got: step.seq,
+                });
+            }
+            self.log.append(run, &step)?;
+            let stops = step.run_status != RunStatus::Running;
+            if stops {
+                // The run stopped (finished or paused): its log goes once folded, and a
+                // later resume starts a new one.
+                self.log.forget(run);
+                self.next_seq().remove(run);
+            } else {
+                self.next_seq().insert(run.clone(), step.seq + 1);
+            }
+            let key = run.clone();
+            if self.worker.send(move |db| db.enqueue(key, step)) {
+                Ok(())
+            } else {
+                Err(StoreError::Closed)
+            }
+        })
     }
 
     fn log_events<'a>(&'a self, run: &'a RunId, events: Vec<Value>) -> StoreFuture<'a, ()> {
@@ -77,24 +140,42 @@ impl Store for SqliteStore {
         status: RunStatus,
         error: Option<String>,
     ) -> StoreFuture<'a, ()> {
+        if status != RunStatus::Running {
+            self.log.forget(run);
+            self.next_seq().remove(run);
+        }
         let run = run.clone();
-        self.worker
-            .call(move |db| db.set_status(&run, status, error))
+        self.worker.call(move |db| {
+            db.set_status(&run, status, error)?;
+            if status != RunStatus::Running {
+                db.remove_log(&run);
+            }
+            Ok(())
+        })
     }
 
     fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint> {
         let run = run.clone();
-        self.worker.call(move |db| db.checkpoint(&run))
+        self.worker.call(move |db| {
+            db.fold(&run, false)?;
+            db.checkpoint(&run)
+        })
     }
 
     fn load_state<'a>(&'a self, run: &'a RunId, upto_seq: u64) -> StoreFuture<'a, State> {
         let run = run.clone();
-        self.worker.call(move |db| db.load_state(&run, upto_seq))
+        self.worker.call(move |db| {
+            db.fold(&run, false)?;
+            db.load_state(&run, upto_seq)
+        })
     }
 
     fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunRecord> {
         let run = run.clone();
-        self.worker.call(move |db| db.run(&run))
+        self.worker.call(move |db| {
+            db.fold(&run, false)?;
+            db.run(&run)
+        })
     }
 
     fn resolve<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, RunId> {
@@ -109,12 +190,21 @@ impl Store for SqliteStore {
 
     fn run_detail<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunDetail> {
         let run = run.clone();
-        self.worker.call(move |db| db.run_detail(&run))
+        self.worker.call(move |db| {
+            db.fold(&run, false)?;
+            db.run_detail(&run)
+        })
     }
 
     fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()> {
+        self.log.forget(run);
+        self.next_seq().remove(run);
         let run = run.clone();
-        self.worker.call(move |db| db.delete_run(&run))
+        self.worker.call(move |db| {
+            db.delete_run(&run)?;
+            db.remove_log(&run);
+            Ok(())
+        })
     }
 
     fn save_progress<'a>(
@@ -138,9 +228,16 @@ impl Store for SqliteStore {
         self.worker.call(move |db| db.clear_progress(&run, &key))
     }
 
+    /// Takes the run, then folds whatever its log holds beyond the database (steps a
+    /// process that died had acknowledged), so the run continues from its last step.
     fn acquire<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Acquired> {
+        self.next_seq().remove(run);
         let (run, owner) = (run.clone(), owner.clone());
-        self.worker.call(move |db| db.acquire(&run, &owner))
+        self.worker.call(move |db| {
+            let acquired = db.acquire(&run, &owner)?;
+            db.fold(&run, true)?;
+            Ok(acquired)
+        })
     }
 
     fn heartbeat<'a>(&'a self, run: &'a RunId, owner: &'a Owner) -> StoreFuture<'a, Beat> {

@@ -259,8 +259,10 @@ async fn two_stores_share_a_file() {
     );
 }
 
-/// A writer holding the database makes a commit wait (busy timeout), not fail; with a
-/// timeout shorter than the hold, the commit fails and nothing is half-written.
+/// A commit returns once its step is in the run's step log; another process holding the
+/// database delays the step's way into it (busy timeout), and never loses it: a store whose
+/// timeout is shorter than the hold reports the failure at its next call, and the step is
+/// folded in from the log later. A patient reader waits for the lock.
 #[tokio::test]
 async fn busy_timeout_waits_for_another_writer() {
     let dir = tempfile::tempdir().unwrap();
@@ -294,31 +296,39 @@ async fn busy_timeout_waits_for_another_writer() {
     };
 
     let (holder, release) = hold();
-    let error = impatient.commit_step(&id, step(1)).await.unwrap_err();
+    impatient
+        .commit_step(&id, step(1))
+        .await
+        .expect("durable in the log before the database has it");
+    let error = impatient.run(&id).await.unwrap_err();
     assert!(matches!(error, StoreError::Busy), "{error}");
     release.send(()).unwrap();
     holder.join().unwrap();
     assert_eq!(
         store.checkpoint(&id).await.unwrap().seq,
-        0,
-        "nothing half-written"
+        1,
+        "folded from the log, nothing lost"
     );
 
     let (holder, release) = hold();
+    store
+        .commit_step(&id, step(2))
+        .await
+        .expect("a commit does not wait for the database");
     let started = Instant::now();
     let let_go = async {
         tokio::time::sleep(Duration::from_millis(200)).await;
         release.send(()).unwrap();
     };
-    let (committed, ()) = tokio::join!(store.commit_step(&id, step(1)), let_go);
-    committed.unwrap();
+    let (read, ()) = tokio::join!(store.checkpoint(&id), let_go);
+    assert_eq!(read.unwrap().seq, 2);
     assert!(
         started.elapsed() >= Duration::from_millis(200),
         "{:?}",
         started.elapsed()
     );
     holder.join().unwrap();
-    assert_eq!(impatient.checkpoint(&id).await.unwrap().seq, 1);
+    assert_eq!(impatient.checkpoint(&id).await.unwrap().seq, 2);
 }
 
 /// W4's shape: 2,000 steps of a loop over a state with a 100 KB constant string; the store
@@ -362,11 +372,12 @@ async fn long_loop_over_large_state_stays_small() {
         "wal {live_wal} B during the run"
     );
     drop(store);
-    // A large log is folded back on close (`Db::close`), leaving it empty.
+    // A large log is folded back on close (`Db::close`), leaving it empty; a small one
+    // stays for the next process (steps written in batches make it small).
     let closed_wal = std::fs::metadata(&wal).map_or(0, |m| m.len());
-    assert_eq!(
-        closed_wal, 0,
-        "closing checkpoints and truncates a large log"
+    assert!(
+        closed_wal == 0 || closed_wal <= WAL_KEPT_ON_CLOSE,
+        "closing checkpoints and truncates a large log: {closed_wal} B"
     );
     let size = std::fs::metadata(&db).unwrap().len();
     assert!(size <= 2 * 1024 * 1024, "db {size} B");

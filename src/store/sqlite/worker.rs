@@ -30,7 +30,14 @@ impl Worker {
             .spawn(move || {
                 while let Ok(job) = queue.recv() {
                     job(&mut db);
+                    // Steps queue up while the runtime works: fold all that came, then
+                    // write them in one transaction.
+                    while let Ok(job) = queue.try_recv() {
+                        job(&mut db);
+                    }
+                    db.flush_or_poison();
                 }
+                db.flush_or_poison();
                 db.close();
             })
             .map_err(|error| StoreError::Io {
@@ -52,8 +59,10 @@ impl Worker {
         let (reply, result) = oneshot::channel();
         let sent = self.jobs.as_ref().is_some_and(|jobs| {
             jobs.send(Box::new(move |db: &mut Db| {
+                // Every job sees the steps queued before it.
+                let answer = db.flush().and_then(|()| job(db));
                 // The caller may have stopped waiting (cancelled); the job still ran.
-                let _ = reply.send(job(db));
+                let _ = reply.send(answer);
             }))
             .is_ok()
         });
@@ -63,6 +72,19 @@ impl Worker {
             }
             result.await.unwrap_or(Err(StoreError::Closed))
         })
+    }
+}
+
+impl Worker {
+    /// Queues `job` without waiting for it (a logged step to fold); `false` once the thread
+    /// has stopped.
+    pub(super) fn send<F>(&self, job: F) -> bool
+    where
+        F: FnOnce(&mut Db) + Send + 'static,
+    {
+        self.jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(Box::new(job)).is_ok())
     }
 }
 
