@@ -42,7 +42,7 @@ pub(super) struct Db {
 /// A WAL at most this large is left in place when the store closes (the next process
 /// appends to it); a larger one is checkpointed into the database and truncated, so a long
 /// run does not leave megabytes of WAL behind.
-pub(super) const WAL_KEPT_ON_CLOSE: u64 = 1024 * 1024;
+pub(super) const WAL_KEPT_ON_CLOSE: u64 = 256 * 1024;
 
 impl Db {
     pub(super) fn new(
