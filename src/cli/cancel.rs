@@ -17,13 +17,9 @@ const WAIT_FOR_OWNER: Duration = Duration::from_secs(30);
 /// Runs `atomic cancel`.
 pub(super) fn run(args: &CancelArgs) -> Exit {
     let project = Project::discover();
-    let store = match store::open_existing(&project, DurabilityArg::Normal) {
-        Ok(Some(store)) => store,
-        Ok(None) => {
-            eprintln!("error: {}", store::no_runs_yet(&project));
-            return Exit::Problems;
-        }
-        Err(error) => return store::report(&project, error),
+    let store = match store::open_for_run(&project, DurabilityArg::Normal) {
+        Ok(store) => store,
+        Err(exit) => return exit,
     };
     let runtime = match execute::runtime() {
         Ok(runtime) => runtime,

@@ -26,13 +26,9 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         }
     };
     let project = Project::discover();
-    let store = match store::open_existing(&project, args.durability) {
-        Ok(Some(store)) => store,
-        Ok(None) => {
-            eprintln!("error: {}", store::no_runs_yet(&project));
-            return Exit::Problems;
-        }
-        Err(error) => return store::report(&project, error),
+    let store = match store::open_for_run(&project, args.durability) {
+        Ok(store) => store,
+        Err(exit) => return exit,
     };
     let runtime = match execute::runtime() {
         Ok(runtime) => runtime,

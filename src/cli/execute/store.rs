@@ -62,6 +62,25 @@ pub(crate) fn open_existing(
     open(project, StoreKind::Sqlite, durability).map(Some)
 }
 
+/// The project's store for a command about one run (`resume`, `cancel`): reported and
+/// refused when there is none yet or it cannot be opened.
+///
+/// # Errors
+/// The exit code, the reason already printed.
+pub(crate) fn open_for_run(
+    project: &Project,
+    durability: DurabilityArg,
+) -> Result<Arc<dyn Store>, Exit> {
+    match open_existing(project, durability) {
+        Ok(Some(store)) => Ok(store),
+        Ok(None) => {
+            eprintln!("error: {}", no_runs_yet(project));
+            Err(Exit::Problems)
+        }
+        Err(error) => Err(report(project, error)),
+    }
+}
+
 /// What `atomic runs` and `atomic resume` say when the project has no store yet.
 pub(crate) fn no_runs_yet(project: &Project) -> String {
     format!(
