@@ -24,7 +24,7 @@
 //! agent "summary" { prompt "Summarise {{ outputs.security }}"; }
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{NodeIdx, NodeKind};
@@ -34,13 +34,29 @@ use super::super::driver::Facts;
 /// Reports reads of sibling branches' outputs.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     let workflow = facts.workflow;
+    // Which nodes inside a parallel write each field (most workflows have none, and then
+    // no state read can race).
+    let mut writers: HashMap<&str, Vec<NodeIdx>> = HashMap::new();
+    for (index, chain) in facts.model.branches.iter().enumerate() {
+        if chain.is_empty() {
+            continue;
+        }
+        let node = NodeIdx(u32::try_from(index).unwrap_or(u32::MAX));
+        for write in facts.model.writes(node) {
+            writers
+                .entry(write.field.value.as_str())
+                .or_default()
+                .push(node);
+        }
+    }
     for site in &facts.model.sites {
         let mut seen = HashSet::new();
         let mut seen_fields = HashSet::new();
         for read in site.reads() {
             if let ("state", Some(field)) = (read.root(), read.member())
+                && let Some(nodes) = writers.get(field)
                 && seen_fields.insert(field)
-                && let Some(diagnostic) = state_read(facts, site.node, field, read.span)
+                && let Some(diagnostic) = state_read(facts, site.node, nodes, field, read.span)
             {
                 out.push(diagnostic);
             }
@@ -93,16 +109,12 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
 fn state_read(
     facts: &Facts<'_>,
     node: NodeIdx,
+    writers: &[NodeIdx],
     field: &str,
     span: crate::source::Span,
 ) -> Option<Diagnostic> {
     let workflow = facts.workflow;
-    let (writer, parallel, mine, theirs) = (0..workflow.nodes.len()).find_map(|index| {
-        let writer = NodeIdx(u32::try_from(index).ok()?);
-        let writes = facts.model.writes(writer);
-        if !writes.iter().any(|write| write.field.value == field) {
-            return None;
-        }
+    let (writer, parallel, mine, theirs) = writers.iter().find_map(|&writer| {
         let (parallel, mine, theirs) = facts.model.sibling_branches(node, writer)?;
         Some((writer, parallel, mine, theirs))
     })?;
