@@ -27,13 +27,18 @@ pub(super) fn log_path(dir: &Path, run: &RunId) -> PathBuf {
     dir.join(format!("{}.log", run.as_str()))
 }
 
+/// A log this large is emptied once everything in it is in the database, so a long run's
+/// log does not grow without bound.
+pub(super) const RESET_AFTER: u64 = 4 * 1024 * 1024;
+
 /// The appending side, held by the store the runtime commits through.
 #[derive(Debug)]
 pub(super) struct StepLog {
     dir: PathBuf,
     /// Sync each append to disk (`--durability full`).
     sync: bool,
-    files: Mutex<HashMap<RunId, File>>,
+    /// Each open log and how many bytes it holds.
+    files: Mutex<HashMap<RunId, (File, u64)>>,
 }
 
 impl StepLog {
@@ -45,8 +50,8 @@ impl StepLog {
         }
     }
 
-    /// Appends `step` of `run` in one `write`.
-    pub(super) fn append(&self, run: &RunId, step: &StepCommit) -> Result<(), StoreError> {
+    /// Appends `step` of `run` in one `write`; returns the log's size after it.
+    pub(super) fn append(&self, run: &RunId, step: &StepCommit) -> Result<u64, StoreError> {
         let mut line = serde_json::to_vec(step).map_err(|error| StoreError::Corrupt {
             run: run.as_str().to_owned(),
             message: format!("a step does not serialise: {error}"),
@@ -56,12 +61,14 @@ impl StepLog {
             .files
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let file = match files.get_mut(run) {
-            Some(file) => file,
+        let (file, size) = match files.get_mut(run) {
+            Some(open) => open,
             None => {
-                let file = open_append(&self.dir, &log_path(&self.dir, run))
-                    .map_err(|error| self.io_error(run, &error))?;
-                files.entry(run.clone()).or_insert(file)
+                let path = log_path(&self.dir, run);
+                let file =
+                    open_append(&self.dir, &path).map_err(|error| self.io_error(run, &error))?;
+                let size = file.metadata().map_or(0, |meta| meta.len());
+                files.entry(run.clone()).or_insert((file, size))
             }
         };
         file.write_all(&line)
@@ -69,6 +76,22 @@ impl StepLog {
         if self.sync {
             file.sync_data()
                 .map_err(|error| self.io_error(run, &error))?;
+        }
+        *size += line.len() as u64;
+        Ok(*size)
+    }
+
+    /// Empties `run`'s log. Only once everything in it is in the database, and only by the
+    /// run's committer between two of its commits (so no line is appended meanwhile).
+    pub(super) fn reset(&self, run: &RunId) -> Result<(), StoreError> {
+        let mut files = self
+            .files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((file, size)) = files.get_mut(run) {
+            file.set_len(0)
+                .map_err(|error| self.io_error(run, &error))?;
+            *size = 0;
         }
         Ok(())
     }

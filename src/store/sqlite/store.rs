@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::checkpointer::Checkpointer;
 use super::db::{Db, Poison};
 use super::open::{self, Durability, SqliteOptions};
-use super::steplog::{StepLog, log_dir};
+use super::steplog::{RESET_AFTER, StepLog, log_dir};
 use super::worker::Worker;
 use crate::store::{
     Acquired, Beat, Checkpoint, Lease, NewRun, Owner, RunDetail, RunFilter, RunId, RunRecord,
@@ -110,7 +110,7 @@ impl Store for SqliteStore {
                     got: step.seq,
                 });
             }
-            self.log.append(run, &step)?;
+            let logged = self.log.append(run, &step)?;
             let stops = step.run_status != RunStatus::Running;
             if stops {
                 // The run stopped (finished or paused): its log goes once folded, and a
@@ -121,11 +121,17 @@ impl Store for SqliteStore {
                 self.next_seq().insert(run.clone(), step.seq + 1);
             }
             let key = run.clone();
-            if self.worker.send(move |db| db.enqueue(key, step)) {
-                Ok(())
-            } else {
-                Err(StoreError::Closed)
+            if !self.worker.send(move |db| db.enqueue(key, step)) {
+                return Err(StoreError::Closed);
             }
+            if !stops && logged > RESET_AFTER {
+                // A long run: once its steps are in the database, empty its log (if they
+                // cannot go in now, the log keeps them and a later commit tries again).
+                if self.worker.call(|_| Ok(())).await.is_ok() {
+                    self.log.reset(run)?;
+                }
+            }
+            Ok(())
         })
     }
 

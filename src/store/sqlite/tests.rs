@@ -519,3 +519,36 @@ async fn closing_keeps_a_small_wal_and_folds_a_large_one() {
         json!(big)
     );
 }
+
+/// A long run's step log does not grow without bound: once it passes a few megabytes and its
+/// steps are in the database, it is emptied; nothing is lost.
+#[tokio::test]
+async fn a_long_runs_step_log_is_emptied_once_folded() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let id = RunId::new("01longlonglonglo");
+    store.create_run(new_run(id.as_str(), "")).await.unwrap();
+    let chunk = "y".repeat(40 * 1024);
+    for seq in 1..=200u64 {
+        let mut delta = StateDelta::new();
+        delta.record("n", Change::Set(json!(seq)), &json!(seq));
+        delta.record("blob", Change::Set(json!(chunk)), &json!(chunk));
+        let mut commit = step(seq);
+        commit.delta = delta;
+        store.commit_step(&id, commit).await.unwrap();
+    }
+    let log = dir
+        .path()
+        .join(".atomic/steps")
+        .join(format!("{}.log", id.as_str()));
+    let size = std::fs::metadata(&log).map_or(0, |meta| meta.len());
+    assert!(
+        size <= super::steplog::RESET_AFTER + 64 * 1024,
+        "the log holds {size} bytes"
+    );
+    drop(store);
+    let store = store_in(dir.path());
+    let checkpoint = store.checkpoint(&id).await.unwrap();
+    assert_eq!(checkpoint.seq, 200);
+    assert_eq!(checkpoint.state["n"], json!(200));
+}
