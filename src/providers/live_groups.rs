@@ -1,51 +1,191 @@
 //! Every process group atomic started and has not yet seen end: tools, hooks, agent CLIs.
-//! Each owner kills its own group when dropped; this list is for the one exit that drops
-//! nothing, a forced quit (a second Ctrl-C), so no child outlives atomic even then.
+//! A group is ended gracefully: SIGTERM at once, so its programs can clean up (remove a
+//! lock file, flush a log), and SIGKILL after [`GRACE`] if anything in it is still there.
+//! A reaper thread sends the late SIGKILLs while atomic runs; [`settle`] waits for them
+//! before atomic exits, and a forced quit ([`kill_all`]) sends SIGKILL to everything at once.
 
-use std::collections::HashSet;
-use std::sync::{Mutex, OnceLock};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
 
-fn live() -> &'static Mutex<HashSet<i32>> {
-    static LIVE: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
-    LIVE.get_or_init(Mutex::default)
+/// How long a group has between SIGTERM and SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Default)]
+struct Groups {
+    /// Running, not asked to end.
+    live: HashSet<i32>,
+    /// Sent SIGTERM; SIGKILL at the deadline if still there.
+    ending: HashMap<i32, Instant>,
+}
+
+fn groups() -> &'static Mutex<Groups> {
+    static GROUPS: OnceLock<Mutex<Groups>> = OnceLock::new();
+    GROUPS.get_or_init(Mutex::default)
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Groups> {
+    groups()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Records a group led by `pgid`.
 pub(crate) fn register(pgid: i32) {
-    live()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(pgid);
+    lock().live.insert(pgid);
 }
 
-/// Forgets a group (killed, or its leader reaped).
+/// Forgets a group whose leader was reaped (its programs ended by themselves).
 pub(crate) fn unregister(pgid: i32) {
-    live()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .remove(&pgid);
+    lock().live.remove(&pgid);
 }
 
-/// Kills a group now (ESRCH, already gone, is fine).
-pub(crate) fn kill(pgid: i32) {
+/// Ends a group: SIGTERM now, SIGKILL after [`GRACE`] if anything in it is left.
+pub(crate) fn end(pgid: i32) {
+    {
+        let mut groups = lock();
+        groups.live.remove(&pgid);
+        groups.ending.insert(pgid, Instant::now() + GRACE);
+    }
+    signal(pgid, Signal::Term);
+    start_reaper();
+}
+
+/// Waits (at most [`GRACE`] and a little) until every ended group is gone, sending SIGKILL
+/// to what is left at its deadline: for atomic's normal exit, so no child outlives it.
+pub fn settle() {
+    let until = Instant::now() + GRACE + Duration::from_millis(200);
+    loop {
+        reap(Instant::now());
+        if lock().ending.is_empty() || Instant::now() >= until {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<i32> = lock().ending.drain().map(|(pgid, _)| pgid).collect();
+    for pgid in left {
+        signal(pgid, Signal::Kill);
+    }
+}
+
+/// SIGKILL to every group, live or ending: for a forced quit, just before the process exits.
+pub fn kill_all() {
+    let all: Vec<i32> = {
+        let mut groups = lock();
+        let mut all: Vec<i32> = groups.live.drain().collect();
+        all.extend(groups.ending.drain().map(|(pgid, _)| pgid));
+        all
+    };
+    for pgid in all {
+        signal(pgid, Signal::Kill);
+    }
+}
+
+/// Forgets ended groups that are gone, and sends SIGKILL to those past their deadline.
+fn reap(now: Instant) {
+    let mut groups = lock();
+    groups.ending.retain(|&pgid, deadline| {
+        if !exists(pgid) {
+            return false;
+        }
+        if now >= *deadline {
+            signal(pgid, Signal::Kill);
+            return false;
+        }
+        true
+    });
+}
+
+fn start_reaper() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new()
+            .name("atomic-reaper".to_owned())
+            .spawn(|| {
+                loop {
+                    std::thread::sleep(Duration::from_millis(50));
+                    reap(Instant::now());
+                }
+            });
+    });
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+fn signal(pgid: i32, which: Signal) {
     #[cfg(unix)]
     {
-        use nix::sys::signal::{Signal, killpg};
+        use nix::sys::signal::{Signal as Nix, killpg};
         use nix::unistd::Pid;
-        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        let signal = match which {
+            Signal::Term => Nix::SIGTERM,
+            Signal::Kill => Nix::SIGKILL,
+        };
+        // ESRCH (the group is already gone) is the common, harmless case.
+        let _ = killpg(Pid::from_raw(pgid), signal);
     }
     #[cfg(not(unix))]
-    let _ = pgid;
+    let _ = (pgid, which);
 }
 
-/// Kills every live group: for a forced quit, just before the process exits.
-pub fn kill_all() {
-    let groups: Vec<i32> = live()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .drain()
-        .collect();
-    for pgid in groups {
-        kill(pgid);
+/// Whether any process of the group is left.
+fn exists(pgid: i32) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::killpg;
+        use nix::unistd::Pid;
+        killpg(Pid::from_raw(pgid), None).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pgid;
+        false
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::process::CommandExt;
+
+    use super::*;
+
+    #[test]
+    fn a_group_that_ignores_sigterm_is_killed_after_the_grace() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "trap '' TERM; sleep 30"])
+            .process_group(0)
+            .spawn()
+            .expect("spawn");
+        let pgid = i32::try_from(child.id()).expect("pid");
+        register(pgid);
+        std::thread::sleep(Duration::from_millis(100));
+        let started = Instant::now();
+        end(pgid);
+        settle();
+        let status = child.wait().expect("reaped");
+        assert!(!status.success());
+        let took = started.elapsed();
+        assert!(took >= GRACE - Duration::from_millis(100), "{took:?}");
+        assert!(took < GRACE + Duration::from_secs(2), "{took:?}");
+    }
+
+    #[test]
+    fn a_group_that_obeys_sigterm_ends_at_once() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .expect("spawn");
+        let pgid = i32::try_from(child.id()).expect("pid");
+        register(pgid);
+        let started = Instant::now();
+        end(pgid);
+        let status = child.wait().expect("reaped");
+        assert!(!status.success());
+        assert!(started.elapsed() < Duration::from_secs(1));
     }
 }

@@ -130,8 +130,7 @@ impl ProcessGroup {
     /// Kills the whole process group now.
     pub(crate) fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
-            super::live_groups::kill(pgid);
-            super::live_groups::unregister(pgid);
+            super::live_groups::end(pgid);
         }
         let _ = self.child.start_kill();
     }

@@ -249,8 +249,8 @@ async fn run_one(
         .env("ATOMIC_NODE", field(payload, "node"))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
+    // Not `kill_on_drop`: the group guard ends the whole group, SIGTERM first.
     #[cfg(unix)]
     command.process_group(0);
     let mut child = command

@@ -1,6 +1,7 @@
-//! [`GroupKill`]: kills a child's whole process group when dropped, so a command's own
-//! children (a `sh -c` pipeline, a test runner's workers) die with it on a timeout, a lost
-//! race or a cancelled run. Tools and hooks both start their commands in a new group.
+//! [`GroupKill`]: ends a child's whole process group when dropped (SIGTERM, then SIGKILL
+//! after a grace period: [`live_groups`]), so a command's own children (a `sh -c` pipeline,
+//! a test runner's workers) end with it on a timeout, a lost race or a cancelled run. Tools
+//! and hooks both start their commands in a new group.
 
 use crate::providers::live_groups;
 
@@ -31,7 +32,6 @@ impl Drop for GroupKill {
         let Some(pgid) = self.pgid.and_then(|pgid| i32::try_from(pgid).ok()) else {
             return;
         };
-        live_groups::kill(pgid);
-        live_groups::unregister(pgid);
+        live_groups::end(pgid);
     }
 }

@@ -405,3 +405,42 @@ fn sigterm_and_sighup_end_a_run_like_ctrl_c() {
         assert_eq!(project.read("side.txt"), "before\n", "{signal}");
     }
 }
+
+const TIDY: &str = r#"workflow "tidy" {
+    tool "work" {
+        run "sh" "-c" "trap 'echo cleaned > cleaned.txt; exit 0' TERM; echo $$ > pid.txt; sleep 60 & wait"
+    }
+}
+"#;
+
+/// A stopped run ends its tool gracefully: SIGTERM first, so the tool can clean up (here it
+/// writes `cleaned.txt`), and SIGKILL only after a grace period.
+#[cfg(unix)]
+#[test]
+fn a_cancelled_tool_gets_sigterm_to_clean_up() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let project = CliProject::new();
+    project.write("tidy.kdl", TIDY);
+    let mut child = project
+        .spawn_command()
+        .args(["run", "tidy.kdl"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn atomic run");
+    wait_for_pid(&project, "pid.txt");
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).expect("a pid")),
+        Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let status = child.wait().expect("atomic exits");
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        project.read("cleaned.txt"),
+        "cleaned\n",
+        "the tool cleaned up"
+    );
+}

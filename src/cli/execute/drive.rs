@@ -176,6 +176,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     });
     let elapsed = started.elapsed();
     heartbeat.abort();
+    // Children ended on the way (a cancelled step, a timeout) get their grace period to
+    // exit, then SIGKILL: none outlives the run.
+    crate::providers::live_groups::settle();
     // A failed release leaves a lease whose holder is gone: the next taker takes it over.
     let _ = runtime.block_on(launch.store.release(&run_id, &owner));
     let seen = reporter.finish();

@@ -169,8 +169,8 @@ async fn spawn(
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
+    // Not `kill_on_drop`: the group guard ends the whole group, SIGTERM first.
     #[cfg(unix)]
     command.process_group(0);
 
