@@ -155,8 +155,8 @@ pub fn compile(
 
 /// Removes what a syntax error already explains: a text that does not parse loses the
 /// entries or statements around the error, so "needs a prompt" on the line of a broken
-/// `prompt=` (or a `set` whose value did not parse judged as empty), or "has no
-/// statements" in a file whose statements did not parse, would only echo it.
+/// `prompt=`, or "has no statements" in a file whose statements did not parse, would only
+/// echo it.
 fn drop_syntax_echoes(sources: &Sources, diagnostics: &mut Vec<Diagnostic>) {
     let broken: Vec<Span> = diagnostics
         .iter()
@@ -173,7 +173,7 @@ fn drop_syntax_echoes(sources: &Sources, diagnostics: &mut Vec<Diagnostic>) {
     };
     diagnostics.retain(|d| match d.code {
         Code::EmptyBlock => !broken.iter().any(|error| error.source == d.span.source),
-        Code::MissingProperty | Code::TypeMismatch => !broken
+        Code::MissingProperty => !broken
             .iter()
             .any(|error| error.source == d.span.source && line_of(*error) == line_of(d.span)),
         _ => true,

@@ -98,19 +98,18 @@ fn jump(
 }
 
 fn undefined_node(target: &Spanned<String>, candidates: &[&str], otherwise: &str) -> Diagnostic {
+    let near = did_you_mean(&target.value, candidates.iter().copied());
     Diagnostic::new(
         Code::UndefinedNode,
         target.span,
         format!("no node has the id `{}`", target.value),
     )
     .label("undefined node")
-    .help(
-        match did_you_mean(&target.value, candidates.iter().copied()) {
-            Some(near) => format!("did you mean `{near}`?"),
-            None => otherwise.to_owned(),
-        },
-    )
-    .maybe_replace_with(did_you_mean(&target.value, candidates.iter().copied()).map(str::to_owned))
+    .help(match near {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => otherwise.to_owned(),
+    })
+    .maybe_replace_with(near.map(str::to_owned))
 }
 
 /// Stores a resolved jump on the route (or `on-error`) whose target is at `span`.
@@ -302,6 +301,7 @@ fn check_fields(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let declare = format!("declare it: `state {{ field \"{}\" … }}`", field.value);
+        let near = did_you_mean(&field.value, fields.iter().copied());
         out.push(
             Diagnostic::new(
                 Code::UndefinedStateField,
@@ -309,13 +309,11 @@ fn check_fields(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
                 format!("no state field is named `{}`", field.value),
             )
             .label("undeclared field")
-            .help(match did_you_mean(&field.value, fields.iter().copied()) {
+            .help(match near {
                 Some(near) => format!("did you mean `{near}`? or {declare}"),
                 None => declare,
             })
-            .maybe_replace_with(
-                did_you_mean(&field.value, fields.iter().copied()).map(str::to_owned),
-            ),
+            .maybe_replace_with(near.map(str::to_owned)),
         );
     }
 }
@@ -339,6 +337,7 @@ fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
             "declare it: `provider \"{}\" adapter=\"…\"`",
             provider.value
         );
+        let near = did_you_mean(&provider.value, names.iter().copied());
         out.push(
             Diagnostic::new(
                 Code::UndefinedProvider,
@@ -346,14 +345,12 @@ fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
                 format!("no provider is named `{}`", provider.value),
             )
             .label("undeclared provider")
-            .help(match did_you_mean(&provider.value, names.iter().copied()) {
+            .help(match near {
                 Some(near) => format!("did you mean `{near}`?"),
                 None if names.is_empty() => declare,
                 None => format!("{declare}; declared: {}", expected_one_of(&names)),
             })
-            .maybe_replace_with(
-                did_you_mean(&provider.value, names.iter().copied()).map(str::to_owned),
-            ),
+            .maybe_replace_with(near.map(str::to_owned)),
         );
     }
 }

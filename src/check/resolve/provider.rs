@@ -64,6 +64,7 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
     if adapter_info(&adapter.value).is_none() {
         let names: Vec<&str> = ADAPTERS.iter().map(|info| info.name).collect();
         let expected = format!("expected one of {}", expected_one_of(&names));
+        let near = did_you_mean(&adapter.value, names.iter().copied());
         r.report(
             Diagnostic::new(
                 Code::UnknownAdapter,
@@ -71,13 +72,11 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
                 format!("unknown adapter `{}`", adapter.value),
             )
             .label("no such adapter")
-            .help(match did_you_mean(&adapter.value, names.iter().copied()) {
+            .help(match near {
                 Some(near) => format!("did you mean `{near}`? {expected}"),
                 None => expected,
             })
-            .maybe_replace_with(
-                did_you_mean(&adapter.value, names.iter().copied()).map(str::to_owned),
-            ),
+            .maybe_replace_with(near.map(str::to_owned)),
         );
         return;
     }

@@ -207,9 +207,7 @@ fn unknown_property(grammar: &Grammar, spec: &NodeSpec, entry: &Entry) -> Diagno
             key.value, key.value, spec.name
         ));
     }
-    diagnostic
-        .help(suggest(&key.value, &names, "properties"))
-        .maybe_replace_with(did_you_mean(&key.value, names.iter().copied()).map(str::to_owned))
+    suggest(diagnostic, &key.value, &names, "properties")
 }
 
 fn check_children<'a>(
@@ -356,20 +354,21 @@ fn unknown_child(grammar: &Grammar, spec: &NodeSpec, child: &Node) -> Diagnostic
             expect_list(&names)
         ));
     }
-    diagnostic
-        .help(suggest(name, &names, "children"))
-        .maybe_replace_with(did_you_mean(name, names.iter().copied()).map(str::to_owned))
+    suggest(diagnostic, name, &names, "children")
 }
 
-/// "did you mean `x`? expected one of …" or "expected one of …".
-fn suggest(found: &str, names: &[&str], what: &str) -> String {
+/// Help "did you mean `x`? expected one of …" (with the fix that writes `x`) or
+/// "expected one of …".
+fn suggest(diagnostic: Diagnostic, found: &str, names: &[&str], what: &str) -> Diagnostic {
     if names.is_empty() {
-        return format!("it takes no {what}; remove it");
+        return diagnostic.help(format!("it takes no {what}; remove it"));
     }
     let expected = expect_list(names);
     match did_you_mean(found, names.iter().copied()) {
-        Some(near) => format!("did you mean `{near}`? {expected}"),
-        None => expected,
+        Some(near) => diagnostic
+            .help(format!("did you mean `{near}`? {expected}"))
+            .replace_with(near),
+        None => diagnostic.help(expected),
     }
 }
 
