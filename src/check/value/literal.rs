@@ -122,18 +122,7 @@ fn align(body: &str, value: &str, multi_line: bool) -> Option<Vec<(u32, u32)>> {
 /// escape, which stands for nothing) and its length in bytes.
 fn escape(text: &str) -> Option<(Option<char>, usize)> {
     let rest = text.strip_prefix('\\')?;
-    let simple = match rest.bytes().next()? {
-        b'n' => Some('\n'),
-        b'r' => Some('\r'),
-        b't' => Some('\t'),
-        b'\\' => Some('\\'),
-        b'"' => Some('"'),
-        b'b' => Some('\u{8}'),
-        b'f' => Some('\u{C}'),
-        b's' => Some(' '),
-        _ => None,
-    };
-    if let Some(ch) = simple {
+    if let Some(ch) = crate::syntax::kdl::simple_escape(rest.bytes().next()?) {
         return Some((Some(ch), 2));
     }
     if let Some(hex) = rest.strip_prefix("u{") {

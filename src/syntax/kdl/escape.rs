@@ -57,6 +57,21 @@ impl OffsetMap {
     }
 }
 
+/// The character a one-letter escape (`\n` → `n`) stands for.
+pub fn simple_escape(letter: u8) -> Option<char> {
+    match letter {
+        b'n' => Some('\n'),
+        b'r' => Some('\r'),
+        b't' => Some('\t'),
+        b'\\' => Some('\\'),
+        b'"' => Some('"'),
+        b'b' => Some('\u{8}'),
+        b'f' => Some('\u{C}'),
+        b's' => Some(' '),
+        _ => None,
+    }
+}
+
 /// The valid escapes, for help texts.
 const VALID_ESCAPES: &str =
     "valid escapes are `\\n`, `\\r`, `\\t`, `\\\\`, `\\\"`, `\\b`, `\\f`, `\\s` and `\\u{…}`";
@@ -95,17 +110,7 @@ fn resolve(
     out: &mut String,
 ) -> usize {
     let bytes = raw.as_bytes();
-    let simple = match bytes.get(slash + 1) {
-        Some(b'n') => Some('\n'),
-        Some(b'r') => Some('\r'),
-        Some(b't') => Some('\t'),
-        Some(b'\\') => Some('\\'),
-        Some(b'"') => Some('"'),
-        Some(b'b') => Some('\u{8}'),
-        Some(b'f') => Some('\u{C}'),
-        Some(b's') => Some(' '),
-        _ => None,
-    };
+    let simple = bytes.get(slash + 1).copied().and_then(simple_escape);
     if let Some(ch) = simple {
         out.push(ch);
         return slash + 2;

@@ -28,5 +28,6 @@ mod parser;
 mod string;
 mod tree;
 
+pub use escape::simple_escape;
 pub use parser::{KdlParse, MAX_DEPTH, parse};
 pub use tree::{Comment, CommentKind, CompactString, Document, Entry, Ident, Node, Value};
