@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use super::checkpointer::{Checkpointer, NUDGE_EVERY};
 use super::rows::corrupt;
-use super::steplog;
+use super::steplog::{self, Encoded};
 use crate::store::snapshot::LiveState;
-use crate::store::{NewRun, RunId, RunStatus, SnapshotPolicy, StepCommit, StoreError, Timestamp};
+use crate::store::{NewRun, RunId, RunStatus, SnapshotPolicy, StoreError, Timestamp};
 
 /// A failure folding queued steps into the database, kept for the next caller.
 pub(super) type Poison = Arc<Mutex<Option<StoreError>>>;
@@ -32,7 +32,7 @@ pub(super) struct Db {
     checkpointer: Option<Checkpointer>,
     commits: u32,
     /// Steps logged but not yet in the database, in commit order.
-    pending: Vec<(RunId, StepCommit)>,
+    pending: Vec<(RunId, Encoded)>,
     /// Where the step logs are.
     log_dir: PathBuf,
     /// A fold that failed, reported to the committing side.
@@ -64,7 +64,7 @@ impl Db {
     }
 
     /// Queues a logged step to be folded into the database with the others that queue up.
-    pub(super) fn enqueue(&mut self, run: RunId, step: StepCommit) {
+    pub(super) fn enqueue(&mut self, run: RunId, step: Encoded) {
         self.pending.push((run, step));
     }
 
@@ -83,7 +83,7 @@ impl Db {
         match result {
             Ok(pages) => {
                 self.committed(pages);
-                for (run, step) in &pending {
+                for (run, Encoded { step, .. }) in &pending {
                     if is_finished(step.run_status) || step.run_status == RunStatus::Paused {
                         steplog::remove_log(&self.log_dir, run);
                     }
@@ -112,7 +112,7 @@ impl Db {
         }
     }
 
-    fn apply_all(&mut self, steps: &[(RunId, StepCommit)]) -> Result<u32, StoreError> {
+    fn apply_all(&mut self, steps: &[(RunId, Encoded)]) -> Result<u32, StoreError> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -135,10 +135,10 @@ impl Db {
             return Ok(());
         }
         let last = self.last_seq(run)?;
-        let missing: Vec<(RunId, StepCommit)> = logged
+        let missing: Vec<(RunId, Encoded)> = logged
             .into_iter()
             .filter(|step| step.seq > last)
-            .map(|step| (run.clone(), step))
+            .map(|step| (run.clone(), Encoded::new(step)))
             .collect();
         if !missing.is_empty() {
             self.live.remove(run);
@@ -341,12 +341,14 @@ fn apply_step(
     live: &mut HashMap<RunId, LiveState>,
     policy: SnapshotPolicy,
     run: &RunId,
-    step: &StepCommit,
+    encoded: &Encoded,
 ) -> Result<u32, StoreError> {
-    let delta = step.delta.to_json();
-    // Through `Value`, as these always were: the stored text keeps its sorted keys.
-    let cursor = step.cursor.to_value().to_string();
-    let events = serde_json::to_string(&step.events).expect("JSON values serialise");
+    let Encoded {
+        step,
+        delta,
+        cursor,
+        events,
+    } = encoded;
     let wait = match (&step.wait, step.run_status) {
         (Some(wait), RunStatus::Paused) => {
             Some(serde_json::to_string(wait).expect("a wait serialises"))

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::checkpointer::Checkpointer;
 use super::db::{Db, Poison};
 use super::open::{self, Durability, SqliteOptions};
-use super::steplog::{RESET_AFTER, StepLog, log_dir};
+use super::steplog::{Encoded, RESET_AFTER, StepLog, log_dir};
 use super::worker::Worker;
 use crate::store::{
     Acquired, Beat, Checkpoint, Lease, NewRun, Owner, RunDetail, RunFilter, RunId, RunRecord,
@@ -110,15 +110,16 @@ impl Store for SqliteStore {
                     got: step.seq,
                 });
             }
+            let step = Encoded::new(step);
             let logged = self.log.append(run, &step)?;
-            let stops = step.run_status != RunStatus::Running;
+            let stops = step.step.run_status != RunStatus::Running;
             if stops {
                 // The run stopped (finished or paused): its log goes once folded, and a
                 // later resume starts a new one.
                 self.log.forget(run);
                 self.next_seq().remove(run);
             } else {
-                self.next_seq().insert(run.clone(), step.seq + 1);
+                self.next_seq().insert(run.clone(), step.step.seq + 1);
             }
             let key = run.clone();
             if !self.worker.send(move |db| db.enqueue(key, step)) {
