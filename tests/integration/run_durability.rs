@@ -212,78 +212,76 @@ const SLOW: &str = r#"workflow "slow" {
 }
 "#;
 
+/// Ctrl-C (SIGINT), SIGTERM (a container stop, a CI cancellation) and SIGHUP (a closed
+/// terminal) alike: the running tool's process group is ended, the run is saved as
+/// cancelled, atomic exits 130, and the run resumes without repeating a completed step.
 #[cfg(unix)]
 #[test]
 fn ctrl_c_kills_the_running_tool_saves_the_run_and_exits_130() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
 
-    let project = CliProject::new();
-    project.write("slow.kdl", SLOW);
-    let mut child = project
-        .spawn_command()
-        .args(["run", "slow.kdl"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn atomic run");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let tool_pid = loop {
-        if let Ok(pid) = project.read("pid.txt").trim().parse::<i32>() {
-            break pid;
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        let project = CliProject::new();
+        project.write("slow.kdl", SLOW);
+        let mut child = project
+            .spawn_command()
+            .args(["run", "slow.kdl"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn atomic run");
+        let tool_pid = wait_for_pid(&project, "pid.txt");
+        let atomic_pid = Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
+        kill(atomic_pid, signal).expect("send the signal");
+
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("poll the child") {
+                break status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "atomic did not stop after {signal}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut err = String::new();
+        if let Some(mut pipe) = child.stderr.take() {
+            use std::io::Read;
+            let _ = pipe.read_to_string(&mut err);
         }
-        assert!(Instant::now() < deadline, "the tool never started");
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let atomic_pid = Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
-    kill(atomic_pid, Signal::SIGINT).expect("send SIGINT");
+        assert_eq!(status.code(), Some(130), "{signal}: {err}");
+        assert!(err.contains("cancelling"), "{signal}: {err}");
+        assert!(err.contains("`slow` cancelled"), "{signal}: {err}");
+        assert!(err.contains("atomic resume"), "{err}");
 
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("poll the child") {
-            break status;
+        // The sleeping tool died with the run.
+        let gone = Instant::now();
+        while kill(Pid::from_raw(tool_pid), None).is_ok() {
+            assert!(
+                gone.elapsed() < Duration::from_secs(10),
+                "the tool (pid {tool_pid}) outlived the cancelled run"
+            );
+            std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "atomic did not stop after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let mut err = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        use std::io::Read;
-        let _ = pipe.read_to_string(&mut err);
+
+        let runs = project.runs();
+        assert_eq!(runs[0]["status"], "cancelled");
+        assert_eq!(runs[0]["steps"], 1, "only `before` was committed");
+
+        // Resume: the cancelled step runs again (and now finishes); `before` does not.
+        project.write("go.txt", "");
+        let id = runs[0]["id"].as_str().expect("an id").to_owned();
+        let output = project
+            .atomic()
+            .args(["resume", &id, "--quiet"])
+            .output()
+            .expect("atomic resume");
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(project.read("side.txt"), "before\n");
+        assert_eq!(project.show(&id)["state"]["done"], true);
     }
-    assert_eq!(status.code(), Some(130), "{err}");
-    assert!(err.contains("cancelling"), "{err}");
-    assert!(err.contains("`slow` cancelled"), "{err}");
-    assert!(err.contains("atomic resume"), "{err}");
-
-    // The sleeping tool died with the run.
-    let gone = Instant::now();
-    while kill(Pid::from_raw(tool_pid), None).is_ok() {
-        assert!(
-            gone.elapsed() < Duration::from_secs(10),
-            "the tool (pid {tool_pid}) outlived the cancelled run"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-
-    let runs = project.runs();
-    assert_eq!(runs[0]["status"], "cancelled");
-    assert_eq!(runs[0]["steps"], 1, "only `before` was committed");
-
-    // Resume: the cancelled step runs again (and now finishes); `before` does not.
-    project.write("go.txt", "");
-    let id = runs[0]["id"].as_str().expect("an id").to_owned();
-    let output = project
-        .atomic()
-        .args(["resume", &id, "--quiet"])
-        .output()
-        .expect("atomic resume");
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert_eq!(project.read("side.txt"), "before\n");
-    assert_eq!(project.show(&id)["state"]["done"], true);
 }
 
 const HOOKED: &str = r#"workflow "hooked" {
@@ -343,66 +341,6 @@ fn a_forced_quit_leaves_no_hook_behind() {
             "the hook (pid {hook}) outlived atomic"
         );
         std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// SIGTERM (a container stop, a CI cancellation) and SIGHUP (a closed terminal) end a run
-/// as Ctrl-C does: the running tool's process group is ended, the run is saved as
-/// cancelled, atomic exits 130, and the run resumes without repeating a completed step.
-#[cfg(unix)]
-#[test]
-fn sigterm_and_sighup_end_a_run_like_ctrl_c() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
-
-    for signal in [Signal::SIGTERM, Signal::SIGHUP] {
-        let project = CliProject::new();
-        project.write("slow.kdl", SLOW);
-        let mut child = project
-            .spawn_command()
-            .args(["run", "slow.kdl"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn atomic run");
-        let tool = wait_for_pid(&project, "pid.txt");
-        kill(
-            Pid::from_raw(i32::try_from(child.id()).expect("a pid")),
-            signal,
-        )
-        .expect("send the signal");
-        let status = child.wait().expect("atomic exits");
-        let mut err = String::new();
-        if let Some(mut pipe) = child.stderr.take() {
-            use std::io::Read;
-            let _ = pipe.read_to_string(&mut err);
-        }
-        assert_eq!(status.code(), Some(130), "{signal}: {err}");
-        assert!(err.contains("cancelling"), "{signal}: {err}");
-        let gone = Instant::now();
-        while kill(Pid::from_raw(tool), None).is_ok() {
-            assert!(
-                gone.elapsed() < Duration::from_secs(10),
-                "{signal}: the tool (pid {tool}) outlived the run"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let runs = project.runs();
-        assert_eq!(runs[0]["status"], "cancelled", "{signal}");
-        project.write("go.txt", "");
-        let id = runs[0]["id"].as_str().expect("an id").to_owned();
-        let output = project
-            .atomic()
-            .args(["resume", &id, "--quiet"])
-            .output()
-            .expect("atomic resume");
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{signal}: {}",
-            stderr(&output)
-        );
-        assert_eq!(project.read("side.txt"), "before\n", "{signal}");
     }
 }
 
