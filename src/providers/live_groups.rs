@@ -5,7 +5,8 @@
 //! before atomic exits, and a forced quit ([`kill_all`]) sends SIGKILL to everything at once.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, Once, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a group has between SIGTERM and SIGKILL.
@@ -96,18 +97,32 @@ fn reap(now: Instant) {
     });
 }
 
+/// Whether the reaper thread is running: it runs only while some group is ending.
+static REAPING: AtomicBool = AtomicBool::new(false);
+
 fn start_reaper() {
-    static STARTED: Once = Once::new();
-    STARTED.call_once(|| {
-        let _ = std::thread::Builder::new()
-            .name("atomic-reaper".to_owned())
-            .spawn(|| {
-                loop {
-                    std::thread::sleep(Duration::from_millis(50));
-                    reap(Instant::now());
+    if REAPING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let started = std::thread::Builder::new()
+        .name("atomic-reaper".to_owned())
+        .spawn(|| {
+            loop {
+                std::thread::sleep(Duration::from_millis(50));
+                reap(Instant::now());
+                // Stop when nothing is left, deciding under the lock `end` inserts under,
+                // so a group ended meanwhile either is seen here or starts a new reaper.
+                let groups = lock();
+                if groups.ending.is_empty() {
+                    REAPING.store(false, Ordering::Release);
+                    return;
                 }
-            });
-    });
+            }
+        });
+    if started.is_err() {
+        // No thread: `settle` still sends the late SIGKILLs before atomic exits.
+        REAPING.store(false, Ordering::Release);
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -132,8 +147,13 @@ fn signal(pgid: i32, which: Signal) {
     let _ = (pgid, which);
 }
 
-/// Whether any process of the group is left.
+/// Whether any live process of the group is left. A zombie does not count: the leader of
+/// an ended tool stays one until its waiter reaps it, and waiting the whole grace for it
+/// would delay every cancelled run.
 fn exists(pgid: i32) -> bool {
+    if let Some(alive) = live_member_in_proc(pgid) {
+        return alive;
+    }
     #[cfg(unix)]
     {
         use nix::sys::signal::killpg;
@@ -145,6 +165,36 @@ fn exists(pgid: i32) -> bool {
         let _ = pgid;
         false
     }
+}
+
+/// Whether `/proc` lists a process of group `pgid` that is not a zombie; `None` without
+/// `/proc`.
+fn live_member_in_proc(pgid: i32) -> Option<bool> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name
+            .to_string_lossy()
+            .bytes()
+            .all(|byte| byte.is_ascii_digit())
+        {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the command name (in parentheses, maybe with spaces): state, ppid, pgrp.
+        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let group = fields.nth(1).and_then(|field| field.parse::<i32>().ok());
+        if group == Some(pgid) && state != Some("Z") {
+            return Some(true);
+        }
+    }
+    Some(false)
 }
 
 #[cfg(all(test, unix))]
