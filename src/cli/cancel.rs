@@ -9,7 +9,7 @@ use super::Exit;
 use super::args::{CancelArgs, DurabilityArg};
 use super::execute::{self, store};
 use super::project::Project;
-use crate::store::{Owner, RunStatus, STALE_AFTER, Store, StoreError, Timestamp};
+use crate::store::{Owner, RunStatus, STALE_AFTER, Store, StoreError};
 
 /// How long `atomic cancel` waits for a running owner to stop before saying it was asked.
 const WAIT_FOR_OWNER: Duration = Duration::from_secs(30);
@@ -64,25 +64,23 @@ async fn cancel(store: &dyn Store, prefix: &str) -> Result<String, Refusal> {
     }
     if record.status == RunStatus::Running
         && let Some(lease) = store.lease(&id).await?
+        && lease.is_held()
     {
-        let age = Timestamp::now().millis_since(Timestamp(lease.heartbeat_ms));
-        if lease.owner.is_alive(Duration::from_millis(age)) {
-            store.request_cancel(&id).await?;
-            let deadline = Instant::now() + WAIT_FOR_OWNER.max(STALE_AFTER);
-            while Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                if store.run(&id).await?.status != RunStatus::Running {
-                    return Ok(format!(
-                        "cancelled run `{id}` ({} stopped it); `atomic resume {id}` continues it",
-                        lease.owner.describe()
-                    ));
-                }
+        store.request_cancel(&id).await?;
+        let deadline = Instant::now() + WAIT_FOR_OWNER.max(STALE_AFTER);
+        while Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if store.run(&id).await?.status != RunStatus::Running {
+                return Ok(format!(
+                    "cancelled run `{id}` ({} stopped it); `atomic resume {id}` continues it",
+                    lease.owner.describe()
+                ));
             }
-            return Ok(format!(
-                "asked {} to stop run `{id}`; it has not stopped yet (its step may be ending)",
-                lease.owner.describe()
-            ));
         }
+        return Ok(format!(
+            "asked {} to stop run `{id}`; it has not stopped yet (its step may be ending)",
+            lease.owner.describe()
+        ));
     }
     // Nobody is driving it (paused, or its owner died): take it, mark it, let go.
     let me = Owner::this_process();

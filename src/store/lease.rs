@@ -72,6 +72,17 @@ pub struct Lease {
     pub cancel_requested: bool,
 }
 
+impl Lease {
+    /// Whether its holder is still running (judged now: its process on this machine, its
+    /// heartbeat's age elsewhere).
+    #[must_use]
+    pub fn is_held(&self) -> bool {
+        let now = super::Timestamp::now();
+        let age = now.millis_since(super::Timestamp(self.heartbeat_ms));
+        self.owner.is_alive(Duration::from_millis(age))
+    }
+}
+
 /// How taking a run went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Acquired {

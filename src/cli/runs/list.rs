@@ -8,7 +8,7 @@ use crate::cli::args::{DurabilityArg, RunsAction, RunsArgs};
 use crate::cli::execute::{self, store};
 use crate::cli::project::Project;
 use crate::store::utc;
-use crate::store::{RunFilter, RunRecord, RunStatus, Timestamp};
+use crate::store::{RunFilter, RunRecord, RunStatus};
 
 /// Runs `atomic runs` and `atomic runs show`.
 pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
@@ -75,9 +75,7 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
                 return None;
             }
             let lease = runtime.block_on(store.lease(&run.id)).ok().flatten()?;
-            let age = Timestamp::now().millis_since(Timestamp(lease.heartbeat_ms));
-            let alive = lease.owner.is_alive(std::time::Duration::from_millis(age));
-            Some(if alive {
+            Some(if lease.is_held() {
                 lease.owner.describe()
             } else {
                 format!("{} (gone)", lease.owner.describe())

@@ -19,8 +19,7 @@ impl Db {
             None => Acquired::Free,
             Some(lease) if lease.owner == *owner => Acquired::Free,
             Some(lease) => {
-                let age = std::time::Duration::from_millis(now.saturating_sub(lease.heartbeat_ms));
-                if lease.owner.is_alive(age) {
+                if lease.is_held() {
                     return Err(StoreError::Owned {
                         run: run.as_str().to_owned(),
                         owner: lease.owner.describe(),
