@@ -41,6 +41,7 @@ fn step(seq: u64) -> StepCommit {
     };
     StepCommit {
         seq,
+        scope: None,
         node_id: node.to_owned(),
         started_at: Timestamp::now(),
         finished_at: Timestamp::now(),

@@ -173,6 +173,10 @@ pub struct ResumeArgs {
     /// The answer to the `wait` the run is paused at (asked interactively on a terminal).
     #[arg(long)]
     pub answer: Option<String>,
+    /// Which wait `--answer` answers, when several are pending (in parallel branches or
+    /// subgraphs): its id, or the name `atomic runs show` gives it (`fan@3#1/review`).
+    #[arg(long, value_name = "WAIT", requires = "answer")]
+    pub wait: Option<String>,
     /// Resume even if the workflow file changed since the run started.
     #[arg(long)]
     pub force: bool,

@@ -11,9 +11,8 @@ use super::Exit;
 use super::args::ResumeArgs;
 use super::execute::{self, Ended, Launch, Start, store, workflow};
 use super::output::Output;
-use super::progress::{Paint, pause_help};
+use super::progress::{Paint, pause_help, wait_choices};
 use super::project::Project;
-use crate::runtime::Choice;
 use crate::store::{PendingWait, RunId, RunStatus};
 
 /// Runs `atomic resume`.
@@ -79,15 +78,45 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
 
     let interactive_answer = args.answer.is_none() && output.interactive;
     let mut answer = args.answer.clone();
-    if let Some(wait) = &record.wait {
+    let mut wait_key = args.wait.clone();
+    // The wait an answer goes to: the one named, or the only one pending.
+    let several = record.waits.len() > 1;
+    let target = match &args.wait {
+        Some(named) => record
+            .waits
+            .iter()
+            .find(|wait| wait.key() == *named)
+            .or_else(|| {
+                let mut by_id = record.waits.iter().filter(|wait| wait.node_id == *named);
+                by_id.next().filter(|_| by_id.next().is_none())
+            }),
+        None => record
+            .waits
+            .first()
+            .filter(|_| !several || interactive_answer),
+    };
+    if let Some(named) = &args.wait
+        && target.is_none()
+        && !record.waits.is_empty()
+    {
+        eprintln!(
+            "error: run `{id}` has no pending wait `{named}`; it is paused at {}",
+            wait_names(&record.waits)
+        );
+        return Exit::Usage;
+    }
+    if let Some(wait) = target {
+        if several && wait_key.is_none() {
+            wait_key = Some(wait.key());
+        }
         // An `auto-approve` wait needs no answer: resuming waits out its deadline.
         if answer.is_none() && wait.auto_answer_at.is_none() {
             if !interactive_answer {
                 eprintln!(
                     "error: run `{id}` is paused at `{}` and needs an answer",
-                    wait.node_id
+                    wait.key()
                 );
-                eprint!("{}", help(&id, wait, output.paint));
+                eprint!("{}", help(&id, wait, several, output.paint));
                 return Exit::Paused;
             }
             match ask(wait, output.paint) {
@@ -95,7 +124,16 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
                 None => return Exit::Paused,
             }
         }
-    } else if answer.is_some() {
+    } else if several {
+        eprintln!(
+            "error: run `{id}` is paused at {}; say which one `--answer` answers",
+            wait_names(&record.waits)
+        );
+        for wait in &record.waits {
+            eprint!("{}", help(&id, wait, true, output.paint));
+        }
+        return Exit::Paused;
+    } else if answer.is_some() && record.status != RunStatus::Running {
         eprintln!(
             "error: run `{id}` is not paused at a wait ({}); it takes no `--answer`",
             record.status.as_str()
@@ -127,16 +165,20 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         paint: output.paint,
     };
     loop {
-        match execute::drive(&runtime, &launch, Start::Resume(id.clone(), answer.clone())) {
+        let start = Start::Resume {
+            id: id.clone(),
+            answer: answer.clone(),
+            wait: wait_key.clone(),
+        };
+        match execute::drive(&runtime, &launch, start) {
             Ended::Exit(exit) => return exit,
             Ended::BadAnswer(message) => {
                 eprintln!("error: {message}");
-                let wait = record
-                    .wait
-                    .as_ref()
-                    .expect("only a paused run takes an answer");
+                let Some(wait) = target else {
+                    return Exit::Paused;
+                };
                 if !interactive_answer {
-                    eprint!("{}", help(&id, wait, output.paint));
+                    eprint!("{}", help(&id, wait, several, output.paint));
                     return Exit::Paused;
                 }
                 match ask(wait, output.paint) {
@@ -148,22 +190,22 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     }
 }
 
-fn choices(wait: &PendingWait) -> Vec<Choice> {
-    wait.choices
+fn wait_names(waits: &[PendingWait]) -> String {
+    waits
         .iter()
-        .map(|choice| Choice {
-            value: choice.value.clone(),
-            label: choice.label.clone(),
-        })
-        .collect()
+        .map(|wait| format!("`{}`", wait.key()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn help(id: &RunId, wait: &PendingWait, paint: Paint) -> String {
+fn help(id: &RunId, wait: &PendingWait, several: bool, paint: Paint) -> String {
+    let key = wait.key();
     pause_help(
         id.as_str(),
         &wait.prompt,
         &wait.answer,
-        &choices(wait),
+        &wait_choices(wait),
+        several.then_some(key.as_str()),
         paint,
     )
 }

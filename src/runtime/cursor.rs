@@ -3,16 +3,20 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::PendingContextAction;
+use super::frame::Write;
+use super::state::StateSchema;
 use crate::lower::{Counters, StepIdx};
 use crate::providers::Usage;
 
-/// Where a run continues and the bookkeeping that must survive a restart.
-///
-/// Parallel regions are committed as one step at their join, so a cursor never points
-/// inside a branch; a crash mid-parallel re-runs the whole parallel on resume.
+/// Where a walk continues and the bookkeeping that must survive a restart: of the run
+/// itself, or of a block inside it (a parallel branch, a subgraph), whose steps are
+/// committed with their block's scope and carry their writes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cursor {
     /// The step to run next (`None` once the run reached its end).
@@ -50,4 +54,58 @@ pub struct Cursor {
     /// The failure a recovery node sees as `error`, once one was routed there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<serde_json::Value>,
+    /// Steps this walk (the run, or one block) has committed: numbers the blocks it enters.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub local: u64,
+    /// In a block: the writes of the step, replayed on resume.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<StoredWrite>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A write as a block's step cursor keeps it: by field name, so it reads back whatever
+/// index the field has.
+///
+/// Kept in a block step's [`Cursor`], so a resumed block replays what it wrote.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredWrite {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
+    value: Value,
+}
+
+impl StoredWrite {
+    pub(crate) fn encode(schema: &StateSchema, write: &Write) -> Self {
+        match write {
+            Write::Field(idx, value) => Self {
+                field: Some(schema.spec(*idx).name.to_string()),
+                output: None,
+                value: value.clone(),
+            },
+            Write::Output(node, value) => Self {
+                field: None,
+                output: Some(node.to_string()),
+                value: value.clone(),
+            },
+        }
+    }
+
+    pub(crate) fn decode(self, schema: &StateSchema) -> Result<Write, String> {
+        match (self.field, self.output) {
+            (Some(field), _) => schema
+                .find(&field)
+                .map(|idx| Write::Field(idx, self.value))
+                .ok_or_else(|| {
+                    format!("it wrote the field `{field}`, which is no longer declared")
+                }),
+            (None, Some(node)) => Ok(Write::Output(Arc::from(node), self.value)),
+            (None, None) => Err("a stored write names no field or output".to_owned()),
+        }
+    }
 }

@@ -190,6 +190,10 @@ pub enum RunEvent {
         step: u64,
         /// The wait's id.
         node: Arc<str>,
+        /// For a wait inside a block (a parallel branch, a subgraph): how `atomic resume
+        /// --wait` names it (`<block path>/<node>`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        wait: Option<String>,
         /// The rendered prompt.
         prompt: String,
         /// The answer type (`yes-no`, `string`, `choice`, `json`, …).

@@ -6,9 +6,11 @@
 //! environment; the CLI builds the context and renders the events.
 //!
 //! Durability: every action step is committed (state delta, cursor, events) through the
-//! [`Store`](crate::store::Store) before the next starts; a parallel is one step, committed
-//! at its join; a wait is a step of its own and its answer another. [`resume`] continues
-//! from the last committed step, re-running only the one that was in flight.
+//! [`Store`](crate::store::Store) before the next starts — in a parallel branch or a
+//! subgraph too, under the block's scope; a parallel or subgraph is also one step of its
+//! own when it ends; a wait is a step of its own and its answer another. [`resume`]
+//! continues the run and every block it was inside from their last committed steps,
+//! re-running only the steps that were in flight.
 
 mod context;
 mod context_window;
@@ -18,7 +20,6 @@ mod event;
 mod exec;
 mod frame;
 mod hooks;
-mod interpreter;
 mod journal;
 mod output;
 mod pattern;
@@ -28,11 +29,12 @@ mod run;
 mod shared;
 pub mod state;
 pub mod template;
+mod walk;
 
 pub use context::{Providers, RunContext, SubgraphLoader};
 pub use context_window::{PendingContextAction, SessionAction};
-pub use cursor::Cursor;
+pub use cursor::{Cursor, StoredWrite};
 pub use error::{NodeError, RunError};
 pub use event::{Choice, RunEvent, RunSink, StreamModes};
 pub use output::{Schemas, parse_output};
-pub use run::{RunEnd, RunOutcome, resume, run, run_with_id};
+pub use run::{RunEnd, RunOutcome, resume, resume_wait, run, run_with_id};

@@ -9,34 +9,28 @@ use tracing::Instrument;
 use super::cursor::Cursor;
 use super::frame::Frame;
 use super::hooks::{self, HookEvent};
-use super::interpreter::{Stop, WalkEnd, Walker};
 use super::shared::{OUTPUT_PREFIX, Shared};
 use super::state::State;
 use super::template::Outputs;
-use super::{Choice, RunContext, RunError, RunEvent};
+use super::walk::{Recovery, ScopePath, Start, Stop, WalkEnd, Walker};
+use super::{RunContext, RunError, RunEvent};
 use crate::ir::ErrorClass;
 use crate::lower::{Plan, StepKind};
 use crate::providers::Usage;
-use crate::store::{NewRun, RunId, RunStatus, Timestamp};
+use crate::store::{NewRun, PendingWait, RunId, RunStatus};
 
 /// How a run (or a resumed stretch of it) ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunEnd {
     /// It reached its end (exit code 0).
     Completed,
-    /// It is paused at a wait (exit code 4); resume it with an answer.
+    /// It is paused at waits (exit code 4): one of the run itself, or one per paused
+    /// block (parallel branch, subgraph); resume it with an answer (naming the wait when
+    /// several are pending). An `auto-approve` wait says the answer it gives itself, and
+    /// when (`atomic resume RUN` waits out the rest).
     Paused {
-        /// The wait's id.
-        node: String,
-        /// The rendered prompt.
-        prompt: String,
-        /// The answer type's KDL name.
-        answer: String,
-        /// The choices of a `choice` answer.
-        choices: Vec<Choice>,
-        /// For an `auto-approve` wait: the answer it gives itself, and when (a run stopped
-        /// while it waited; `atomic resume RUN` waits out the rest).
-        auto_answer: Option<(String, Timestamp)>,
+        /// The pending waits, in branch order.
+        waits: Vec<PendingWait>,
     },
     /// A node failed with no `on-error` route (exit code 1).
     Failed {
@@ -98,7 +92,7 @@ pub async fn run_with_id(
     inputs: Map<String, Value>,
     ctx: RunContext,
 ) -> Result<RunOutcome, RunError> {
-    let shared = Arc::new(Shared::new(plan, ctx, run_id.clone(), &inputs, false)?);
+    let shared = Arc::new(Shared::new(plan, ctx, run_id.clone(), &inputs, None)?);
     let state = shared.initial_state();
     let initial = match state.to_json() {
         Value::Object(object) => object,
@@ -126,19 +120,36 @@ pub async fn run_with_id(
         log: None,
     };
     let start = shared.plan.start();
-    drive(&shared, frame, 0, Start::At(start)).await
+    drive(&shared, frame, Start::At(start), 0).await
 }
 
-/// Continues run `run_id` of `plan` from its last committed step. A run paused at a wait
-/// needs `answer`, which is checked against the wait's type first.
+/// Continues run `run_id` of `plan` from its last committed step, and every block (parallel
+/// branch, subgraph) it was inside from the block's own last committed step. A run paused
+/// at a wait needs `answer`, checked against the wait's type first.
 ///
 /// # Errors
 /// [`RunError::BadAnswer`] (the run stays paused), [`RunError::Resume`] when the run has
-/// finished or its checkpoint does not fit the workflow, store errors.
+/// finished, its checkpoint does not fit the workflow, or several waits are pending (see
+/// [`resume_wait`]); store errors.
 pub async fn resume(
     plan: Arc<Plan>,
     run_id: &RunId,
     answer: Option<&str>,
+    ctx: RunContext,
+) -> Result<RunOutcome, RunError> {
+    resume_wait(plan, run_id, answer, None, ctx).await
+}
+
+/// [`resume`], answering the wait `wait` names when several are pending (in parallel
+/// branches or subgraphs): its [`PendingWait::key`], or its node id when that is unique.
+///
+/// # Errors
+/// As [`resume`].
+pub async fn resume_wait(
+    plan: Arc<Plan>,
+    run_id: &RunId,
+    answer: Option<&str>,
+    wait: Option<&str>,
     ctx: RunContext,
 ) -> Result<RunOutcome, RunError> {
     let checkpoint = ctx.store.checkpoint(run_id).await?;
@@ -153,7 +164,7 @@ pub async fn resume(
         Value::Object(inputs) => inputs.clone(),
         _ => Map::new(),
     };
-    let shared = Arc::new(Shared::new(plan, ctx, run_id.clone(), &inputs, false)?);
+    let mut shared = Shared::new(plan, ctx, run_id.clone(), &inputs, None)?;
     let mut fields = Map::new();
     let mut outputs = Outputs::default();
     for (name, value) in checkpoint.state {
@@ -202,18 +213,32 @@ pub async fn resume(
             )));
         }
     }
+    let recovery = Recovery::new(checkpoint.open)
+        .map_err(|message| RunError::Resume(format!("run `{run_id}`: {message}")))?;
     shared.restore(&cursor);
-    let frame = Frame {
-        state: Arc::new(state),
-        outputs: Arc::new(outputs),
-        counters: cursor.counters.clone(),
-        locals: None,
-        error: cursor.error.clone(),
-        branch: None,
-        log: None,
-    };
+    if let Some(latest) = recovery.latest_tally(&ScopePath::top()) {
+        shared.restore(latest);
+    }
+    shared.ledger.start_after(checkpoint.seq);
+    let block_waits = recovery.waiting();
     let start = match (cursor.next, cursor.waiting, answer) {
-        (Some(at), true, Some(answer)) => Start::Answer(at, answer.to_owned()),
+        (Some(at), true, Some(answer)) => {
+            if let Some(wait) = wait
+                && shared
+                    .plan
+                    .node(at)
+                    .is_none_or(|node| node.id.value != wait)
+            {
+                return Err(RunError::Resume(format!(
+                    "run `{run_id}` is paused at `{}`, not at `{wait}`",
+                    shared
+                        .plan
+                        .node(at)
+                        .map_or("?", |node| node.id.value.as_str())
+                )));
+            }
+            Start::Answer(at, answer.to_owned())
+        }
         // An `auto-approve` wait answers itself at the deadline it was first given.
         (Some(at), true, None) if let Some(answer_at) = cursor.auto_answer_at => {
             Start::AutoWait(at, answer_at)
@@ -227,31 +252,186 @@ pub async fn resume(
                 "run `{run_id}` is paused at `{node}`: pass an answer (`atomic resume {run_id} --answer …`)"
             )));
         }
+        (Some(at), false, Some(answer)) if !block_waits.is_empty() => {
+            let (scope, node) =
+                pick_wait(&shared, run_id, &checkpoint.run.waits, &block_waits, wait)?;
+            check_block_answer(&shared, &scope, &node, answer)?;
+            recovery.set_answer(scope, answer.to_owned());
+            Start::At(at)
+        }
         (_, false, Some(_)) => {
             return Err(RunError::Resume(format!(
                 "run `{run_id}` is not paused at a wait; it takes no answer"
             )));
         }
-        (Some(at), false, None) => Start::At(at),
+        (Some(at), false, None) => {
+            let stuck = status == RunStatus::Paused
+                && checkpoint
+                    .run
+                    .waits
+                    .iter()
+                    .all(|wait| wait.auto_answer_at.is_none());
+            if stuck && !block_waits.is_empty() {
+                return Err(RunError::Resume(format!(
+                    "run `{run_id}` is paused at {}: pass an answer (`atomic resume {run_id} --answer …`)",
+                    wait_list(&checkpoint.run.waits)
+                )));
+            }
+            Start::At(at)
+        }
         (None, _, _) => Start::At(shared.plan.end()),
     };
-    drive(&shared, frame, checkpoint.seq, start).await
+    shared.recovery = Arc::new(recovery);
+    let shared = Arc::new(shared);
+    let frame = Frame {
+        state: Arc::new(state),
+        outputs: Arc::new(outputs),
+        counters: cursor.counters.clone(),
+        locals: None,
+        error: cursor.error.clone(),
+        branch: None,
+        log: None,
+    };
+    drive(&shared, frame, start, cursor.local).await
 }
 
-enum Start {
-    At(crate::lower::StepIdx),
-    /// At a paused `auto-approve` wait, which answers itself at this Unix-ms deadline.
-    AutoWait(crate::lower::StepIdx, u64),
-    Answer(crate::lower::StepIdx, String),
+/// The pending waits, for messages: `` `a`, `fan@3#1/b` ``.
+fn wait_list(waits: &[PendingWait]) -> String {
+    waits
+        .iter()
+        .map(|wait| format!("`{}`", wait.key()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The block wait an answer is for: the one `wait` names (its key, or its node id when that
+/// is unique), or the only one pending. Returns its scope and node id.
+fn pick_wait(
+    shared: &Shared,
+    run_id: &RunId,
+    recorded: &[PendingWait],
+    scopes: &[&str],
+    wait: Option<&str>,
+) -> Result<(String, String), RunError> {
+    // The run's record names each wait's node; a run stopped before it paused (a crash)
+    // has no record yet, so the node is read from the plan at the block's cursor.
+    let pending: Vec<PendingWait> = if recorded.is_empty() {
+        scopes
+            .iter()
+            .filter_map(|scope| {
+                let node = shared
+                    .recovery
+                    .steps_of(&scope_path(scope))
+                    .last()
+                    .and_then(|c| c.next_key.clone())?;
+                Some(PendingWait {
+                    node_id: node,
+                    prompt: String::new(),
+                    answer: String::new(),
+                    choices: Vec::new(),
+                    schema: None,
+                    auto_answer: None,
+                    auto_answer_at: None,
+                    scope: Some((*scope).to_owned()),
+                })
+            })
+            .collect()
+    } else {
+        recorded.to_vec()
+    };
+    let chosen: Vec<&PendingWait> = match wait {
+        Some(wait) => {
+            let by_key: Vec<_> = pending.iter().filter(|p| p.key() == wait).collect();
+            if by_key.is_empty() {
+                pending.iter().filter(|p| p.node_id == wait).collect()
+            } else {
+                by_key
+            }
+        }
+        None => pending.iter().collect(),
+    };
+    match chosen.as_slice() {
+        [one] => Ok((one.scope.clone().unwrap_or_default(), one.node_id.clone())),
+        [] => Err(RunError::Resume(format!(
+            "run `{run_id}` has no pending wait `{}`; it is paused at {}",
+            wait.unwrap_or_default(),
+            wait_list(&pending)
+        ))),
+        _ => Err(RunError::Resume(format!(
+            "run `{run_id}` is paused at {}: name the one to answer with `--wait`",
+            wait_list(&pending)
+        ))),
+    }
+}
+
+/// The path of a block as stored.
+fn scope_path(scope: &str) -> ScopePath {
+    ScopePath::parse(scope)
+}
+
+/// Checks an answer for the wait `node` in the block at `scope` before anything runs, so a
+/// refused answer leaves the run paused as it was.
+fn check_block_answer(
+    shared: &Shared,
+    scope: &str,
+    node: &str,
+    answer: &str,
+) -> Result<(), RunError> {
+    let bad = |message: String| RunError::BadAnswer {
+        node: node.to_owned(),
+        message,
+    };
+    // Follow the path through the subgraphs it enters to the workflow the wait is in.
+    let mut plan = shared.plan.clone();
+    let mut base = shared.ctx.base_dir.clone();
+    for level in scope.split('/') {
+        if level.contains('#') {
+            continue;
+        }
+        let name = level.split('@').next().unwrap_or_default();
+        let Some(crate::ir::NodeKind::Subgraph(subgraph)) = plan
+            .workflow()
+            .nodes
+            .iter()
+            .find(|candidate| candidate.id.value == name)
+            .map(|found| &found.kind)
+        else {
+            return Err(RunError::Resume(format!(
+                "the wait's block `{scope}` names `{name}`, which is not a subgraph of this workflow"
+            )));
+        };
+        let loader = shared.ctx.subgraphs.as_ref().ok_or_else(|| {
+            RunError::Resume("this run cannot load the workflows its subgraphs run".to_owned())
+        })?;
+        let written = subgraph.path.as_deref().unwrap_or(&subgraph.workflow.value);
+        let path = base.join(written);
+        plan = loader.load(&path).map_err(RunError::Resume)?;
+        if let Some(dir) = path.parent() {
+            base = dir.to_path_buf();
+        }
+    }
+    let Some(crate::ir::NodeKind::Wait(wait)) = plan
+        .workflow()
+        .nodes
+        .iter()
+        .find(|candidate| candidate.id.value == node)
+        .map(|found| &found.kind)
+    else {
+        return Err(RunError::Resume(format!(
+            "the workflow has no wait `{node}` in `{scope}`"
+        )));
+    };
+    super::exec::check_answer(wait, &base, shared.ctx.files.as_ref(), answer).map_err(bad)
 }
 
 /// Walks from `start` and turns how the walk ended into the run's final status and event.
 async fn drive(
     shared: &Arc<Shared>,
     frame: Frame,
-    seq: u64,
     start: Start,
+    local: u64,
 ) -> Result<RunOutcome, RunError> {
+    let seq = shared.ledger.last();
     let resumed = seq > 0 || !matches!(start, Start::At(_));
     shared.emit(RunEvent::RunStarted {
         run_id: shared.run_id.to_string(),
@@ -272,17 +452,15 @@ async fn drive(
     let mut walker = Walker {
         shared,
         frame,
-        seq,
+        scope: ScopePath::top(),
+        number: None,
+        local,
         durable: true,
         resumed_auto_at: None,
     };
     let result = async {
-        let at = match start {
-            Start::At(at) => at,
-            Start::AutoWait(at, answer_at) => {
-                walker.resumed_auto_at = Some(answer_at);
-                at
-            }
+        let start = match start {
+            // The run's own wait: a refused answer leaves it paused (not a failed node).
             Start::Answer(at, answer) => {
                 let node = shared
                     .plan
@@ -295,7 +473,7 @@ async fn drive(
                     )));
                 };
                 match walker.answer(at, node, &answer).await? {
-                    Ok(next) => next,
+                    Ok(next) => Start::At(next),
                     Err(message) => {
                         return Ok(Err(RunError::BadAnswer {
                             node: shared.id(node).to_string(),
@@ -304,17 +482,18 @@ async fn drive(
                     }
                 }
             }
+            start => start,
         };
-        walker.walk(at, None).await.map(Ok)
+        walker.run(start, None).await.map(Ok)
     }
     .instrument(span)
     .await;
-    let seq = walker.seq;
+    let seq = shared.ledger.last();
     let state = walker.frame.state.to_json();
     let store = &shared.ctx.store;
     let run_id = shared.run_id.to_string();
     let status = match &result {
-        Ok(Ok(WalkEnd::End | WalkEnd::Reached)) => Some("completed"),
+        Ok(Ok(WalkEnd::Done)) => Some("completed"),
         Err(Stop::Failed { .. }) => Some("failed"),
         Err(Stop::Limit(_) | Stop::Cancelled) => Some("cancelled"),
         // A pause is not an end; a store failure ends the process, not the run.
@@ -328,7 +507,7 @@ async fn drive(
     }
     let end = match result {
         Ok(Err(error)) => return Err(error),
-        Ok(Ok(WalkEnd::End | WalkEnd::Reached)) => {
+        Ok(Ok(WalkEnd::Done)) => {
             let (usage, cost_usd) = totals(shared);
             shared.emit(RunEvent::RunFinished {
                 run_id,
@@ -343,13 +522,30 @@ async fn drive(
                 .await?;
             RunEnd::Completed
         }
-        Ok(Ok(WalkEnd::Paused(question, node))) => RunEnd::Paused {
-            node: node.to_string(),
-            prompt: question.prompt,
-            answer: question.answer,
-            choices: question.choices,
-            auto_answer: question.auto_answer,
-        },
+        Ok(Ok(WalkEnd::Paused(wait))) => RunEnd::Paused { waits: vec![wait] },
+        Err(Stop::Paused(waits)) => {
+            for wait in &waits {
+                shared.emit(RunEvent::RunPaused {
+                    run_id: run_id.clone(),
+                    step: seq,
+                    node: Arc::from(wait.node_id.as_str()),
+                    wait: Some(wait.key()),
+                    prompt: wait.prompt.clone(),
+                    answer: wait.answer.clone(),
+                    choices: wait
+                        .choices
+                        .iter()
+                        .map(|choice| super::Choice {
+                            value: choice.value.clone(),
+                            label: choice.label.clone(),
+                        })
+                        .collect(),
+                });
+            }
+            flush(shared).await?;
+            store.pause(&shared.run_id, waits.clone()).await?;
+            RunEnd::Paused { waits }
+        }
         Err(Stop::Failed { node, error }) => {
             shared.emit(RunEvent::RunFailed {
                 run_id,

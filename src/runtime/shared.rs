@@ -15,6 +15,7 @@ use super::hooks::Hooks;
 use super::pattern::Patterns;
 use super::state::{State, StateSchema, coerce};
 use super::template::{Role, RunInfo, Scope, Templates};
+use super::walk::Recovery;
 use super::{PendingContextAction, RunContext, RunError, RunEvent, Schemas};
 use crate::ir::{AnswerType, NodeIdx, NodeKind, OnError, Workflow};
 use crate::lower::{CounterIdx, Plan, StepIdx, StepKind};
@@ -30,6 +31,37 @@ pub(crate) struct Tally {
     pub(crate) sessions: BTreeMap<String, String>,
     /// Actions waiting for the next continuation of a session, by session id.
     pub(crate) context_actions: BTreeMap<String, PendingContextAction>,
+}
+
+/// The run's step numbers: the last one committed, and the turn to commit the next (walks
+/// of parallel branches commit concurrently; the store takes steps in order).
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    last: AtomicU64,
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl Ledger {
+    /// The last committed step's number.
+    pub(crate) fn last(&self) -> u64 {
+        self.last.load(Ordering::Acquire)
+    }
+
+    /// Starts the numbering after step `seq` (on resume).
+    pub(crate) fn start_after(&self, seq: u64) {
+        self.last.store(seq, Ordering::Release);
+    }
+
+    /// Waits for the turn to commit; the step committed while it is held gets
+    /// [`Self::last`]` + 1`, recorded with [`Self::committed`].
+    pub(crate) async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.turn.lock().await
+    }
+
+    /// Records that step `seq` was committed (with the turn held).
+    pub(crate) fn committed(&self, seq: u64) {
+        self.last.store(seq, Ordering::Release);
+    }
 }
 
 /// The compiled, shared side of one run.
@@ -56,8 +88,12 @@ pub(crate) struct Shared {
     /// Events waiting to be committed with the next step, still typed: only a durable
     /// store serialises them.
     pub(crate) log: Mutex<Vec<Json>>,
-    /// A subgraph's run: nothing is committed.
+    /// A subgraph's run: its events are not logged.
     pub(crate) nested: bool,
+    /// The run's step numbering, shared by every walk of the run.
+    pub(crate) ledger: Arc<Ledger>,
+    /// What a resumed run recovered of the blocks it was inside.
+    pub(crate) recovery: Arc<Recovery>,
     /// The workflow's `on "<event>"` hooks.
     pub(crate) hooks: Hooks,
 }
@@ -75,12 +111,15 @@ pub(crate) const OUTPUT_PREFIX: &str = "#output:";
 
 impl Shared {
     /// Compiles everything the run needs: templates, schemas, inputs, env.
+    ///
+    /// A subgraph's run (`caller` is the run that calls it) shares its caller's step
+    /// numbering and recovery.
     pub(crate) fn new(
         plan: Arc<Plan>,
         ctx: RunContext,
         run_id: RunId,
         inputs: &Map<String, Value>,
-        nested: bool,
+        caller: Option<&Shared>,
     ) -> Result<Self, RunError> {
         let workflow = plan.workflow();
         let schema = Arc::new(StateSchema::new(&workflow.state));
@@ -127,7 +166,9 @@ impl Shared {
             steps_taken: AtomicU64::new(0),
             deadline,
             log: Mutex::new(Vec::new()),
-            nested,
+            nested: caller.is_some(),
+            ledger: caller.map_or_else(Arc::default, |caller| caller.ledger.clone()),
+            recovery: caller.map_or_else(Arc::default, |caller| caller.recovery.clone()),
             hooks,
         })
     }
@@ -216,6 +257,8 @@ impl Shared {
             cost_usd: tally.cost_usd,
             steps_taken: self.steps_taken.load(Ordering::Relaxed),
             error: frame.error.clone(),
+            local: 0,
+            writes: Vec::new(),
         }
     }
 

@@ -34,6 +34,7 @@ pub(crate) fn step(seq: u64) -> StepCommit {
     );
     StepCommit {
         seq,
+        scope: None,
         node_id: format!("node-{}", seq % 2),
         started_at: Timestamp(1000 + seq),
         finished_at: Timestamp(1001 + seq),
@@ -87,6 +88,7 @@ pub(crate) async fn round_trip(store: &dyn Store) {
         let s = step(3);
         super::StepRecord {
             seq: 3,
+            scope: None,
             node_id: s.node_id,
             started_at: s.started_at,
             finished_at: s.finished_at,
@@ -196,13 +198,14 @@ pub(crate) async fn pause_fail_and_list(store: &dyn Store) {
         schema: None,
         auto_answer: Some("no".to_owned()),
         auto_answer_at: Some(Timestamp(1_800_000_000_000)),
+        scope: None,
     };
     let mut pause = step(1);
     pause.status = StepStatus::Waiting;
     pause.run_status = RunStatus::Paused;
     pause.wait = Some(wait.clone());
     store.commit_step(&paused, pause).await.unwrap();
-    assert_eq!(store.run(&paused).await.unwrap().wait, Some(wait));
+    assert_eq!(store.run(&paused).await.unwrap().waits, [wait]);
 
     let mut fail = step(1);
     fail.status = StepStatus::Failed;
@@ -234,7 +237,7 @@ pub(crate) async fn pause_fail_and_list(store: &dyn Store) {
     let mut answer = step(2);
     answer.node_id = "approve".to_owned();
     store.commit_step(&paused, answer).await.unwrap();
-    assert_eq!(store.run(&paused).await.unwrap().wait, None);
+    assert!(store.run(&paused).await.unwrap().waits.is_empty());
     store
         .set_status(&paused, RunStatus::Completed, None)
         .await
@@ -338,5 +341,86 @@ pub(crate) async fn progress_is_kept_by_key(store: &dyn Store) {
         store.load_progress(&id, "other#3").await.expect("load"),
         None,
         "deleting a run deletes its progress"
+    );
+}
+
+/// Steps inside blocks: kept in the history, their deltas out of the run's state, returned
+/// as open until the next unscoped step; a run paused at waits in several blocks lists them
+/// all.
+pub(crate) async fn scoped_steps_stay_open_until_the_block_ends(store: &dyn Store) {
+    let id = RunId::new("01ffffffffffff");
+    store.create_run(new_run(id.as_str(), "")).await.unwrap();
+    store.commit_step(&id, step(1)).await.unwrap();
+    for (seq, scope) in [(2, "fan@2#0"), (3, "fan@2#1"), (4, "fan@2#0")] {
+        let mut inner = step(seq);
+        inner.scope = Some(scope.to_owned());
+        inner.cursor = json!({"next": seq, "in": scope}).into();
+        store.commit_step(&id, inner).await.unwrap();
+    }
+    let checkpoint = store.checkpoint(&id).await.unwrap();
+    assert_eq!(checkpoint.seq, 4);
+    assert_eq!(
+        checkpoint.state,
+        expected_state(1, ""),
+        "scoped deltas are the block's"
+    );
+    assert_eq!(
+        checkpoint.cursor,
+        Some(json!({"next": 2})),
+        "the last unscoped cursor"
+    );
+    let open: Vec<(u64, &str)> = checkpoint
+        .open
+        .iter()
+        .map(|step| (step.seq, step.scope.as_str()))
+        .collect();
+    assert_eq!(open, [(2, "fan@2#0"), (3, "fan@2#1"), (4, "fan@2#0")]);
+    assert_eq!(
+        checkpoint.open[1].cursor,
+        json!({"next": 3, "in": "fan@2#1"})
+    );
+    assert_eq!(
+        store.load_state(&id, 4).await.unwrap(),
+        expected_state(1, "")
+    );
+
+    let wait = |node: &str, scope: &str| PendingWait {
+        node_id: node.to_owned(),
+        prompt: format!("{node}?"),
+        answer: "string".to_owned(),
+        choices: Vec::new(),
+        schema: None,
+        auto_answer: None,
+        auto_answer_at: None,
+        scope: Some(scope.to_owned()),
+    };
+    let waits = vec![wait("a", "fan@2#0"), wait("b", "fan@2#1")];
+    store.pause(&id, waits.clone()).await.unwrap();
+    let record = store.run(&id).await.unwrap();
+    assert_eq!(
+        (record.status, record.waits.clone()),
+        (RunStatus::Paused, waits)
+    );
+    assert_eq!(record.waits[1].key(), "fan@2#1/b");
+    let checkpoint = store.checkpoint(&id).await.unwrap();
+    assert_eq!(checkpoint.open.len(), 3, "pausing keeps the open steps");
+
+    // The block ends: its step closes the open ones and changes the run's state.
+    store.commit_step(&id, step(5)).await.unwrap();
+    let checkpoint = store.checkpoint(&id).await.unwrap();
+    assert!(checkpoint.open.is_empty());
+    assert!(checkpoint.run.waits.is_empty());
+    assert_eq!(checkpoint.state["n"], json!(5));
+    let detail = store.run_detail(&id).await.unwrap();
+    let scopes: Vec<Option<&str>> = detail.steps.iter().map(|s| s.scope.as_deref()).collect();
+    assert_eq!(
+        scopes,
+        [
+            None,
+            Some("fan@2#0"),
+            Some("fan@2#1"),
+            Some("fan@2#0"),
+            None
+        ]
     );
 }

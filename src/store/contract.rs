@@ -6,8 +6,8 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use super::{
-    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, RunDetail, RunFilter, RunId, RunRecord,
-    RunStatus, State, StepCommit, StoreError,
+    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, PendingWait, RunDetail, RunFilter, RunId,
+    RunRecord, RunStatus, State, StepCommit, StoreError,
 };
 
 /// The future a store operation returns.
@@ -21,8 +21,9 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 ///   the next step only after that.
 /// - Steps are numbered 1, 2, … per run; out-of-order commits fail with
 ///   [`StoreError::Conflict`] (another process is driving the run).
-/// - The state after step `n` is the [`NewRun::state`] with the deltas of steps 1..=n
-///   applied; stores keep periodic snapshots so this is cheap to load.
+/// - The state after step `n` is the [`NewRun::state`] with the deltas of the unscoped
+///   steps 1..=n applied; stores keep periodic snapshots so this is cheap to load. A
+///   scoped step's delta belongs to its block ([`StepCommit::scope`]).
 /// - Operations on one store from one task complete in the order they were issued.
 pub trait Store: Send + Sync + std::fmt::Debug {
     /// Records a new run (status `running`) and its initial state.
@@ -43,7 +44,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         error: Option<String>,
     ) -> StoreFuture<'a, ()>;
 
-    /// The run, its state after the last committed step, and that step's cursor.
+    /// Pauses the run at `waits` (the waits of its paused blocks) without a step.
+    fn pause<'a>(&'a self, run: &'a RunId, waits: Vec<PendingWait>) -> StoreFuture<'a, ()>;
+
+    /// The run, its state after the last committed step, the last unscoped step's cursor
+    /// and the scoped steps since.
     fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint>;
 
     /// The state after step `upto_seq` (0: the initial state); a later `upto_seq` than the

@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::{
-    Checkpoint, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit,
-    Store, StoreError, StoreFuture, Timestamp,
+    Checkpoint, Json, NewRun, OpenStep, PendingWait, RunDetail, RunFilter, RunId, RunRecord,
+    RunStatus, State, StepCommit, Store, StoreError, StoreFuture, Timestamp,
 };
 
 #[derive(Debug)]
@@ -19,6 +19,8 @@ struct Latest {
     state: State,
     /// Serialised only if the run is resumed (a paused run in memory cannot be).
     cursor: Option<Json>,
+    /// Scoped steps since the last unscoped one: (seq, scope, status, cursor).
+    open: Vec<(u64, String, super::StepStatus, Json)>,
     /// Progress of calls in flight, by key.
     progress: std::collections::HashMap<String, serde_json::Value>,
 }
@@ -83,6 +85,7 @@ impl Store for LatestStore {
                 record,
                 state,
                 cursor: None,
+                open: Vec::new(),
                 progress: std::collections::HashMap::new(),
             },
         );
@@ -99,23 +102,33 @@ impl Store for LatestStore {
                     got: step.seq,
                 });
             }
-            step.delta
-                .apply(&mut latest.state)
-                .map_err(|error| StoreError::Corrupt {
-                    run: run.to_string(),
-                    message: error.to_string(),
-                })?;
+            if step.scope.is_none() {
+                step.delta
+                    .apply(&mut latest.state)
+                    .map_err(|error| StoreError::Corrupt {
+                        run: run.to_string(),
+                        message: error.to_string(),
+                    })?;
+            }
             latest.record.steps = step.seq;
             latest.record.status = step.run_status;
             latest.record.updated_at = Timestamp::now();
-            latest.record.wait = match step.run_status {
-                RunStatus::Paused => step.wait,
-                _ => None,
+            latest.record.waits = match (step.run_status, step.wait) {
+                (RunStatus::Paused, Some(wait)) => vec![wait],
+                _ => Vec::new(),
             };
             if step.run_status == RunStatus::Failed {
                 latest.record.error = step.error;
             }
-            latest.cursor = Some(step.cursor);
+            match step.scope {
+                Some(scope) => latest
+                    .open
+                    .push((step.seq, scope, step.status, step.cursor)),
+                None => {
+                    latest.cursor = Some(step.cursor);
+                    latest.open.clear();
+                }
+            }
             Ok(())
         }))
     }
@@ -137,8 +150,17 @@ impl Store for LatestStore {
                 latest.record.error = error;
             }
             if status != RunStatus::Paused {
-                latest.record.wait = None;
+                latest.record.waits.clear();
             }
+            Ok(())
+        }))
+    }
+
+    fn pause<'a>(&'a self, run: &'a RunId, waits: Vec<PendingWait>) -> StoreFuture<'a, ()> {
+        ready(self.with(run, |latest| {
+            latest.record.status = RunStatus::Paused;
+            latest.record.updated_at = Timestamp::now();
+            latest.record.waits = waits;
             Ok(())
         }))
     }
@@ -150,6 +172,16 @@ impl Store for LatestStore {
                 seq: latest.record.steps,
                 state: latest.state.clone(),
                 cursor: latest.cursor.as_ref().map(Json::to_value),
+                open: latest
+                    .open
+                    .iter()
+                    .map(|(seq, scope, status, cursor)| OpenStep {
+                        seq: *seq,
+                        scope: scope.clone(),
+                        status: *status,
+                        cursor: cursor.to_value(),
+                    })
+                    .collect(),
             })
         }))
     }
@@ -283,6 +315,7 @@ mod tests {
         delta.record("n", Change::Set(json!(n)), &json!(n));
         StepCommit {
             seq,
+            scope: None,
             node_id: "inc".into(),
             started_at: Timestamp(0),
             finished_at: Timestamp(0),

@@ -11,9 +11,9 @@ use serde_json::Value;
 use super::delta::approx_state_len;
 use super::snapshot::LiveState;
 use super::{
-    Checkpoint, EventRecord, Json, NewRun, RunDetail, RunFilter, RunId, RunRecord, RunStatus,
-    SnapshotPolicy, State, StateDelta, StepCommit, StepRecord, StepStatus, Store, StoreError,
-    StoreFuture, Timestamp,
+    Checkpoint, EventRecord, Json, NewRun, OpenStep, PendingWait, RunDetail, RunFilter, RunId,
+    RunRecord, RunStatus, SnapshotPolicy, State, StateDelta, StepCommit, StepRecord, StepStatus,
+    Store, StoreError, StoreFuture, Timestamp,
 };
 
 /// An in-memory store. Cloning shares the same data.
@@ -41,6 +41,7 @@ struct MemoryRun {
 #[derive(Debug)]
 struct KeptStep {
     seq: u64,
+    scope: Option<String>,
     node_id: String,
     started_at: Timestamp,
     finished_at: Timestamp,
@@ -55,6 +56,7 @@ impl KeptStep {
     fn record(&self) -> StepRecord {
         StepRecord {
             seq: self.seq,
+            scope: self.scope.clone(),
             node_id: self.node_id.clone(),
             started_at: self.started_at,
             finished_at: self.finished_at,
@@ -141,10 +143,16 @@ impl MemoryStore {
                     got: step.seq,
                 });
             }
-            let delta_bytes = step.delta.approx_len();
+            // A scoped step's delta is its block's, not the run's.
+            let empty = StateDelta::new();
+            let applied = if step.scope.is_some() {
+                &empty
+            } else {
+                &step.delta
+            };
             let due = data
                 .live
-                .advance(step.seq, &step.delta, delta_bytes, policy)
+                .advance(step.seq, applied, applied.approx_len(), policy)
                 .map_err(|error| corrupt(run, &error))?;
             if due {
                 data.snapshots
@@ -160,13 +168,13 @@ impl MemoryStore {
             if step.run_status == RunStatus::Failed {
                 record.error.clone_from(&step.error);
             }
-            record.wait = if step.run_status == RunStatus::Paused {
-                step.wait
-            } else {
-                None
+            record.waits = match (step.run_status, &step.wait) {
+                (RunStatus::Paused, Some(wait)) => vec![wait.clone()],
+                _ => Vec::new(),
             };
             data.steps.push(KeptStep {
                 seq: step.seq,
+                scope: step.scope,
                 node_id: step.node_id,
                 started_at: step.started_at,
                 finished_at: step.finished_at,
@@ -195,7 +203,7 @@ impl MemoryStore {
             for step in data
                 .steps
                 .iter()
-                .filter(|s| s.seq > *base_seq && s.seq <= upto)
+                .filter(|s| s.scope.is_none() && s.seq > *base_seq && s.seq <= upto)
             {
                 step.delta
                     .apply(&mut state)
@@ -266,19 +274,39 @@ impl Store for MemoryStore {
             data.record.error = error;
             data.record.updated_at = Timestamp::now();
             if status != RunStatus::Paused {
-                data.record.wait = None;
+                data.record.waits.clear();
             }
+            Ok(())
+        })))
+    }
+
+    fn pause<'a>(&'a self, run: &'a RunId, waits: Vec<PendingWait>) -> StoreFuture<'a, ()> {
+        Box::pin(ready(self.with_run(run, |data| {
+            data.record.status = RunStatus::Paused;
+            data.record.updated_at = Timestamp::now();
+            data.record.waits = waits;
             Ok(())
         })))
     }
 
     fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint> {
         Box::pin(ready(self.with_run(run, |data| {
+            let top = data.steps.iter().rposition(|step| step.scope.is_none());
+            let open = data.steps[top.map_or(0, |top| top + 1)..]
+                .iter()
+                .map(|step| OpenStep {
+                    seq: step.seq,
+                    scope: step.scope.clone().unwrap_or_default(),
+                    status: step.status,
+                    cursor: step.cursor.to_value(),
+                })
+                .collect();
             Ok(Checkpoint {
                 run: data.record.clone(),
                 seq: data.live.seq,
                 state: data.live.state.clone(),
-                cursor: data.steps.last().map(|step| step.cursor.to_value()),
+                cursor: top.map(|top| data.steps[top].cursor.to_value()),
+                open,
             })
         })))
     }
@@ -405,5 +433,10 @@ mod tests {
     #[tokio::test]
     async fn resolves_prefixes_and_deletes() {
         conformance::resolves_prefixes_and_deletes(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn scoped_steps_stay_open_until_the_block_ends() {
+        conformance::scoped_steps_stay_open_until_the_block_ends(&MemoryStore::new()).await;
     }
 }

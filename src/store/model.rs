@@ -153,7 +153,7 @@ impl NewRun {
             updated_at: now,
             steps: 0,
             error: None,
-            wait: None,
+            waits: Vec::new(),
         };
         (record, self.state)
     }
@@ -178,6 +178,22 @@ pub struct PendingWait {
     /// When it does (Unix milliseconds); `atomic resume` without an answer waits until then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_answer_at: Option<Timestamp>,
+    /// The block the wait is in (a parallel branch, a subgraph), as its step's
+    /// [`StepCommit::scope`]; `None` at the top level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+impl PendingWait {
+    /// How `atomic resume --wait` names this wait: the node id at the top level, else
+    /// `<scope>/<node id>`.
+    #[must_use]
+    pub fn key(&self) -> String {
+        match &self.scope {
+            Some(scope) => format!("{scope}/{}", self.node_id),
+            None => self.node_id.clone(),
+        }
+    }
 }
 
 /// One choice of a [`PendingWait`].
@@ -197,6 +213,13 @@ pub struct WaitChoice {
 pub struct StepCommit {
     /// The step's sequence number.
     pub seq: u64,
+    /// The block the step ran in (a parallel branch, a subgraph: a path the runtime
+    /// chooses), `None` for a step of the run itself. A scoped step is kept in the history
+    /// but its delta belongs to its block, not to the run's state: the run's state changes
+    /// only by unscoped steps, and [`Checkpoint::open`] returns the scoped steps committed
+    /// since the last unscoped one, so a resume continues each block where it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     /// The node that ran.
     pub node_id: String,
     /// When it started.
@@ -217,8 +240,9 @@ pub struct StepCommit {
     pub error: Option<String>,
     /// The run's status after this step.
     pub run_status: RunStatus,
-    /// The wait the run paused at, when `run_status` is `Paused`. Cleared by any commit
-    /// with another status.
+    /// The wait this step paused at (status `Waiting`). It becomes the run's pending wait
+    /// when `run_status` is `Paused`; any commit with another run status clears the run's
+    /// pending waits.
     pub wait: Option<PendingWait>,
 }
 
@@ -245,8 +269,10 @@ pub struct RunRecord {
     pub steps: u64,
     /// Why it failed.
     pub error: Option<String>,
-    /// The wait it is paused at.
-    pub wait: Option<PendingWait>,
+    /// The waits it is paused at (one at the top level; one per paused branch or subgraph
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<PendingWait>,
 }
 
 impl RunRecord {
@@ -265,10 +291,27 @@ pub struct Checkpoint {
     pub run: RunRecord,
     /// The last committed step's number (0: none yet).
     pub seq: u64,
-    /// The state after it.
+    /// The run's state after it (scoped steps do not change it).
     pub state: State,
-    /// Its cursor (`None` when no step was committed).
+    /// The cursor of the last unscoped step (`None` when none was committed).
     pub cursor: Option<Value>,
+    /// The scoped steps committed after the last unscoped one, in order: the progress of
+    /// the blocks the run was inside when it stopped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open: Vec<OpenStep>,
+}
+
+/// A scoped step committed since the run's last unscoped step (see [`Checkpoint::open`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenStep {
+    /// Its sequence number.
+    pub seq: u64,
+    /// Its block.
+    pub scope: String,
+    /// How it ended.
+    pub status: StepStatus,
+    /// Its cursor.
+    pub cursor: Value,
 }
 
 /// One step as stored, for `atomic runs show`.
@@ -276,6 +319,9 @@ pub struct Checkpoint {
 pub struct StepRecord {
     /// Sequence number.
     pub seq: u64,
+    /// The block it ran in (`None`: the run itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     /// The node.
     pub node_id: String,
     /// When it started.

@@ -61,8 +61,13 @@ pub(crate) struct Launch<'a> {
 pub(crate) enum Start {
     /// A new run with these inputs.
     New(RunId, Map<String, Value>),
-    /// Continue a run, answering its wait if it is paused at one.
-    Resume(RunId, Option<String>),
+    /// Continue a run, answering its wait if it is paused at one (the wait named, when
+    /// several are pending).
+    Resume {
+        id: RunId,
+        answer: Option<String>,
+        wait: Option<String>,
+    },
 }
 
 /// How driving ended.
@@ -106,7 +111,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         modes.events = true;
     }
     let run_id = match &start {
-        Start::New(id, _) | Start::Resume(id, _) => id.clone(),
+        Start::New(id, _) | Start::Resume { id, .. } => id.clone(),
     };
     let owner = Owner::this_process();
     match runtime.block_on(launch.store.acquire(&run_id, &owner)) {
@@ -171,7 +176,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     let result = runtime.block_on(async move {
         match start {
             Start::New(id, inputs) => runtime::run_with_id(plan, id, inputs, ctx).await,
-            Start::Resume(id, answer) => runtime::resume(plan, &id, answer.as_deref(), ctx).await,
+            Start::Resume { id, answer, wait } => {
+                runtime::resume_wait(plan, &id, answer.as_deref(), wait.as_deref(), ctx).await
+            }
         }
     });
     let elapsed = started.elapsed();
@@ -315,7 +322,14 @@ fn print_route(loaded: &Loaded, route: &[String], outcome: &RunOutcome, redactor
     }
     let end = match &outcome.end {
         RunEnd::Completed => "end".to_owned(),
-        RunEnd::Paused { node, .. } => format!("paused at `{node}`"),
+        RunEnd::Paused { waits } => format!(
+            "paused at {}",
+            waits
+                .iter()
+                .map(|wait| format!("`{}`", wait.key()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         RunEnd::Failed { node, message, .. } => format!("failed at `{node}`: {message}"),
         RunEnd::LimitReached { message } => format!("stopped: {message}"),
         RunEnd::Cancelled => "cancelled".to_owned(),

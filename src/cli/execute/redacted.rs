@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::providers::Redactor;
 use crate::store::{
-    Acquired, Beat, Change, Checkpoint, Json, Lease, NewRun, Owner, RunDetail, RunFilter, RunId,
-    RunRecord, RunStatus, State, StepCommit, Store, StoreFuture,
+    Acquired, Beat, Change, Checkpoint, Json, Lease, NewRun, Owner, PendingWait, RunDetail,
+    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, Store, StoreFuture,
 };
 
 /// A store whose writes are redacted.
@@ -100,6 +100,13 @@ impl Store for RedactingStore {
             self.text(error);
         }
         self.inner.set_status(run, status, error)
+    }
+
+    fn pause<'a>(&'a self, run: &'a RunId, mut waits: Vec<PendingWait>) -> StoreFuture<'a, ()> {
+        for wait in &mut waits {
+            self.text(&mut wait.prompt);
+        }
+        self.inner.pause(run, waits)
     }
 
     fn checkpoint<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Checkpoint> {
@@ -205,6 +212,7 @@ mod tests {
                 &id,
                 StepCommit {
                     seq: 1,
+                    scope: None,
                     node_id: "n".into(),
                     started_at: Timestamp(0),
                     finished_at: Timestamp(0),

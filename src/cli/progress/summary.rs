@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::text::{self, Paint};
 use crate::runtime::{Choice, RunEnd, RunOutcome};
+use crate::store::PendingWait;
 
 /// Everything the final lines say.
 #[derive(Debug)]
@@ -49,32 +50,44 @@ impl Summary<'_> {
                     out.push_str(&state_lines(&outcome.state));
                 }
             }
-            RunEnd::Paused {
-                node,
-                prompt,
-                answer,
-                choices,
-                auto_answer,
-            } => {
+            RunEnd::Paused { waits } => {
+                let at = waits
+                    .iter()
+                    .map(|wait| format!("`{}`", wait.key()))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let _ = writeln!(
                     out,
-                    "{} `{}` paused at `{node}` · {figures}",
+                    "{} `{}` paused at {at} · {figures}",
                     paint.warn("⏸"),
                     self.workflow
                 );
-                if self.resumable {
-                    out.push_str(&pause_help(run.as_str(), prompt, answer, choices, paint));
-                    if let Some((auto, at)) = auto_answer {
+                let several = waits.len() > 1;
+                for wait in waits {
+                    if !self.resumable {
+                        for line in wait.prompt.lines() {
+                            let _ = writeln!(out, "  {}", paint.bold(line));
+                        }
+                        continue;
+                    }
+                    let key = wait.key();
+                    out.push_str(&pause_help(
+                        run.as_str(),
+                        &wait.prompt,
+                        &wait.answer,
+                        &wait_choices(wait),
+                        several.then_some(key.as_str()),
+                        paint,
+                    ));
+                    if let (Some(auto), Some(at)) = (&wait.auto_answer, wait.auto_answer_at) {
                         let _ = writeln!(
                             out,
                             "  or let it answer `{auto}` by itself at {} UTC: atomic resume {run}",
-                            crate::store::utc(*at)
+                            crate::store::utc(at)
                         );
                     }
-                } else {
-                    for line in prompt.lines() {
-                        let _ = writeln!(out, "  {}", paint.bold(line));
-                    }
+                }
+                if !self.resumable {
                     let _ = writeln!(
                         out,
                         "  this run was kept in memory and cannot be resumed; run it with the default store (`--store sqlite`) to answer"
@@ -158,12 +171,14 @@ impl Summary<'_> {
     }
 }
 
-/// The question of a paused wait and how to answer it.
+/// The question of a paused wait and how to answer it; `wait` is how `--wait` names it
+/// when several waits are pending.
 pub(crate) fn pause_help(
     run: &str,
     prompt: &str,
     answer: &str,
     choices: &[Choice],
+    wait: Option<&str>,
     paint: Paint,
 ) -> String {
     let mut out = String::new();
@@ -193,11 +208,23 @@ pub(crate) fn pause_help(
         "json" => "'{…}'".to_owned(),
         _ => "'<your answer>'".to_owned(),
     };
+    let which = wait.map_or_else(String::new, |wait| format!(" --wait {}", shell_word(wait)));
     let _ = writeln!(
         out,
-        "  answer ({answer}) with: atomic resume {run} --answer {example}"
+        "  answer ({answer}) with: atomic resume {run}{which} --answer {example}"
     );
     out
+}
+
+/// A stored wait's choices as the runtime's.
+pub(crate) fn wait_choices(wait: &PendingWait) -> Vec<Choice> {
+    wait.choices
+        .iter()
+        .map(|choice| Choice {
+            value: choice.value.clone(),
+            label: choice.label.clone(),
+        })
+        .collect()
 }
 
 fn shell_word(text: &str) -> String {
@@ -243,11 +270,16 @@ mod tests {
         let outcome = RunOutcome {
             run_id: RunId::new("01abc"),
             end: RunEnd::Paused {
-                node: "approve".to_owned(),
-                prompt: "Ship?".to_owned(),
-                answer: "yes-no".to_owned(),
-                choices: Vec::new(),
-                auto_answer: Some(("yes".to_owned(), Timestamp(951_782_400_000))),
+                waits: vec![PendingWait {
+                    node_id: "approve".to_owned(),
+                    prompt: "Ship?".to_owned(),
+                    answer: "yes-no".to_owned(),
+                    choices: Vec::new(),
+                    schema: None,
+                    auto_answer: Some("yes".to_owned()),
+                    auto_answer_at: Some(Timestamp(951_782_400_000)),
+                    scope: None,
+                }],
             },
             state: serde_json::Value::Null,
             steps: 2,
@@ -284,7 +316,14 @@ mod tests {
                 label: None,
             },
         ];
-        let text = pause_help("01abc", "Ship?", "choice", &choices, Paint { on: false });
+        let text = pause_help(
+            "01abc",
+            "Ship?",
+            "choice",
+            &choices,
+            None,
+            Paint { on: false },
+        );
         assert_eq!(
             text,
             "  Ship?\n    ship      Ship it\n    hold off\n  answer (choice) with: atomic resume 01abc --answer ship\n"

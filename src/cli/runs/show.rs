@@ -87,15 +87,25 @@ fn text(detail: &RunDetail, state: &Value) -> String {
     if let Some(error) = &run.error {
         let _ = writeln!(out, "  error     {error}");
     }
-    if let Some(wait) = &run.wait {
+    let several = run.waits.len() > 1;
+    for wait in &run.waits {
         let _ = writeln!(
             out,
             "  waiting   at `{}` for a {} answer: {}",
-            wait.node_id,
+            wait.key(),
             wait.answer,
             clip(&wait.prompt, 80)
         );
-        let _ = writeln!(out, "            atomic resume {} --answer …", run.id);
+        let which = if several {
+            format!(" --wait {}", wait.key())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "            atomic resume {}{which} --answer …",
+            run.id
+        );
     }
 
     let _ = writeln!(out, "\nsteps");
@@ -105,7 +115,7 @@ fn text(detail: &RunDetail, state: &Value) -> String {
     let width = detail
         .steps
         .iter()
-        .map(|step| step.node_id.chars().count())
+        .map(|step| step_name(step).chars().count())
         .max()
         .unwrap_or(0);
     for step in &detail.steps {
@@ -138,11 +148,19 @@ fn text(detail: &RunDetail, state: &Value) -> String {
     out
 }
 
+/// A step's node, with the block it ran in (`fan@3#1/review`).
+fn step_name(step: &StepRecord) -> String {
+    match &step.scope {
+        Some(scope) => format!("{scope}/{}", step.node_id),
+        None => step.node_id.clone(),
+    }
+}
+
 fn step_line(step: &StepRecord, width: usize) -> String {
     let mut line = format!(
         "  {:>4}  {:<width$}  {:<9} {:>7}",
         step.seq,
-        step.node_id,
+        step_name(step),
         step.status.as_str(),
         duration_ms(step.finished_at.millis_since(step.started_at)),
     );

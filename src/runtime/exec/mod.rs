@@ -1,5 +1,6 @@
 //! Executing one step: one file per node kind. Each returns the step's [`Write`]s; the
-//! walker applies them through the reducers, so executing never touches the frame.
+//! walker applies them through the reducers, so executing never touches the frame. A
+//! block (a parallel, a subgraph) may instead pause, when waits inside it are pending.
 
 mod agent;
 mod arguments;
@@ -19,12 +20,42 @@ use super::NodeError;
 use super::frame::{Frame, Write};
 use super::hooks::{self, HookEvent};
 use super::shared::Shared;
+use super::walk::ScopePath;
 use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
+use crate::store::PendingWait;
 
 pub(crate) use canned::answer as canned_answer;
 pub(crate) use set::eval_sets;
-pub(crate) use wait::{Question, answer_writes, pending_wait};
+pub(crate) use wait::{Question, answer_writes, check_answer, pending_wait};
+
+/// Why a step did not produce its writes.
+#[derive(Debug)]
+pub(crate) enum Halt {
+    /// It failed (its retries and `on-error` apply).
+    Failed(NodeError),
+    /// Waits inside the block it runs are pending, each committed in its own block.
+    Paused(Vec<PendingWait>),
+}
+
+impl From<NodeError> for Halt {
+    fn from(error: NodeError) -> Self {
+        Self::Failed(error)
+    }
+}
+
+impl From<super::template::TemplateError> for Halt {
+    fn from(error: super::template::TemplateError) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+/// Where a step runs, for the blocks it enters: the walk's block and the entry number a
+/// block started by this step gets.
+pub(crate) struct Place<'a> {
+    pub(crate) scope: &'a ScopePath,
+    pub(crate) entry: String,
+}
 
 /// Runs the node of step `at` once, inside its hooks when the workflow has any.
 pub(crate) async fn execute(
@@ -33,11 +64,12 @@ pub(crate) async fn execute(
     at: StepIdx,
     node: NodeIdx,
     seq: u64,
-) -> Result<Vec<Write>, NodeError> {
+    place: &Place<'_>,
+) -> Result<Vec<Write>, Halt> {
     if shared.hooks.is_empty() {
-        run_node(shared, frame, at, node, seq).await
+        run_node(shared, frame, at, node, seq, place).await
     } else {
-        Box::pin(hooked(shared, frame, at, node, seq)).await
+        Box::pin(hooked(shared, frame, at, node, seq, place)).await
     }
 }
 
@@ -49,7 +81,8 @@ async fn hooked(
     at: StepIdx,
     node: NodeIdx,
     seq: u64,
-) -> Result<Vec<Write>, NodeError> {
+    place: &Place<'_>,
+) -> Result<Vec<Write>, Halt> {
     let ir_kind = &shared.workflow().node(node).kind;
     let kind = ir_kind.name();
     let start = || {
@@ -58,10 +91,10 @@ async fn hooked(
         fields.insert("step".into(), seq.into());
         fields
     };
-    let end = |result: &Result<Vec<Write>, NodeError>| {
+    let end = |result: &Result<Vec<Write>, Halt>| {
         let mut fields = start();
         fields.insert("ok".into(), result.is_ok().into());
-        if let Err(error) = result {
+        if let Err(Halt::Failed(error)) = result {
             fields.insert("error".into(), error.message.clone().into());
         }
         fields
@@ -75,16 +108,19 @@ async fn hooked(
     let result = if let Some((before, after)) = around {
         match hooks::fire(shared, before, Some(node), start()).await {
             Ok(()) => {
-                let result = run_node(shared, frame, at, node, seq).await;
+                let result = run_node(shared, frame, at, node, seq, place).await;
                 hooks::fire(shared, after, Some(node), end(&result)).await?;
                 result
             }
-            Err(blocked) => Err(blocked),
+            Err(blocked) => Err(blocked.into()),
         }
     } else {
-        run_node(shared, frame, at, node, seq).await
+        run_node(shared, frame, at, node, seq, place).await
     };
-    hooks::fire(shared, HookEvent::NodeEnd, Some(node), end(&result)).await?;
+    // A paused block has not ended: its `node.end` fires when it does, after the resume.
+    if !matches!(result, Err(Halt::Paused(_))) {
+        hooks::fire(shared, HookEvent::NodeEnd, Some(node), end(&result)).await?;
+    }
     result
 }
 
@@ -95,23 +131,24 @@ async fn run_node(
     at: StepIdx,
     node: NodeIdx,
     seq: u64,
-) -> Result<Vec<Write>, NodeError> {
+    place: &Place<'_>,
+) -> Result<Vec<Write>, Halt> {
     let ir = shared.workflow().node(node);
-    match &ir.kind {
-        NodeKind::Set(set) => set::execute(shared, frame, node, set, seq),
-        NodeKind::Agent(_) => agent::execute(shared, frame, node, seq).await,
-        NodeKind::Tool(tool) => tool::execute(shared, frame, node, tool, seq).await,
-        NodeKind::Subgraph(subgraph) => subgraph::execute(shared, frame, node, subgraph, seq).await,
-        NodeKind::Parallel(parallel) => {
-            parallel::execute(shared, frame, at, node, parallel, seq).await
+    Ok(match &ir.kind {
+        NodeKind::Set(set) => set::execute(shared, frame, node, set, seq)?,
+        NodeKind::Agent(_) => agent::execute(shared, frame, node, seq).await?,
+        NodeKind::Tool(tool) => tool::execute(shared, frame, node, tool, seq).await?,
+        NodeKind::Subgraph(subgraph) => {
+            subgraph::execute(shared, frame, node, subgraph, seq, place).await?
         }
-        NodeKind::Wait(_) => Err(NodeError::fatal(format!(
-            "`{}` waits for an answer, which only the top level of a run can do (not a parallel branch or a subgraph)",
-            ir.id.value
-        ))),
-        NodeKind::Decision(_) | NodeKind::Loop(_) => Err(NodeError::fatal(format!(
-            "`{}` is not an action step",
-            ir.id.value
-        ))),
-    }
+        NodeKind::Parallel(parallel) => {
+            parallel::execute(shared, frame, at, node, parallel, seq, place).await?
+        }
+        // The walker pauses at waits itself.
+        NodeKind::Wait(_) | NodeKind::Decision(_) | NodeKind::Loop(_) => {
+            return Err(
+                NodeError::fatal(format!("`{}` is not an action step", ir.id.value)).into(),
+            );
+        }
+    })
 }

@@ -5,6 +5,13 @@
 //! `any` abort the losers and wait for them to be dropped (their tools killed, their
 //! provider calls cancelled) before the step ends.
 //!
+//! Each branch commits its steps under its own scope as they complete, so a resumed run
+//! continues every branch from its last committed step: a branch that had finished is not
+//! run again (its writes are replayed for the join), and only steps in flight repeat. A
+//! branch paused at a wait stops there while its siblings go on; the parallel then pauses
+//! with every pending wait, and resumes with the answered branch continuing and the
+//! finished ones replayed.
+//!
 //! An `all` parallel whose branches hold only plain `set`s runs them one after another on
 //! the current task instead: such a branch never waits, so running it concurrently gains
 //! nothing, while a task per branch was most of a small branch's cost (spawn, poll on a
@@ -20,8 +27,11 @@ use crate::ir::{NodeIdx, NodeKind, Parallel, Strategy};
 use crate::lower::StepIdx;
 use crate::runtime::NodeError;
 use crate::runtime::frame::{Frame, Write};
-use crate::runtime::interpreter::{Stop, walk_detached};
 use crate::runtime::shared::Shared;
+use crate::runtime::walk::{Block, Start, Stop, resume_block, walk_block};
+use crate::store::PendingWait;
+
+use super::{Halt, Place};
 
 struct BranchRun {
     index: u32,
@@ -48,7 +58,8 @@ pub(super) async fn execute(
     node: NodeIdx,
     parallel: &Parallel,
     seq: u64,
-) -> Result<Vec<Write>, NodeError> {
+    place: &Place<'_>,
+) -> Result<Vec<Write>, Halt> {
     let plan = &shared.plan;
     let id = shared.id(node).clone();
     let join = plan
@@ -81,12 +92,13 @@ pub(super) async fn execute(
                 }
                 return Err(NodeError::fatal(format!(
                     "`{id}`: `for-each` needs a list (or an object), found `{found}`"
-                )));
+                ))
+                .into());
             }
         };
         drop(scope);
         let Some(body) = branches.first() else {
-            return Err(NodeError::fatal(format!("`{id}` has no body")));
+            return Err(NodeError::fatal(format!("`{id}` has no body")).into());
         };
         let name: Arc<str> = Arc::from(for_each.as_.value.as_str());
         let index_name: Arc<str> = Arc::from("index");
@@ -128,13 +140,24 @@ pub(super) async fn execute(
     }
 
     if parallel.strategy == Strategy::All && only_plain_sets(shared, parallel) {
+        // Nothing in these branches waits or has effects: they run in turn, in one go,
+        // and are committed with the parallel.
         let mut writes = Vec::new();
         for run in runs {
-            let walk = walk_detached(shared.clone(), run.frame, run.entry, Some(join), seq);
-            match walk.await {
+            let block = Block {
+                shared: shared.clone(),
+                frame: run.frame,
+                // Never committed, so never named (a name per item would cost more than
+                // running a small branch).
+                scope: place.scope.clone(),
+                number: seq,
+                local: 0,
+                durable: false,
+            };
+            match walk_block(block, Start::At(run.entry), Some(join)).await {
                 Ok(done) => writes.extend(done.log.unwrap_or_default()),
                 Err(stop) => {
-                    return Err(branch_error(&id, &branch_name(parallel, run.index), stop));
+                    return Err(branch_error(&id, &branch_name(parallel, run.index), stop).into());
                 }
             }
         }
@@ -148,8 +171,26 @@ pub(super) async fn execute(
         .map_or(count, |max| (max.value as usize).max(1));
     let semaphore = Arc::new(Semaphore::new(limit));
     let mut set = JoinSet::new();
-    for run in runs {
-        let walk = walk_detached(shared.clone(), run.frame, run.entry, Some(join), seq);
+    let mut logs: Vec<Option<Vec<Write>>> = vec![None; count];
+    // A resumed parallel: branches that had finished are not run again.
+    let mut finished_before = None;
+    for mut run in runs {
+        let scope = place.scope.branch(&id, &place.entry, run.index);
+        let resumed = resume_block(shared, &mut run.frame, &scope, run.entry, Some(join))?;
+        if resumed.finished {
+            finished_before.get_or_insert(run.index);
+            logs[run.index as usize] = Some(run.frame.log.take().unwrap_or_default());
+            continue;
+        }
+        let block = Block {
+            shared: shared.clone(),
+            frame: run.frame,
+            scope,
+            number: seq,
+            local: resumed.local,
+            durable: true,
+        };
+        let walk = walk_block(block, resumed.start, Some(join));
         let semaphore = semaphore.clone();
         let index = run.index;
         set.spawn(async move {
@@ -159,10 +200,16 @@ pub(super) async fn execute(
         });
     }
 
-    let mut logs: Vec<Option<Vec<Write>>> = vec![None; count];
     let mut last_error = None;
-    let mut winner = None;
-    while let Some(joined) = set.join_next().await {
+    let mut winner = if matches!(parallel.strategy, Strategy::Race | Strategy::Any) {
+        finished_before
+    } else {
+        None
+    };
+    let mut paused: Vec<(u32, Vec<PendingWait>)> = Vec::new();
+    while winner.is_none()
+        && let Some(joined) = set.join_next().await
+    {
         let (index, result) = joined
             .map_err(|error| NodeError::fatal(format!("`{id}`: a branch panicked: {error}")))?;
         let slot = index as usize;
@@ -171,15 +218,16 @@ pub(super) async fn execute(
                 logs[slot] = Some(done.log.unwrap_or_default());
                 if matches!(parallel.strategy, Strategy::Race | Strategy::Any) {
                     winner = Some(index);
-                    break;
                 }
             }
+            // Its siblings go on; the parallel pauses once they have ended.
+            Err(Stop::Paused(waits)) => paused.push((index, waits)),
             Err(stop) => {
                 let error = branch_error(&id, &branch_name(parallel, index), stop);
                 match parallel.strategy {
                     Strategy::All | Strategy::Race => {
                         cancel(&mut set).await;
-                        return Err(error);
+                        return Err(error.into());
                     }
                     Strategy::Any => last_error = Some(error),
                 }
@@ -187,13 +235,20 @@ pub(super) async fn execute(
         }
     }
     cancel(&mut set).await;
+    if winner.is_none() && !paused.is_empty() {
+        paused.sort_by_key(|(index, _)| *index);
+        return Err(Halt::Paused(
+            paused.into_iter().flat_map(|(_, waits)| waits).collect(),
+        ));
+    }
     if parallel.strategy == Strategy::Any && winner.is_none() {
         let error =
             last_error.unwrap_or_else(|| NodeError::fatal(format!("`{id}`: no branch succeeded")));
         return Err(NodeError {
             message: format!("every branch failed; the last: {}", error.message),
             ..error
-        });
+        }
+        .into());
     }
     let mut writes: Vec<Write> = logs.into_iter().flatten().flatten().collect();
     writes.push(Write::Output(
@@ -232,5 +287,6 @@ fn branch_error(id: &str, branch: &str, stop: Stop) -> NodeError {
         Stop::Limit(message) => NodeError::fatal(message),
         Stop::Cancelled => NodeError::fatal(format!("`{id}` {branch} was cancelled")),
         Stop::Store(error) => NodeError::fatal(error.to_string()),
+        Stop::Paused(_) => NodeError::fatal(format!("`{id}` {branch} paused where it cannot")),
     }
 }

@@ -1,15 +1,18 @@
 //! `subgraph`: runs another workflow's plan to its end as one step of this one, with
-//! `input` mappings in and `output` mappings (caller field ← callee field) out. The callee
-//! commits nothing of its own (it is re-run whole if the caller resumes before it).
+//! `input` mappings in and `output` mappings (caller field ← callee field) out. The callee's
+//! steps are committed under the subgraph's scope as they complete, so a resumed run
+//! continues the callee from its last committed step; a wait in the callee pauses the run
+//! there.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::{Halt, Place};
 use crate::ir::{ErrorClass, NodeIdx, Subgraph};
 use crate::runtime::frame::{Frame, Write};
-use crate::runtime::interpreter::{Stop, walk_detached};
 use crate::runtime::shared::Shared;
+use crate::runtime::walk::{Block, Stop, resume_block, walk_block};
 use crate::runtime::{NodeError, RunContext};
 
 pub(super) async fn execute(
@@ -18,7 +21,8 @@ pub(super) async fn execute(
     node: NodeIdx,
     subgraph: &Subgraph,
     seq: u64,
-) -> Result<Vec<Write>, NodeError> {
+    place: &Place<'_>,
+) -> Result<Vec<Write>, Halt> {
     let id = shared.id(node).clone();
     let loader = shared.ctx.subgraphs.as_ref().ok_or_else(|| {
         NodeError::fatal(format!(
@@ -44,11 +48,11 @@ pub(super) async fn execute(
     if let Some(dir) = path.parent() {
         ctx.base_dir = dir.to_path_buf();
     }
-    let callee = super::super::shared::Shared::new(plan, ctx, shared.run_id.clone(), &inputs, true)
+    let callee = Shared::new(plan, ctx, shared.run_id.clone(), &inputs, Some(shared))
         .map_err(|error| NodeError::fatal(format!("`{id}`: {error}")))?;
     let callee = Arc::new(callee);
-    let start = callee.plan.start();
-    let frame = Frame {
+    let block_scope = place.scope.subgraph(&id, &place.entry);
+    let mut frame = Frame {
         state: Arc::new(callee.initial_state()),
         outputs: Arc::default(),
         counters: callee.plan.new_counters(),
@@ -57,17 +61,35 @@ pub(super) async fn execute(
         branch: frame.branch,
         log: None,
     };
-    let done = walk_detached(callee.clone(), frame, start, None, seq)
-        .await
-        .map_err(|stop| match stop {
-            Stop::Failed { node, error } => NodeError {
-                message: format!("`{id}` failed at `{node}`: {}", error.message),
-                ..error
-            },
-            Stop::Limit(message) => NodeError::fatal(format!("`{id}`: {message}")),
-            Stop::Cancelled => NodeError::fatal(format!("`{id}` was cancelled")),
-            Stop::Store(error) => NodeError::fatal(format!("`{id}`: {error}")),
-        })?;
+    let resumed = resume_block(&callee, &mut frame, &block_scope, callee.plan.start(), None)?;
+    if let Some(cursor) = callee.recovery.latest_tally(&block_scope) {
+        callee.restore(cursor);
+    }
+    let done = if resumed.finished {
+        frame
+    } else {
+        let block = Block {
+            shared: callee.clone(),
+            frame,
+            scope: block_scope,
+            number: seq,
+            local: resumed.local,
+            durable: true,
+        };
+        walk_block(block, resumed.start, None)
+            .await
+            .map_err(|stop| match stop {
+                Stop::Paused(waits) => Halt::Paused(waits),
+                Stop::Failed { node, error } => NodeError {
+                    message: format!("`{id}` failed at `{node}`: {}", error.message),
+                    ..error
+                }
+                .into(),
+                Stop::Limit(message) => NodeError::fatal(format!("`{id}`: {message}")).into(),
+                Stop::Cancelled => NodeError::fatal(format!("`{id}` was cancelled")).into(),
+                Stop::Store(error) => NodeError::fatal(format!("`{id}`: {error}")).into(),
+            })?
+    };
     {
         let theirs = callee.tally();
         let mut ours = shared.tally();

@@ -81,6 +81,26 @@ pub(crate) fn answer_writes(
     Ok(writes)
 }
 
+/// Checks `answer` against `wait`'s type (its schema read from `base`), as
+/// [`answer_writes`] will: for a wait in a block, checked before the run resumes.
+///
+/// # Errors
+/// A message saying what answer was expected.
+pub(crate) fn check_answer(
+    wait: &Wait,
+    base: &std::path::Path,
+    files: &dyn crate::source::Files,
+    answer: &str,
+) -> Result<(), String> {
+    let value = crate::ir::value::parse_answer(&wait.answer, &wait.choices, answer)?;
+    if let AnswerType::Json(Some(schema)) = &wait.answer {
+        crate::runtime::Schemas::load([schema.value.as_str()], base, files)?
+            .validate(&schema.value, &value)
+            .map_err(|error| error.message)?;
+    }
+    Ok(())
+}
+
 fn typed_answer(shared: &Shared, wait: &Wait, answer: &str) -> Result<Value, String> {
     // The same judgement `check` makes of choices and auto-approve answers.
     let value = crate::ir::value::parse_answer(&wait.answer, &wait.choices, answer)?;

@@ -17,7 +17,7 @@ use super::checkpointer::{Checkpointer, NUDGE_EVERY};
 use super::rows::corrupt;
 use super::steplog::{self, Encoded};
 use crate::store::snapshot::LiveState;
-use crate::store::{NewRun, RunId, RunStatus, SnapshotPolicy, StoreError, Timestamp};
+use crate::store::{NewRun, PendingWait, RunId, RunStatus, SnapshotPolicy, StoreError, Timestamp};
 
 /// A failure folding queued steps into the database, kept for the next caller.
 pub(super) type Poison = Arc<Mutex<Option<StoreError>>>;
@@ -243,6 +243,20 @@ impl Db {
         Ok(())
     }
 
+    pub(super) fn pause(&mut self, run: &RunId, waits: &[PendingWait]) -> Result<(), StoreError> {
+        let waits = serde_json::to_string(waits).expect("waits serialise");
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE runs SET status = 'paused', updated_at = ?2, wait = ?3 WHERE id = ?1",
+            )?
+            .execute(params![run.as_str(), now(), waits])?;
+        if changed == 0 {
+            return Err(StoreError::NotFound(run.to_string()));
+        }
+        Ok(())
+    }
+
     pub(super) fn set_status(
         &mut self,
         run: &RunId,
@@ -351,7 +365,7 @@ fn apply_step(
     } = encoded;
     let wait = match (&step.wait, step.run_status) {
         (Some(wait), RunStatus::Paused) => {
-            Some(serde_json::to_string(wait).expect("a wait serialises"))
+            Some(serde_json::to_string(&[wait]).expect("a wait serialises"))
         }
         _ => None,
     };
@@ -378,8 +392,8 @@ fn apply_step(
     }
     tx.prepare_cached(
         "INSERT INTO steps (run_id, seq, node_id, started_at, finished_at, status, attempts,
-                                delta, cursor, events, error)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                delta, cursor, events, error, scope)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
     .execute(params![
         run.as_str(),
@@ -393,6 +407,7 @@ fn apply_step(
         cursor,
         events,
         step.error,
+        step.scope,
     ])?;
     // The common step (running → running) leaves the run's row alone: its step count
     // and last change come from this step.
@@ -424,8 +439,14 @@ fn apply_step(
         );
     }
     let live = live.get_mut(run).expect("cached or just loaded");
+    // A scoped step's delta is its block's, not the run's.
+    let empty = crate::store::StateDelta::new();
+    let (applied, applied_len) = match step.scope {
+        Some(_) => (&empty, 0),
+        None => (&step.delta, delta.len()),
+    };
     let due = live
-        .advance(step.seq, &step.delta, delta.len(), policy)
+        .advance(step.seq, applied, applied_len, policy)
         .map_err(|error| corrupt(run.as_str(), error.to_string()))?;
     let mut pages = 1;
     if due {

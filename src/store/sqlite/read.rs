@@ -7,7 +7,8 @@ use super::db::Db;
 use super::rows::{self, RUN_SELECT, STEP_COLUMNS};
 use crate::store::snapshot::LiveState;
 use crate::store::{
-    Checkpoint, EventRecord, RunDetail, RunFilter, RunId, RunRecord, State, StateDelta, StoreError,
+    Checkpoint, EventRecord, OpenStep, RunDetail, RunFilter, RunId, RunRecord, State, StateDelta,
+    StepStatus, StoreError,
 };
 
 impl Db {
@@ -31,22 +32,46 @@ impl Db {
                 state
             }
         };
-        let cursor = if seq == 0 {
-            None
-        } else {
-            let text: String = self
-                .conn
-                .prepare_cached("SELECT cursor FROM steps WHERE run_id = ?1 AND seq = ?2")?
-                .query_row(rusqlite::params![run.as_str(), seq as i64], |row| {
-                    row.get(0)
-                })?;
-            Some(rows::json(run.as_str(), &text)?)
+        // The last unscoped step, found from the end: only a block's open steps follow it.
+        let top: Option<(i64, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, cursor FROM steps WHERE run_id = ?1 AND scope IS NULL
+                 ORDER BY seq DESC LIMIT 1",
+            )?
+            .query_row([run.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        let (top_seq, cursor) = match top {
+            Some((top_seq, text)) => (top_seq, Some(rows::json(run.as_str(), &text)?)),
+            None => (0, None),
         };
+        let open_rows: Vec<(i64, String, String, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, scope, status, cursor FROM steps
+                 WHERE run_id = ?1 AND seq > ?2 AND scope IS NOT NULL ORDER BY seq",
+            )?
+            .query_map(rusqlite::params![run.as_str(), top_seq], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut open = Vec::with_capacity(open_rows.len());
+        for (seq, scope, status, cursor) in open_rows {
+            open.push(OpenStep {
+                seq: seq as u64,
+                scope,
+                status: StepStatus::parse(&status).ok_or_else(|| {
+                    rows::corrupt(run.as_str(), format!("unknown step status `{status}`"))
+                })?,
+                cursor: rows::json(run.as_str(), &cursor)?,
+            });
+        }
         Ok(Checkpoint {
             run: record,
             seq,
             state,
             cursor,
+            open,
         })
     }
 
@@ -165,7 +190,8 @@ pub(super) fn state_at(conn: &Connection, run: &RunId, upto: u64) -> Result<Stat
         .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
     let mut state: State = rows::json(run.as_str(), &text)?;
     let mut deltas = conn.prepare_cached(
-        "SELECT delta FROM steps WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+        "SELECT delta FROM steps
+         WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3 AND scope IS NULL ORDER BY seq",
     )?;
     let mut found = deltas.query(rusqlite::params![run.as_str(), base, upto as i64])?;
     while let Some(row) = found.next()? {

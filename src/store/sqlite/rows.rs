@@ -4,7 +4,9 @@
 use rusqlite::Row;
 use serde::de::DeserializeOwned;
 
-use crate::store::{RunId, RunRecord, RunStatus, StepRecord, StepStatus, StoreError, Timestamp};
+use crate::store::{
+    PendingWait, RunId, RunRecord, RunStatus, StepRecord, StepStatus, StoreError, Timestamp,
+};
 
 /// `SELECT … FROM …` of the columns [`run_row`] reads, in order: the run joined with its
 /// last step (alias `r` for runs), which gives the step count and the last change.
@@ -17,7 +19,7 @@ pub(super) const RUN_SELECT: &str = "
 
 /// The columns [`step_record`] reads, in order.
 pub(super) const STEP_COLUMNS: &str =
-    "seq, node_id, started_at, finished_at, status, attempts, delta, cursor, error, events";
+    "seq, node_id, started_at, finished_at, status, attempts, delta, cursor, error, events, scope";
 
 /// Raw columns of a run, decoded after the statement is done.
 pub(super) type RunRow = (
@@ -56,7 +58,10 @@ pub(super) fn run_record(row: RunRow) -> Result<RunRecord, StoreError> {
         .ok_or_else(|| corrupt(&id, format!("unknown run status `{status}`")))?;
     Ok(RunRecord {
         inputs: json(&id, &inputs)?,
-        wait: wait.map(|wait| json(&id, &wait)).transpose()?,
+        waits: wait
+            .map(|wait| waits(&id, &wait))
+            .transpose()?
+            .unwrap_or_default(),
         id: RunId::new(id),
         workflow,
         path,
@@ -69,7 +74,16 @@ pub(super) fn run_record(row: RunRow) -> Result<RunRecord, StoreError> {
     })
 }
 
-/// Raw columns of a step, its events last.
+/// The `wait` column: a list of waits, or one wait (as schema 3 wrote it).
+fn waits(run: &str, text: &str) -> Result<Vec<PendingWait>, StoreError> {
+    if text.trim_start().starts_with('[') {
+        json(run, text)
+    } else {
+        json(run, text).map(|wait| vec![wait])
+    }
+}
+
+/// Raw columns of a step, its events and scope last.
 pub(super) type StepRow = (
     i64,
     String,
@@ -81,6 +95,7 @@ pub(super) type StepRow = (
     String,
     Option<String>,
     String,
+    Option<String>,
 );
 
 pub(super) fn step_row(row: &Row<'_>) -> rusqlite::Result<StepRow> {
@@ -95,6 +110,7 @@ pub(super) fn step_row(row: &Row<'_>) -> rusqlite::Result<StepRow> {
         row.get(7)?,
         row.get(8)?,
         row.get(9)?,
+        row.get(10)?,
     ))
 }
 
@@ -103,12 +119,14 @@ pub(super) fn step_record(
     run: &RunId,
     row: StepRow,
 ) -> Result<(StepRecord, Vec<serde_json::Value>), StoreError> {
-    let (seq, node_id, started, finished, status, attempts, delta, cursor, error, events) = row;
+    let (seq, node_id, started, finished, status, attempts, delta, cursor, error, events, scope) =
+        row;
     let status = StepStatus::parse(&status)
         .ok_or_else(|| corrupt(run.as_str(), format!("unknown step status `{status}`")))?;
     let events = json(run.as_str(), &events)?;
     let step = StepRecord {
         seq: seq as u64,
+        scope,
         node_id,
         started_at: timestamp(started),
         finished_at: timestamp(finished),

@@ -76,6 +76,12 @@ const MIGRATIONS: &[&str] = &[
         cancel_requested  INTEGER NOT NULL DEFAULT 0
     ) STRICT, WITHOUT ROWID;
     ",
+    // 4: steps inside blocks (parallel branches, subgraphs): the block a step ran in, whose
+    // delta is the block's and not the run's. A run's pending waits become a JSON list
+    // (one per paused block); a lone object is still read as one wait.
+    "
+    ALTER TABLE steps ADD COLUMN scope TEXT;
+    ",
 ];
 
 /// The schema version this build writes.

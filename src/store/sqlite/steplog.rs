@@ -31,6 +31,8 @@ pub(super) struct Encoded {
 #[derive(Serialize)]
 struct Head<'a> {
     seq: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: &'a Option<String>,
     node_id: &'a str,
     started_at: Timestamp,
     finished_at: Timestamp,
@@ -57,6 +59,7 @@ impl Encoded {
         let step = &self.step;
         let head = serde_json::to_vec(&Head {
             seq: step.seq,
+            scope: &step.scope,
             node_id: &step.node_id,
             started_at: step.started_at,
             finished_at: step.finished_at,
@@ -277,7 +280,9 @@ mod tests {
             schema: None,
             auto_answer: Some("yes".to_owned()),
             auto_answer_at: Some(Timestamp(5)),
+            scope: Some("fan@2#1".to_owned()),
         });
+        step.scope = Some("fan@2#1".to_owned());
         let line = Encoded::new(step.clone()).line();
         assert_eq!(line.last(), Some(&b'\n'));
         let back: StepCommit = serde_json::from_slice(&line).expect("the line reads");

@@ -12,8 +12,8 @@ use super::open::{self, Durability, SqliteOptions};
 use super::steplog::{Encoded, RESET_AFTER, StepLog, log_dir};
 use super::worker::Worker;
 use crate::store::{
-    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, RunDetail, RunFilter, RunId, RunRecord,
-    RunStatus, State, StepCommit, Store, StoreError, StoreFuture,
+    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, PendingWait, RunDetail, RunFilter, RunId,
+    RunRecord, RunStatus, State, StepCommit, Store, StoreError, StoreFuture,
 };
 
 /// A checkpoint store in one SQLite file. Several stores (in one or several processes) may
@@ -157,6 +157,17 @@ impl Store for SqliteStore {
             if status != RunStatus::Running {
                 db.remove_log(&run);
             }
+            Ok(())
+        })
+    }
+
+    fn pause<'a>(&'a self, run: &'a RunId, waits: Vec<PendingWait>) -> StoreFuture<'a, ()> {
+        self.log.forget(run);
+        self.next_seq().remove(run);
+        let run = run.clone();
+        self.worker.call(move |db| {
+            db.pause(&run, &waits)?;
+            db.remove_log(&run);
             Ok(())
         })
     }

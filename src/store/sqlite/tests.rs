@@ -68,6 +68,20 @@ async fn resolves_prefixes_and_deletes() {
 }
 
 #[tokio::test]
+async fn scoped_steps_stay_open_until_the_block_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    conformance::scoped_steps_stay_open_until_the_block_ends(&store_in(dir.path())).await;
+    // Read again by a new process (the steps folded from the log into the database).
+    let store = store_in(dir.path());
+    let checkpoint = store
+        .checkpoint(&RunId::new("01ffffffffffff"))
+        .await
+        .unwrap();
+    assert!(checkpoint.open.is_empty());
+    assert_eq!(checkpoint.run.steps, 5);
+}
+
+#[tokio::test]
 async fn reopened_store_continues_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let id = RunId::new("01gggggggggggg");
@@ -133,7 +147,7 @@ fn newer_schema_is_refused() {
             error,
             StoreError::TooNew {
                 found: 99,
-                supported: 3,
+                supported: 4,
                 ..
             }
         ),
@@ -148,15 +162,30 @@ async fn a_version_1_database_gains_the_progress_table() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_in(dir.path());
     store.create_run(new_run("old", "")).await.unwrap();
+    store
+        .commit_step(&crate::store::RunId::new("old"), step(1))
+        .await
+        .unwrap();
     drop(store);
     let db = dir.path().join(DB_PATH);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("DROP TABLE progress; DROP TABLE leases; PRAGMA user_version = 1;")
-        .unwrap();
+    // As version 1 left it: no progress, leases or step scopes, and a paused run's wait
+    // as one object.
+    conn.execute_batch(
+        r#"DROP TABLE progress; DROP TABLE leases; ALTER TABLE steps DROP COLUMN scope;
+        UPDATE runs SET status = 'paused',
+            wait = '{"node_id":"ask","prompt":"Go?","answer":"yes-no","choices":[],"schema":null}';
+        PRAGMA user_version = 1;"#,
+    )
+    .unwrap();
     drop(conn);
     let store = SqliteStore::open(&db, SqliteOptions::default()).unwrap();
     let id = crate::store::RunId::new("old");
-    store.run(&id).await.expect("the run survived");
+    let run = store.run(&id).await.expect("the run survived");
+    assert_eq!(run.waits.len(), 1, "{:?}", run.waits);
+    assert_eq!(run.waits[0].key(), "ask");
+    let detail = store.run_detail(&id).await.unwrap();
+    assert_eq!(detail.steps[0].scope, None);
     store
         .save_progress(&id, "a#0", serde_json::json!({"ok": true}))
         .await

@@ -55,7 +55,10 @@ async fn for_each_merges_in_branch_order_not_completion_order() {
     let outcome = go(wf, ctx).await;
     assert_eq!(outcome.end, RunEnd::Completed, "{:?}", outcome.end);
     assert_eq!(outcome.state["out"], json!((0..40).collect::<Vec<_>>()));
-    assert_eq!(outcome.steps, 1, "a parallel is one committed step");
+    assert_eq!(
+        outcome.steps, 41,
+        "each branch's agent step is committed as it completes, then the parallel"
+    );
 }
 
 /// A parallel of plain `set`s runs its branches in turn on the run's task; the result is
@@ -392,22 +395,23 @@ async fn wait_pauses_and_resume_validates_then_continues_after_it() {
     let ctx = RunContext::in_memory();
     let plan = wait_flow().plan();
     let outcome = run(plan.clone(), Map::new(), ctx.clone()).await.unwrap();
-    let RunEnd::Paused {
-        node,
-        prompt,
-        answer,
-        ..
-    } = &outcome.end
-    else {
+    let RunEnd::Paused { waits } = &outcome.end else {
         panic!("{:?}", outcome.end)
     };
+    let [wait] = waits.as_slice() else {
+        panic!("one wait: {waits:?}")
+    };
     assert_eq!(
-        (node.as_str(), prompt.as_str(), answer.as_str()),
+        (
+            wait.node_id.as_str(),
+            wait.prompt.as_str(),
+            wait.answer.as_str()
+        ),
         ("approve", "Ship 1?", "yes-no")
     );
     let checkpoint = ctx.store.checkpoint(&outcome.run_id).await.unwrap();
     assert_eq!(checkpoint.run.status, atomic::store::RunStatus::Paused);
-    assert_eq!(checkpoint.run.wait.as_ref().unwrap().prompt, "Ship 1?");
+    assert_eq!(checkpoint.run.waits[0].prompt, "Ship 1?");
 
     let bad = resume(plan.clone(), &outcome.run_id, Some("perhaps"), ctx.clone())
         .await
@@ -470,19 +474,22 @@ async fn an_auto_approve_wait_stopped_early_stays_paused_and_keeps_its_first_dea
         token.cancel();
     });
     let outcome = run(plan.clone(), Map::new(), ctx.clone()).await.unwrap();
-    let RunEnd::Paused {
-        node, auto_answer, ..
-    } = &outcome.end
-    else {
+    let RunEnd::Paused { waits } = &outcome.end else {
         panic!(
             "Ctrl-C on an auto-approve wait leaves the run paused: {:?}",
             outcome.end
         );
     };
-    assert_eq!(node, "approve");
+    assert_eq!(waits[0].node_id, "approve");
+    let auto_answer = waits[0].auto_answer.clone().zip(waits[0].auto_answer_at);
     let checkpoint = ctx.store.checkpoint(&outcome.run_id).await.unwrap();
     assert_eq!(checkpoint.run.status, atomic::store::RunStatus::Paused);
-    let wait = checkpoint.run.wait.expect("the pause is recorded");
+    let wait = checkpoint
+        .run
+        .waits
+        .first()
+        .cloned()
+        .expect("the pause is recorded");
     assert_eq!(wait.auto_answer.as_deref(), Some("no"));
     let answer_at = wait.auto_answer_at.expect("with its deadline").0;
     // The outcome (and so the pause summary) carries the same answer and deadline.

@@ -1,0 +1,199 @@
+//! Running an action step: the run's limits, its attempts under the node's retry policy and
+//! timeout, and applying what it wrote.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use tracing::Instrument;
+
+use super::commit::Ended;
+use super::{Stop, Walker};
+use crate::ir::{NodeIdx, NodeKind};
+use crate::lower::StepIdx;
+use crate::runtime::exec::{self, Halt, Place};
+use crate::runtime::frame::Write;
+use crate::runtime::state::Delta;
+use crate::runtime::{NodeError, RunEvent};
+use crate::store::Timestamp;
+
+impl Walker<'_> {
+    /// Checks the run limits before an action step.
+    pub(super) fn check_limits(&self) -> Result<(), Stop> {
+        let shared = self.shared;
+        let limits = &shared.workflow().limits;
+        let taken = shared.steps_taken.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(max) = &limits.max_steps
+            && taken > max.value
+        {
+            return Err(Stop::Limit(format!(
+                "the run reached its limit of {} steps (`max-steps`)",
+                max.value
+            )));
+        }
+        if let Some(deadline) = shared.deadline
+            && tokio::time::Instant::now() >= deadline
+        {
+            return Err(Stop::Limit(self.timeout_message()));
+        }
+        if let Some(budget) = &limits.max_budget_usd {
+            let spent = shared.tally().cost_usd;
+            if spent >= budget.value {
+                return Err(Stop::Limit(format!(
+                    "the run spent ${spent:.4}, reaching its budget of ${:.4} (`max-budget-usd`)",
+                    budget.value
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn timeout_message(&self) -> String {
+        let timeout = self
+            .shared
+            .workflow()
+            .limits
+            .timeout
+            .as_ref()
+            .map_or(0, |t| t.value.0);
+        format!("the run reached its time limit of {timeout} ms (`limits timeout`)")
+    }
+
+    /// Runs an action, parallel or subgraph step with its retries, applies and commits its
+    /// writes.
+    pub(super) async fn run_step(&mut self, at: StepIdx) -> Result<StepIdx, Stop> {
+        self.check_limits()?;
+        let node = self
+            .shared
+            .plan
+            .step(at)
+            .node
+            .expect("action and fork steps have nodes");
+        let started = Instant::now();
+        let started_at = Timestamp::now();
+        let span = tracing::debug_span!(
+            "node",
+            id = &*self.shared.id(node).clone(),
+            step = self.step_no()
+        );
+        let outcome = self.attempts(at, node).instrument(span).await?;
+        match outcome {
+            Ok((writes, attempts)) => {
+                let kept = self.keeps_writes().then(|| writes.clone());
+                let mut delta = Delta::default();
+                if let Err(error) = self.frame.apply(writes, &mut delta) {
+                    return self.fail(at, node, error, attempts, started_at).await;
+                }
+                let next = self.after(at);
+                self.finish(Ended {
+                    node,
+                    outcome: super::commit::Outcome::Completed,
+                    delta,
+                    writes: kept.unwrap_or_default(),
+                    attempts,
+                    started,
+                    started_at,
+                    next,
+                    error: None,
+                })
+                .await?;
+                Ok(next)
+            }
+            Err((error, attempts)) => self.fail(at, node, error, attempts, started_at).await,
+        }
+    }
+
+    /// Whether this walk's commits carry their writes: a block's do, since its state is
+    /// rebuilt from them on resume.
+    pub(super) fn keeps_writes(&self) -> bool {
+        self.durable && !self.scope.is_top()
+    }
+
+    /// Runs attempts of a step until one succeeds, the policy gives up, or the run stops.
+    async fn attempts(
+        &mut self,
+        at: StepIdx,
+        node: NodeIdx,
+    ) -> Result<Result<(Vec<Write>, u32), (NodeError, u32)>, Stop> {
+        let shared = self.shared;
+        let ir = shared.workflow().node(node);
+        let policy = crate::runtime::retry::RetryPolicy::of(ir);
+        let inline = matches!(ir.kind, NodeKind::Set(_)) && ir.timeout.is_none();
+        let mut attempt = 1;
+        loop {
+            if shared.wants_events() {
+                shared.emit(RunEvent::StepStarted {
+                    step: self.step_no(),
+                    node: shared.id(node).clone(),
+                    kind: ir.kind.name(),
+                    attempt,
+                    branch: self.frame.branch,
+                });
+            }
+            let place = Place {
+                scope: &self.scope,
+                entry: self.entry(attempt),
+            };
+            let run = exec::execute(shared, &self.frame, at, node, self.step_no(), &place);
+            let result = if inline {
+                run.await
+            } else {
+                let timed = async {
+                    match ir.timeout.as_ref() {
+                        Some(timeout) => {
+                            let limit = timeout.value.to_std();
+                            tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
+                                Err(Halt::Failed(NodeError::new(
+                                    crate::ir::ErrorClass::Timeout,
+                                    format!(
+                                        "`{}` timed out after {} ms",
+                                        ir.id.value, timeout.value.0
+                                    ),
+                                )))
+                            })
+                        }
+                        None => run.await,
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
+                    () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),
+                    result = timed => result,
+                }
+            };
+            let error = match result {
+                Ok(writes) => return Ok(Ok((writes, attempt))),
+                Err(Halt::Paused(waits)) => return Err(Stop::Paused(waits)),
+                Err(Halt::Failed(error)) => error,
+            };
+            let Some(delay) = policy
+                .as_ref()
+                .and_then(|policy| crate::runtime::retry::delay(policy, &error, attempt))
+            else {
+                return Ok(Err((error, attempt)));
+            };
+            attempt += 1;
+            shared.emit(RunEvent::Retrying {
+                node: shared.id(node).clone(),
+                attempt,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                class: error.class_name(),
+                message: error.message.clone(),
+            });
+            tokio::select! {
+                biased;
+                () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
+                () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+}
+
+/// Sleeps until the run's deadline (forever without one).
+pub(super) async fn deadline(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
