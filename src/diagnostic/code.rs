@@ -181,8 +181,6 @@ codes! {
     EmptyBlock = "empty-block", Warning, "flow";
     /// A `goto` jumps into or out of a `parallel` branch.
     GotoAcrossParallel = "goto-across-parallel", Error, "flow";
-    /// A `wait` where the run cannot pause: in a `parallel` branch, or in a workflow called as a subgraph.
-    NestedWait = "nested-wait", Error, "flow";
 
     // ---- data: templates, expressions, state, schemas ---------------------------------
     /// A template or expression does not parse.

@@ -237,11 +237,6 @@ impl Code {
                 why: r#"An option nothing reads is silently ignored: the run goes ahead without the setting you wrote, and you find out from its results. atomic also refuses such options when it builds the provider, so this is caught before anything runs."#,
                 advice: r#"Fix the name (the help suggests the closest option), or move a provider-only option to the provider."#,
             },
-            Code::NestedWait => Explanation {
-                fires: r#"A `wait` is inside a `parallel` (one of its branches, or a `for-each` body), or a `subgraph` calls a workflow that has a `wait`. A run pauses for an answer only at its top level for now."#,
-                why: r#"Anywhere else the `wait` fails when it is reached, after the steps before it, and its sibling branches, have had their effects; the run cannot be resumed past it."#,
-                advice: r#"Ask before or after the `parallel` or the `subgraph`, and pass the answer in (a state field, or an `input` of the called workflow)."#,
-            },
             Code::InvalidDefinition => Explanation {
                 fires: r#"A discovered agent, skill or command that the workflow uses has YAML front matter that does not parse (or whose fields have the wrong types, such as a mapping for `tools`). Broken definitions that no workflow uses are not reported."#,
                 why: r#"its model, tools and name cannot be read, so running it would silently differ from what the file says."#,

@@ -81,7 +81,6 @@ fn run_rules(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     rules::subgraph_output_mismatch::check(facts, out);
     rules::invalid_answer_type::check(facts, out);
     rules::type_mismatch::check(facts, out);
-    rules::nested_wait::check(facts, out);
     rules::undeclared_env::check(facts, out);
     rules::custom_tool_use::check(facts, out);
     rules::tainted_command::check(facts, out);

@@ -228,10 +228,12 @@ pub(crate) fn wait_choices(wait: &PendingWait) -> Vec<Choice> {
 }
 
 fn shell_word(text: &str) -> String {
+    // `#` starts a comment only at the start of a word.
     if !text.is_empty()
+        && !text.starts_with('#')
         && text
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:@".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@#".contains(c))
     {
         text.to_owned()
     } else {
@@ -329,5 +331,7 @@ mod tests {
             "  Ship?\n    ship      Ship it\n    hold off\n  answer (choice) with: atomic resume 01abc --answer ship\n"
         );
         assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("each@1#0/ok"), "each@1#0/ok");
+        assert_eq!(shell_word("#x"), "'#x'");
     }
 }

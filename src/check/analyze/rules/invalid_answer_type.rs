@@ -155,11 +155,14 @@ fn valid_value(wait: &Wait, text: &str) -> bool {
 fn check_output_types(facts: &Facts<'_>, wait: &Wait, id: &str, out: &mut Vec<Diagnostic>) {
     let kind = wait.answer.name();
     for output in &wait.outputs {
+        // A collecting reducer (`append`, `merge`) takes an item, not a whole value of the
+        // field's type: its own checks judge the write.
         let Some(field) = facts
             .workflow
             .state
             .iter()
             .find(|field| field.name.value == output.field.value)
+            .filter(|field| crate::check::analyze::model::replaces(&field.reducer))
         else {
             continue;
         };

@@ -5,7 +5,6 @@
 pub(super) mod custom_tool_use;
 pub(super) mod inline_secret;
 pub(super) mod invalid_answer_type;
-pub(super) mod nested_wait;
 pub(super) mod parallel_write_conflict;
 pub(super) mod possibly_unset;
 pub(super) mod schema_file;
