@@ -148,6 +148,56 @@ fn w6(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
     );
 }
 
+/// W7: a for-each whose 1,000 branch steps are each committed, against the same run kept in
+/// memory (`--store memory`), interleaved: what committing a branch's step costs.
+fn w7(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
+    let plan = plan(&flows::w7());
+    let context = |store: Arc<dyn Store>| {
+        let mut ctx = RunContext::new(store);
+        ctx.providers = atomic::runtime::Providers::new().with(
+            "echo",
+            Arc::new(atomic::providers::InProcess::new()),
+        );
+        ctx
+    };
+    let mut durable = Vec::new();
+    let mut memory = Vec::new();
+    let mut steps = 0;
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let started = Instant::now();
+        let outcome = rt
+            .block_on(run_with_id(
+                plan.clone(),
+                RunId::generate(),
+                Map::new(),
+                context(store(dir.path(), durability)),
+            ))
+            .expect("W7 runs");
+        durable.push(started.elapsed());
+        assert_eq!(outcome.end, RunEnd::Completed);
+        steps = outcome.steps;
+        let started = Instant::now();
+        let outcome = rt
+            .block_on(run_with_id(
+                plan.clone(),
+                RunId::generate(),
+                Map::new(),
+                context(Arc::new(atomic::store::LatestStore::new())),
+            ))
+            .expect("W7 runs in memory");
+        memory.push(started.elapsed());
+        assert_eq!(outcome.end, RunEnd::Completed);
+    }
+    let (durable, memory) = (median(durable), median(memory));
+    println!(
+        "W7 [{label}] for-each × 1,000 agent calls, 8 at a time, {steps} committed steps: {:.1} ms durable, {:.1} ms in memory; {:.1} µs per committed step over memory",
+        durable.as_secs_f64() * 1e3,
+        memory.as_secs_f64() * 1e3,
+        (durable.as_secs_f64() - memory.as_secs_f64()) * 1e6 / steps as f64,
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing we need.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -155,8 +205,18 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
+    // `cargo bench --bench durable -- w7 normal` runs only what every word matches.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let workloads: [(&str, fn(&tokio::runtime::Runtime, Durability, &str)); 3] =
+        [("w4", w4), ("w6", w6), ("w7", w7)];
     for (durability, label) in [(Durability::Process, "normal"), (Durability::Full, "full")] {
-        w4(&rt, durability, label);
-        w6(&rt, durability, label);
+        for (name, workload) in workloads {
+            if filter.iter().all(|word| word == name || word == label) {
+                workload(&rt, durability, label);
+            }
+        }
     }
 }

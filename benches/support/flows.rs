@@ -82,3 +82,27 @@ pub(crate) fn w6() -> String {
 "#
     .to_owned()
 }
+
+/// W7: `for-each` over 1,000 items, 8 at a time, each branch one agent call of an
+/// in-process model with no latency (a step with an effect, so each is committed in its
+/// branch), appending the reply.
+pub(crate) fn w7() -> String {
+    let items: Vec<String> = (0..1000).map(|i| i.to_string()).collect();
+    format!(
+        r#"workflow "w7" {{
+    provider "echo" adapter="in-process"
+    state {{
+        field "items" type="array" default="[{}]"
+        field "out" type="array" reduce="append" default="[]"
+    }}
+    parallel "fan" for-each="state.items" as="item" max-concurrency=8 {{
+        agent "body" provider="echo" {{
+            prompt "{{{{ item }}}}"
+            output "out"
+        }}
+    }}
+}}
+"#,
+        items.join(",")
+    )
+}
