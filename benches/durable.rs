@@ -154,10 +154,8 @@ fn w7(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
     let plan = plan(&flows::w7());
     let context = |store: Arc<dyn Store>| {
         let mut ctx = RunContext::new(store);
-        ctx.providers = atomic::runtime::Providers::new().with(
-            "echo",
-            Arc::new(atomic::providers::InProcess::new()),
-        );
+        ctx.providers = atomic::runtime::Providers::new()
+            .with("echo", Arc::new(atomic::providers::InProcess::new()));
         ctx
     };
     let mut durable = Vec::new();
@@ -198,6 +196,9 @@ fn w7(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {
     );
 }
 
+/// One benchmark workload at one durability.
+type Workload = fn(&tokio::runtime::Runtime, Durability, &str);
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing we need.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -210,8 +211,7 @@ fn main() {
         .skip(1)
         .filter(|arg| !arg.starts_with("--"))
         .collect();
-    let workloads: [(&str, fn(&tokio::runtime::Runtime, Durability, &str)); 3] =
-        [("w4", w4), ("w6", w6), ("w7", w7)];
+    let workloads: [(&str, Workload); 3] = [("w4", w4), ("w6", w6), ("w7", w7)];
     for (durability, label) in [(Durability::Process, "normal"), (Durability::Full, "full")] {
         for (name, workload) in workloads {
             if filter.iter().all(|word| word == name || word == label) {

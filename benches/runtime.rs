@@ -55,6 +55,7 @@ fn field(name: &str, ty: ValueType, default: serde_json::Value, reducer: Reducer
         reducer,
         max_items: None,
         description: None,
+        migrate: None,
         span: Span::new(SourceId(0), 0, 0),
     }
 }
@@ -69,6 +70,7 @@ fn workflow(name: &str, state: Vec<StateField>) -> Workflow {
         inputs: vec![],
         env: vec![],
         state,
+        state_version: None,
         providers: vec![],
         default_provider: None,
         default_model: None,

@@ -180,6 +180,10 @@ pub struct ResumeArgs {
     /// Resume even if the workflow file changed since the run started.
     #[arg(long)]
     pub force: bool,
+    /// Set a state field back to its declared default (unset without one) before
+    /// continuing, losing what it holds: for an edit after which it no longer fits.
+    #[arg(long, value_name = "FIELD", requires = "force")]
+    pub reset: Vec<String>,
     /// What a committed step survives.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
     pub durability: DurabilityArg,

@@ -167,8 +167,11 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     loop {
         let start = Start::Resume {
             id: id.clone(),
-            answer: answer.clone(),
-            wait: wait_key.clone(),
+            options: crate::runtime::ResumeOptions {
+                answer: answer.clone(),
+                wait: wait_key.clone(),
+                reset: args.reset.clone(),
+            },
         };
         match execute::drive(&runtime, &launch, start) {
             Ended::Exit(exit) => return exit,

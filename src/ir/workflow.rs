@@ -3,7 +3,8 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{
-    Agent, Block, CustomTool, Duration, Node, NodeIdx, NodeKind, Reducer, ValueType, adapter_info,
+    Agent, Block, CustomTool, Duration, Expr, Node, NodeIdx, NodeKind, Reducer, ValueType,
+    adapter_info,
 };
 use crate::source::{Span, Spanned};
 
@@ -40,6 +41,9 @@ pub struct Workflow {
     pub env: Vec<Spanned<String>>,
     /// `state { field … }`.
     pub state: Vec<StateField>,
+    /// `state version=N`: the state's version (1 when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_version: Option<Spanned<u32>>,
     /// `provider` children.
     pub providers: Vec<ProviderDecl>,
     /// `provider="…"` on the workflow: the default for agents that name none.
@@ -219,6 +223,9 @@ pub struct StateField {
     pub max_items: Option<u32>,
     /// `description=`.
     pub description: Option<String>,
+    /// `migrate=`: the field's value when a run stored at an earlier state version resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migrate: Option<Expr>,
     /// The whole `field` node.
     pub span: Span,
 }

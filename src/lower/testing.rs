@@ -484,6 +484,7 @@ impl Builder {
             inputs: Vec::new(),
             env: Vec::new(),
             state: Vec::new(),
+            state_version: None,
             providers: Vec::new(),
             default_provider: None,
             default_model: None,

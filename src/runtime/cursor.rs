@@ -54,6 +54,9 @@ pub struct Cursor {
     /// The failure a recovery node sees as `error`, once one was routed there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<serde_json::Value>,
+    /// The workflow's `state version` the state was written at (`None`: 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_version: Option<u32>,
     /// Steps this walk (the run, or one block) has committed: numbers the blocks it enters.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub local: u64,

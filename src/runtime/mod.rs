@@ -37,4 +37,4 @@ pub use cursor::{Cursor, StoredWrite};
 pub use error::{NodeError, RunError};
 pub use event::{Choice, RunEvent, RunSink, StreamModes};
 pub use output::{Schemas, parse_output};
-pub use run::{RunEnd, RunOutcome, resume, resume_wait, run, run_with_id};
+pub use run::{ResumeOptions, RunEnd, RunOutcome, resume, resume_with, run, run_with_id};

@@ -137,22 +137,42 @@ pub async fn resume(
     answer: Option<&str>,
     ctx: RunContext,
 ) -> Result<RunOutcome, RunError> {
-    resume_wait(plan, run_id, answer, None, ctx).await
+    let options = ResumeOptions {
+        answer: answer.map(str::to_owned),
+        ..ResumeOptions::default()
+    };
+    resume_with(plan, run_id, &options, ctx).await
 }
 
-/// [`resume`], answering the wait `wait` names when several are pending (in parallel
-/// branches or subgraphs): its [`PendingWait::key`], or its node id when that is unique.
+/// What a resume does besides continuing the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResumeOptions {
+    /// The answer to the wait the run is paused at.
+    pub answer: Option<String>,
+    /// Which wait `answer` is for when several are pending (in parallel branches or
+    /// subgraphs): its [`PendingWait::key`], or its node id when that is unique.
+    pub wait: Option<String>,
+    /// State fields to set back to their declared default (unset without one) before
+    /// continuing: for a workflow edited so that what they hold no longer fits.
+    pub reset: Vec<String>,
+}
+
+/// [`resume`] with [`ResumeOptions`]. A workflow whose `state version` is above the one the
+/// run's state was stored at migrates it first (each field's `migrate=`); the migration and
+/// any reset are committed as one step (`resume`) before the run goes on.
 ///
 /// # Errors
-/// As [`resume`].
-pub async fn resume_wait(
+/// As [`resume`]; also when a field to reset is not declared, a migration fails, or the
+/// state must change while the run is inside a parallel or subgraph.
+pub async fn resume_with(
     plan: Arc<Plan>,
     run_id: &RunId,
-    answer: Option<&str>,
-    wait: Option<&str>,
+    options: &ResumeOptions,
     ctx: RunContext,
 ) -> Result<RunOutcome, RunError> {
-    let checkpoint = ctx.store.checkpoint(run_id).await?;
+    let answer = options.answer.as_deref();
+    let wait = options.wait.as_deref();
+    let mut checkpoint = ctx.store.checkpoint(run_id).await?;
     let status = checkpoint.run.status;
     if !status.is_resumable() {
         return Err(RunError::Resume(format!(
@@ -175,22 +195,7 @@ pub async fn resume_wait(
             }
         }
     }
-    // An edited workflow (`resume --force`) may no longer take what was stored: say all of
-    // it now, before any step runs, rather than fail at the first write.
-    let misfits = shared.schema.misfits(&fields);
-    if !misfits.is_empty() {
-        return Err(RunError::Resume(format!(
-            "run `{run_id}` cannot continue with this version of the workflow; its saved state no longer fits:\n  - {}\nundo the edit to those fields, or start a new run",
-            misfits.join("\n  - ")
-        )));
-    }
-    let state =
-        State::from_json(shared.schema.clone(), &Value::Object(fields)).map_err(|error| {
-            RunError::Resume(format!(
-                "run `{run_id}` does not fit this workflow: {error}"
-            ))
-        })?;
-    let cursor: Cursor = match checkpoint.cursor {
+    let mut cursor: Cursor = match checkpoint.cursor.take() {
         Some(cursor) => serde_json::from_value(cursor).map_err(|error| {
             RunError::Resume(format!("run `{run_id}` has an unreadable cursor: {error}"))
         })?,
@@ -207,11 +212,98 @@ pub async fn resume_wait(
                 .as_ref()
                 .is_none_or(|key| *key == shared.plan.step(next).key);
         if !fits {
+            let key = cursor.next_key.as_deref().unwrap_or("?");
             return Err(RunError::Resume(format!(
-                "run `{run_id}` continues at `{}`, which this version of the workflow does not have at that place; was the workflow edited?",
-                cursor.next_key.as_deref().unwrap_or("?")
+                "run `{run_id}` continues at `{key}`, which this version of the workflow does not have at that place{}\nundo the edit, or start a new run",
+                edited_steps(&shared, run_id, key).await
             )));
         }
+    }
+    // An edited workflow (`resume --force`) may no longer take what was stored: migrate it
+    // when the workflow says how, reset what the user asked to, and say all that still does
+    // not fit now, before any step runs, rather than fail at the first write.
+    let mut changes = crate::store::StateDelta::new();
+    let stored_version = cursor.state_version.unwrap_or(1);
+    let version = shared
+        .workflow()
+        .state_version
+        .as_ref()
+        .map_or(1, |v| v.value);
+    if stored_version > version {
+        return Err(RunError::Resume(format!(
+            "run `{run_id}` stored its state at `state version={stored_version}`, newer than this workflow's {version}: resume it with the workflow it ran with"
+        )));
+    }
+    if stored_version < version {
+        migrate(&shared, run_id, &mut fields, stored_version, &mut changes)?;
+    }
+    for name in &options.reset {
+        let Some(idx) = shared.schema.find(name) else {
+            // A field the workflow no longer declares is dropped.
+            if fields.remove(name).is_some() {
+                changes.0.insert(name.clone(), crate::store::Change::Unset);
+                continue;
+            }
+            return Err(RunError::Resume(format!(
+                "the workflow has no state field `{name}` to reset"
+            )));
+        };
+        match &shared.schema.spec(idx).default {
+            Some(default) => {
+                fields.insert(name.clone(), default.clone());
+                changes
+                    .0
+                    .insert(name.clone(), crate::store::Change::Set(default.clone()));
+            }
+            None => {
+                fields.remove(name);
+                changes.0.insert(name.clone(), crate::store::Change::Unset);
+            }
+        }
+    }
+    let misfits = shared.schema.misfits(&fields);
+    if !misfits.is_empty() {
+        return Err(RunError::Resume(format!(
+            "run `{run_id}` cannot continue with this version of the workflow; its saved state no longer fits:\n  - {}\nundo the edit to those fields, reset them (`atomic resume {run_id} --force --reset FIELD`, losing what they hold), migrate them (`state version=N` and `migrate=` on each field), or start a new run",
+            misfits.join("\n  - ")
+        )));
+    }
+    let state =
+        State::from_json(shared.schema.clone(), &Value::Object(fields)).map_err(|error| {
+            RunError::Resume(format!(
+                "run `{run_id}` does not fit this workflow: {error}"
+            ))
+        })?;
+    if stored_version != version || !changes.0.is_empty() {
+        if !checkpoint.open.is_empty() {
+            return Err(RunError::Resume(format!(
+                "run `{run_id}` is inside a parallel or subgraph, whose steps hold state of the old version: resume it with the workflow it ran with until that block ends, then migrate or reset"
+            )));
+        }
+        cursor.state_version = (version > 1).then_some(version);
+        let paused = checkpoint.run.status == RunStatus::Paused;
+        let now = crate::store::Timestamp::now();
+        let commit = crate::store::StepCommit {
+            seq: checkpoint.seq + 1,
+            scope: None,
+            node_id: "resume".to_owned(),
+            started_at: now,
+            finished_at: now,
+            status: crate::store::StepStatus::Completed,
+            attempts: 1,
+            delta: changes,
+            cursor: crate::store::Json::lazy(Arc::new(cursor.clone())),
+            events: Vec::new(),
+            error: None,
+            run_status: if paused {
+                RunStatus::Paused
+            } else {
+                RunStatus::Running
+            },
+            wait: checkpoint.run.waits.first().cloned().filter(|_| paused),
+        };
+        shared.ctx.store.commit_step(run_id, commit).await?;
+        checkpoint.seq += 1;
     }
     let recovery = Recovery::new(checkpoint.open)
         .map_err(|message| RunError::Resume(format!("run `{run_id}`: {message}")))?;
@@ -293,6 +385,88 @@ pub async fn resume_wait(
         log: None,
     };
     drive(&shared, frame, start, cursor.local).await
+}
+
+/// Migrates stored `fields` from `from` to the workflow's state version: each field with
+/// `migrate=` gets the value of its expression (reading `old`, `state`, `version`, `input`).
+fn migrate(
+    shared: &Shared,
+    run_id: &RunId,
+    fields: &mut Map<String, Value>,
+    from: u32,
+    changes: &mut crate::store::StateDelta,
+) -> Result<(), RunError> {
+    let stored = minijinja::Value::from(minijinja::value::Serde(Value::Object(fields.clone())));
+    for field in &shared.workflow().state {
+        let Some(expr) = &field.migrate else {
+            continue;
+        };
+        let name = &field.name.value;
+        let old = fields.get(name).cloned().unwrap_or(Value::Null);
+        let scope = minijinja::context! {
+            old => minijinja::Value::from(minijinja::value::Serde(&old)),
+            state => stored.clone(),
+            version => from,
+            input => shared.input.clone(),
+        };
+        let failed = |message: String| {
+            RunError::Resume(format!(
+                "run `{run_id}`: migrating `{name}` from state version {from} failed: {message}"
+            ))
+        };
+        let value = shared
+            .templates
+            .eval_json(expr, &scope)
+            .map_err(|error| failed(error.to_string()))?;
+        let value = crate::ir::value::coerce(&field.ty, value).map_err(failed)?;
+        fields.insert(name.clone(), value.clone());
+        changes
+            .0
+            .insert(name.clone(), crate::store::Change::Set(value));
+    }
+    Ok(())
+}
+
+/// What changed in the steps of an edited workflow, for a refused resume: steps the run
+/// completed that it no longer has, and steps now before the resume point that never ran.
+async fn edited_steps(shared: &Shared, run_id: &RunId, resume_at: &str) -> String {
+    let Ok(detail) = shared.ctx.store.run_detail(run_id).await else {
+        return String::new();
+    };
+    let ran: std::collections::BTreeSet<&str> = detail
+        .steps
+        .iter()
+        .map(|step| step.node_id.as_str())
+        .collect();
+    let workflow = shared.workflow();
+    let mut lines = Vec::new();
+    for id in &ran {
+        if *id != "resume" && !workflow.nodes.iter().any(|node| node.id.value == *id) {
+            lines.push(format!("`{id}` ran and is no longer in the workflow"));
+        }
+    }
+    let plan = &shared.plan;
+    let steps: Vec<_> = plan.steps().map(|idx| plan.step(idx)).collect();
+    if let Some(at) = steps.iter().position(|step| step.key == resume_at) {
+        for step in &steps[..at] {
+            if let Some(node) = step.node
+                && step.kind.is_action()
+                && !ran.contains(workflow.node(node).id.value.as_str())
+            {
+                lines.push(format!(
+                    "`{}` is now before `{resume_at}` and never ran",
+                    workflow.node(node).id.value
+                ));
+            }
+        }
+    } else {
+        lines.push(format!("`{resume_at}` is no longer in the workflow"));
+    }
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!(":\n  - {}", lines.join("\n  - "))
+    }
 }
 
 /// The pending waits, for messages: `` `a`, `fan@3#1/b` ``.

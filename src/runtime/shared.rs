@@ -257,6 +257,7 @@ impl Shared {
             cost_usd: tally.cost_usd,
             steps_taken: self.steps_taken.load(Ordering::Relaxed),
             error: frame.error.clone(),
+            state_version: self.workflow().state_version.as_ref().map(|v| v.value),
             local: 0,
             writes: Vec::new(),
         }
@@ -283,6 +284,11 @@ impl Shared {
 /// Compiles every template and expression of the workflow.
 fn compile_templates(workflow: &Workflow) -> Result<Templates, RunError> {
     let mut templates = Templates::new();
+    for field in &workflow.state {
+        if let Some(migrate) = &field.migrate {
+            templates.add(migrate, Role::Expr)?;
+        }
+    }
     for node in &workflow.nodes {
         match &node.kind {
             NodeKind::Agent(agent) => {

@@ -45,6 +45,7 @@ impl Builder {
                 inputs: Vec::new(),
                 env: Vec::new(),
                 state: Vec::new(),
+                state_version: None,
                 providers: Vec::new(),
                 default_provider: None,
                 default_model: None,
@@ -99,6 +100,7 @@ impl Builder {
             reducer: Reducer::Replace,
             max_items: None,
             description: None,
+            migrate: None,
             span: self.span(20),
         };
         self.workflow.state.push(field);

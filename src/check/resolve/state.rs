@@ -44,6 +44,10 @@ pub(super) fn resolve_state(r: &mut Resolver<'_>, state: &Checked<'_>) -> Vec<St
                 .help("add `reduce=\"append\"`, or remove `max-items`"),
             );
         }
+        let migrate = r.template(field.prop("migrate"));
+        if let Some(migrate) = &migrate {
+            check_migrate(r, migrate, state.prop("version").is_some());
+        }
         fields.push(StateField {
             name,
             ty,
@@ -51,10 +55,69 @@ pub(super) fn resolve_state(r: &mut Resolver<'_>, state: &Checked<'_>) -> Vec<St
             reducer,
             max_items: max_items.map(|n| n.value),
             description: r.string(field.prop("description")).map(|text| text.value),
+            migrate,
             span: field.node.span,
         });
     }
     fields
+}
+
+/// `state version=N`.
+pub(super) fn state_version(r: &mut Resolver<'_>, state: &Checked<'_>) -> Option<Spanned<u32>> {
+    r.integer(state.prop("version"))
+}
+
+/// What a `migrate=` expression may read.
+const MIGRATE_READS: [&str; 4] = ["old", "state", "version", "input"];
+
+/// A `migrate=` expression parses, reads only what a migration has, and has a version to
+/// migrate to.
+fn check_migrate(r: &mut Resolver<'_>, migrate: &crate::ir::Template, versioned: bool) {
+    let env = minijinja::Environment::new();
+    match env.compile_expression(&migrate.source) {
+        Err(error) => r.report(
+            Diagnostic::new(
+                Code::TemplateSyntax,
+                migrate.span,
+                format!(
+                    "`migrate` is not an expression: {}",
+                    error.detail().unwrap_or("syntax error")
+                ),
+            )
+            .label("does not parse")
+            .help("write a bare expression of `old`, `state` and `version`, such as `[old]`"),
+        ),
+        Ok(expr) => {
+            let mut unknown: Vec<String> = expr
+                .undeclared_variables(false)
+                .into_iter()
+                .filter(|name| !MIGRATE_READS.contains(&name.as_str()))
+                .collect();
+            unknown.sort();
+            if let Some(name) = unknown.first() {
+                r.report(
+                    Diagnostic::new(
+                        Code::UndeclaredVariable,
+                        migrate.span,
+                        format!("`migrate` reads `{name}`, which a migration does not have"),
+                    )
+                    .label("not `old`, `state`, `version` or `input`")
+                    .help("a migration sees the stored value as `old`, the stored state as `state`, its version as `version`, and the run's `input`"),
+                );
+            }
+        }
+    }
+    if !versioned {
+        r.report(
+            Diagnostic::new(
+                Code::InvalidValue,
+                migrate.span,
+                "`migrate` never runs without `state version=N`",
+            )
+            .label("no state version to migrate to")
+            .help("give the state a version above the one stored runs have (`state version=2 { … }`; runs without one are version 1)"),
+        );
+    }
 }
 
 /// `type=` or `schema=` (not both); `any` when neither.

@@ -100,6 +100,9 @@ fn declarations(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Workflow {
             .child("state")
             .map(|state| state::resolve_state(r, state))
             .unwrap_or_default(),
+        state_version: checked
+            .child("state")
+            .and_then(|state| state::state_version(r, state)),
         providers: provider::resolve_providers(r, checked),
         default_provider: r.string(checked.prop("provider")),
         default_model: r.string(checked.prop("model")),

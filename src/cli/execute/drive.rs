@@ -65,8 +65,7 @@ pub(crate) enum Start {
     /// several are pending).
     Resume {
         id: RunId,
-        answer: Option<String>,
-        wait: Option<String>,
+        options: runtime::ResumeOptions,
     },
 }
 
@@ -176,9 +175,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     let result = runtime.block_on(async move {
         match start {
             Start::New(id, inputs) => runtime::run_with_id(plan, id, inputs, ctx).await,
-            Start::Resume { id, answer, wait } => {
-                runtime::resume_wait(plan, &id, answer.as_deref(), wait.as_deref(), ctx).await
-            }
+            Start::Resume { id, options } => runtime::resume_with(plan, &id, &options, ctx).await,
         }
     });
     let elapsed = started.elapsed();

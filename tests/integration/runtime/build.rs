@@ -99,6 +99,7 @@ impl Wf {
                 inputs: Vec::new(),
                 env: Vec::new(),
                 state: Vec::new(),
+                state_version: None,
                 providers: Vec::new(),
                 default_provider: None,
                 default_model: None,
@@ -129,6 +130,7 @@ impl Wf {
             reducer,
             max_items: None,
             description: None,
+            migrate: None,
             span: span(),
         });
         self
