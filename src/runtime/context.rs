@@ -109,6 +109,8 @@ pub struct RunContext {
     /// from their outputs' declared types (no provider is called, no process starts) and
     /// waits answer themselves at once; templates, decisions and loops run for real.
     pub dry_run: bool,
+    /// Where the run reads the time.
+    pub clock: Arc<dyn super::Clock>,
 }
 
 impl std::fmt::Debug for RunContext {
@@ -159,6 +161,7 @@ impl RunContext {
             subgraphs: None,
             cancel: CancellationToken::new(),
             dry_run: false,
+            clock: Arc::new(super::SystemClock),
         }
     }
 

@@ -49,7 +49,7 @@ pub enum RunEvent {
         /// The node id.
         node: Arc<str>,
         /// `completed`, `skipped` (on-error skip) or `recovered` (on-error goto).
-        status: &'static str,
+        status: StepOutcome,
         /// What changed.
         delta: Delta,
         /// The parallel branch, when inside one.
@@ -93,7 +93,7 @@ pub enum RunEvent {
         /// The failure.
         message: String,
         /// What happens next.
-        action: &'static str,
+        action: FailAction,
     },
     /// An event from an agent's provider.
     Agent {
@@ -415,5 +415,68 @@ mod tests {
             cancelled.to_jsonl(),
             r#"{"type":"run-cancelled","run_id":"r","step":0}"#
         );
+    }
+}
+
+/// How an action step ended, as `step-finished` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepOutcome {
+    /// It succeeded.
+    Completed,
+    /// It failed and `on-error "skip"` applied its fallback.
+    Skipped,
+    /// It failed and `on-error "goto"` routes to a recovery node.
+    Recovered,
+}
+
+impl StepOutcome {
+    /// The spelling in events.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Skipped => "skipped",
+            Self::Recovered => "recovered",
+        }
+    }
+}
+
+impl std::fmt::Display for StepOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What happens after a node failed for good (`node-failed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailAction {
+    /// `on-error "skip"`: its fallback is applied and the walk goes on.
+    Skip,
+    /// `on-error "goto"`: the walk goes to the recovery node.
+    Recover,
+    /// No route, inside a parallel branch: the branch fails.
+    FailBranch,
+    /// No route: the run fails.
+    FailRun,
+}
+
+impl FailAction {
+    /// The spelling in events.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Skip => "skip",
+            Self::Recover => "recover",
+            Self::FailBranch => "fail-branch",
+            Self::FailRun => "fail-run",
+        }
+    }
+}
+
+impl std::fmt::Display for FailAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

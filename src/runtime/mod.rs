@@ -12,6 +12,7 @@
 //! continues the run and every block it was inside from their last committed steps,
 //! re-running only the steps that were in flight.
 
+mod clock;
 mod context;
 mod context_window;
 mod cursor;
@@ -31,10 +32,11 @@ pub mod state;
 pub mod template;
 mod walk;
 
+pub use clock::{Clock, SystemClock};
 pub use context::{Providers, RunContext, SubgraphLoader};
 pub use context_window::{PendingContextAction, SessionAction};
 pub use cursor::{Cursor, StoredWrite};
 pub use error::{NodeError, RunError};
-pub use event::{Choice, RunEvent, RunSink, StreamModes};
+pub use event::{Choice, FailAction, RunEvent, RunSink, StepOutcome, StreamModes};
 pub use output::{Schemas, parse_output};
 pub use run::{ResumeOptions, RunEnd, RunOutcome, resume, resume_with, run, run_with_id};

@@ -282,7 +282,7 @@ pub async fn resume_with(
         }
         cursor.state_version = (version > 1).then_some(version);
         let paused = checkpoint.run.status == RunStatus::Paused;
-        let now = crate::store::Timestamp::now();
+        let now = shared.ctx.clock.now();
         let commit = crate::store::StepCommit {
             seq: checkpoint.seq + 1,
             scope: None,

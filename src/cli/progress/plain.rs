@@ -90,10 +90,10 @@ impl View for Plain {
                     .remove(&(node.to_string(), *branch))
                     .unwrap_or(("wait", Instant::now()));
                 let mark = match *status {
-                    "completed" => paint.ok("✓"),
+                    crate::runtime::StepOutcome::Completed => paint.ok("✓"),
                     _ => paint.warn("↷"),
                 };
-                let how = if *status == "completed" {
+                let how = if *status == crate::runtime::StepOutcome::Completed {
                     String::new()
                 } else {
                     format!(" {status}")

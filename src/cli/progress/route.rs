@@ -45,7 +45,7 @@ impl Route {
                     .remove(&**node)
                     .map(|answer| format!(" (answered `{answer}`)"))
                     .unwrap_or_default();
-                let how = if *status == "completed" {
+                let how = if *status == crate::runtime::StepOutcome::Completed {
                     String::new()
                 } else {
                     format!(" [{status}]")

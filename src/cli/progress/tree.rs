@@ -168,12 +168,12 @@ impl View for Tree {
                     }
                     None => ("wait", Instant::now()),
                 };
-                let mark = if *status == "completed" {
+                let mark = if *status == crate::runtime::StepOutcome::Completed {
                     paint.ok("✓")
                 } else {
                     paint.warn("↷")
                 };
-                let how = if *status == "completed" {
+                let how = if *status == crate::runtime::StepOutcome::Completed {
                     String::new()
                 } else {
                     format!(" {status}")

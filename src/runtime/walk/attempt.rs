@@ -13,8 +13,7 @@ use crate::lower::StepIdx;
 use crate::runtime::exec::{self, Halt, Place};
 use crate::runtime::frame::Write;
 use crate::runtime::state::Delta;
-use crate::runtime::{NodeError, RunEvent};
-use crate::store::Timestamp;
+use crate::runtime::{NodeError, RunEvent, StepOutcome};
 
 impl Walker<'_> {
     /// Checks the run limits before an action step.
@@ -69,7 +68,7 @@ impl Walker<'_> {
             .node
             .expect("action and fork steps have nodes");
         let started = Instant::now();
-        let started_at = Timestamp::now();
+        let started_at = self.shared.ctx.clock.now();
         let span = tracing::debug_span!(
             "node",
             id = &*self.shared.id(node).clone(),
@@ -86,7 +85,7 @@ impl Walker<'_> {
                 let next = self.after(at);
                 self.finish(Ended {
                     node,
-                    outcome: super::commit::Outcome::Completed,
+                    outcome: StepOutcome::Completed,
                     delta,
                     writes: kept.unwrap_or_default(),
                     attempts,

@@ -8,47 +8,25 @@ use std::time::Instant;
 use super::{Stop, Walker};
 use crate::ir::NodeIdx;
 use crate::lower::StepIdx;
-use crate::runtime::RunEvent;
 use crate::runtime::cursor::StoredWrite;
 use crate::runtime::frame::Write;
 use crate::runtime::state::{Change, Delta, State};
+use crate::runtime::{RunEvent, StepOutcome};
 use crate::store::{self, PendingWait, RunStatus, StepCommit, StepStatus, Timestamp};
 
-/// How an action step ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Outcome {
-    /// It succeeded.
-    Completed,
-    /// It failed and `on-error "skip"` applied its fallback.
-    Skipped,
-    /// It failed and `on-error "goto"` routes to a recovery node.
-    Recovered,
-}
-
-impl Outcome {
-    /// The `step-finished` event's spelling.
-    fn event_status(self) -> &'static str {
-        match self {
-            Self::Completed => "completed",
-            Self::Skipped => "skipped",
-            Self::Recovered => "recovered",
-        }
-    }
-
-    /// The store's status.
-    fn store_status(self) -> StepStatus {
-        match self {
-            Self::Completed => StepStatus::Completed,
-            Self::Skipped => StepStatus::Skipped,
-            Self::Recovered => StepStatus::Failed,
-        }
+/// The store's status of a step that ended so.
+fn store_status(outcome: StepOutcome) -> StepStatus {
+    match outcome {
+        StepOutcome::Completed => StepStatus::Completed,
+        StepOutcome::Skipped => StepStatus::Skipped,
+        StepOutcome::Recovered => StepStatus::Failed,
     }
 }
 
 /// A finished action step, before it is reported and committed.
 pub(super) struct Ended {
     pub(super) node: NodeIdx,
-    pub(super) outcome: Outcome,
+    pub(super) outcome: StepOutcome,
     /// What it changed in this walk's state.
     pub(super) delta: Delta,
     /// What it wrote, kept by a block's commit ([`Walker::keeps_writes`]).
@@ -91,7 +69,7 @@ impl Walker<'_> {
             shared.emit(RunEvent::StepFinished {
                 step,
                 node: id.clone(),
-                status: ended.outcome.event_status(),
+                status: ended.outcome,
                 delta: ended.delta,
                 branch: self.frame.branch,
             });
@@ -111,7 +89,7 @@ impl Walker<'_> {
         };
         self.commit(Record {
             node: id,
-            status: ended.outcome.store_status(),
+            status: store_status(ended.outcome),
             attempts: ended.attempts,
             started_at: ended.started_at,
             delta,
@@ -162,7 +140,7 @@ impl Walker<'_> {
             scope: self.scope.as_str().map(str::to_owned),
             node_id: record.node.to_string(),
             started_at: record.started_at,
-            finished_at: Timestamp::now(),
+            finished_at: self.shared.ctx.clock.now(),
             status: record.status,
             attempts: record.attempts,
             delta: record.delta,

@@ -3,13 +3,13 @@
 
 use std::time::Instant;
 
-use super::commit::{Ended, Outcome};
+use super::commit::Ended;
 use super::{Stop, Walker};
 use crate::ir::{NodeIdx, OnError};
 use crate::lower::StepIdx;
 use crate::runtime::exec;
 use crate::runtime::state::Delta;
-use crate::runtime::{NodeError, RunEvent};
+use crate::runtime::{FailAction, NodeError, RunEvent, StepOutcome};
 use crate::store::Timestamp;
 
 impl Walker<'_> {
@@ -26,9 +26,9 @@ impl Walker<'_> {
         let id = shared.id(node).clone();
         let Some(route) = shared.plan.on_error(at, &mut self.frame.counters) else {
             let action = if self.frame.branch.is_some() {
-                "fail-branch"
+                FailAction::FailBranch
             } else {
-                "fail-run"
+                FailAction::FailRun
             };
             shared.emit(RunEvent::NodeFailed {
                 node: id.clone(),
@@ -42,7 +42,11 @@ impl Walker<'_> {
             node: id.clone(),
             class: error.class_name(),
             message: error.message.clone(),
-            action: if route.recover { "recover" } else { "skip" },
+            action: if route.recover {
+                FailAction::Recover
+            } else {
+                FailAction::Skip
+            },
         });
         let mut delta = Delta::default();
         let mut kept = Vec::new();
@@ -68,9 +72,9 @@ impl Walker<'_> {
         self.finish(Ended {
             node,
             outcome: if route.recover {
-                Outcome::Recovered
+                StepOutcome::Recovered
             } else {
-                Outcome::Skipped
+                StepOutcome::Skipped
             },
             delta,
             writes: kept,

@@ -29,7 +29,7 @@ use super::shared::Shared;
 use super::{NodeError, RunEvent};
 use crate::ir::NodeKind;
 use crate::lower::{StepIdx, StepKind};
-use crate::store::{PendingWait, StoreError, Timestamp};
+use crate::store::{PendingWait, StoreError};
 
 pub(crate) use block::resume_block;
 pub(crate) use scope::{Recovery, ScopePath};
@@ -210,7 +210,8 @@ impl Walker<'_> {
             }),
             Err(error) => {
                 let node = step.node.expect("steps with conditions have nodes");
-                self.fail(at, node, error, 1, Timestamp::now()).await
+                self.fail(at, node, error, 1, self.shared.ctx.clock.now())
+                    .await
             }
         }
     }

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::attempt::deadline;
-use super::commit::{Ended, Outcome, Record};
+use super::commit::{Ended, Record};
 use super::{Stop, Walker};
 use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
 use crate::runtime::exec;
 use crate::runtime::shared::Shared;
 use crate::runtime::state::Delta;
-use crate::runtime::{NodeError, RunEvent};
+use crate::runtime::{NodeError, RunEvent, StepOutcome};
 use crate::store::{self, PendingWait, StepStatus, Timestamp};
 
 impl Walker<'_> {
@@ -45,7 +45,7 @@ impl Walker<'_> {
             Ok(question) => question,
             Err(error) => {
                 return self
-                    .fail(at, node, error, 1, Timestamp::now())
+                    .fail(at, node, error, 1, self.shared.ctx.clock.now())
                     .await
                     .map(Ok);
             }
@@ -106,7 +106,7 @@ impl Walker<'_> {
             node: Arc::from(id),
             status: StepStatus::Waiting,
             attempts: 1,
-            started_at: Timestamp::now(),
+            started_at: self.shared.ctx.clock.now(),
             delta: store::StateDelta::new(),
             writes: Vec::new(),
             next: Some(at),
@@ -129,8 +129,14 @@ impl Walker<'_> {
         match self.answer(at, node, answer).await? {
             Ok(next) => Ok(next),
             Err(message) => {
-                self.fail(at, node, NodeError::fatal(message), 1, Timestamp::now())
-                    .await
+                self.fail(
+                    at,
+                    node,
+                    NodeError::fatal(message),
+                    1,
+                    self.shared.ctx.clock.now(),
+                )
+                .await
             }
         }
     }
@@ -153,7 +159,13 @@ impl Walker<'_> {
         let answer_at = match self.resumed_auto_at.take() {
             Some(answer_at) => answer_at,
             None => {
-                let answer_at = Timestamp::now().0.saturating_add(auto.after.value.0);
+                let answer_at = self
+                    .shared
+                    .ctx
+                    .clock
+                    .now()
+                    .0
+                    .saturating_add(auto.after.value.0);
                 let mut pending = self.pending_record(&id, &question);
                 pending.auto_answer = Some(answer.clone());
                 pending.auto_answer_at = Some(Timestamp(answer_at));
@@ -161,7 +173,7 @@ impl Walker<'_> {
                 answer_at
             }
         };
-        let after_ms = answer_at.saturating_sub(Timestamp::now().0);
+        let after_ms = answer_at.saturating_sub(self.shared.ctx.clock.now().0);
         shared.emit(RunEvent::WaitAutoApprove {
             node: id.clone(),
             after_ms,
@@ -206,12 +218,12 @@ impl Walker<'_> {
         let next = self.after(at);
         self.finish(Ended {
             node,
-            outcome: Outcome::Completed,
+            outcome: StepOutcome::Completed,
             delta,
             writes: kept.unwrap_or_default(),
             attempts: 1,
             started: Instant::now(),
-            started_at: Timestamp::now(),
+            started_at: self.shared.ctx.clock.now(),
             next,
             error: None,
         })

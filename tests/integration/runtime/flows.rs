@@ -681,3 +681,29 @@ async fn emitted_events_match_the_schema() {
     assert!(!validator.is_valid(&json!({"type": "step-finished", "step": "one"})));
     assert!(!validator.is_valid(&json!({"type": "no-such-event"})));
 }
+
+/// The run reads the time from its context's clock: every step's start and end, and the
+/// deadline of an `auto-approve` wait.
+#[tokio::test]
+async fn step_times_come_from_the_context_clock() {
+    #[derive(Debug)]
+    struct Fixed;
+    impl atomic::runtime::Clock for Fixed {
+        fn now(&self) -> atomic::store::Timestamp {
+            atomic::store::Timestamp(951_782_400_000)
+        }
+    }
+    let mut ctx = RunContext::in_memory();
+    ctx.clock = Arc::new(Fixed);
+    let plan = wait_flow().plan();
+    let outcome = run(plan, Map::new(), ctx.clone()).await.unwrap();
+    assert!(matches!(outcome.end, RunEnd::Paused { .. }));
+    let detail = ctx.store.run_detail(&outcome.run_id).await.unwrap();
+    assert_eq!(detail.steps.len(), 2);
+    for step in &detail.steps {
+        assert_eq!(
+            (step.started_at.0, step.finished_at.0),
+            (951_782_400_000, 951_782_400_000)
+        );
+    }
+}
