@@ -177,13 +177,13 @@ pub(crate) async fn fire(
     node: Option<NodeIdx>,
     fields: serde_json::Map<String, Value>,
 ) -> Result<(), NodeError> {
-    if !shared.hooks.wants(event) || shared.ctx.dry_run {
+    if !shared.program.hooks.wants(event) || shared.ctx.dry_run {
         return Ok(());
     }
     let node = node.map(|node| shared.id(node).clone());
     let mut payload = serde_json::Map::new();
     payload.insert("event".into(), event.name().into());
-    payload.insert("run_id".into(), shared.run_id_str.as_ref().into());
+    payload.insert("run_id".into(), shared.program.run_id_str.as_ref().into());
     payload.insert(
         "workflow".into(),
         shared.workflow().name.value.clone().into(),
@@ -193,6 +193,7 @@ pub(crate) async fn fire(
     }
     payload.extend(fields);
     let failures = shared
+        .program
         .hooks
         .fire(
             event,

@@ -106,20 +106,20 @@ pub async fn run_with_id(
             workflow: shared.workflow().name.value.clone(),
             path: shared.ctx.workflow_path.clone(),
             hash: shared.ctx.workflow_hash.clone(),
-            inputs: shared.input_json.clone(),
+            inputs: shared.program.input_json.clone(),
             state: initial,
         })
         .await?;
     let frame = Frame {
         state: Arc::new(state),
         outputs: Arc::default(),
-        counters: shared.plan.new_counters(),
+        counters: shared.program.plan.new_counters(),
         locals: None,
         error: None,
         branch: None,
         log: None,
     };
-    let start = shared.plan.start();
+    let start = shared.program.plan.start();
     drive(&shared, frame, Start::At(start), 0).await
 }
 
@@ -200,17 +200,17 @@ pub async fn resume_with(
             RunError::Resume(format!("run `{run_id}` has an unreadable cursor: {error}"))
         })?,
         None => Cursor {
-            next: Some(shared.plan.start()),
-            counters: shared.plan.new_counters(),
+            next: Some(shared.program.plan.start()),
+            counters: shared.program.plan.new_counters(),
             ..Cursor::default()
         },
     };
     if let Some(next) = cursor.next {
-        let fits = next.index() < shared.plan.len()
+        let fits = next.index() < shared.program.plan.len()
             && cursor
                 .next_key
                 .as_ref()
-                .is_none_or(|key| *key == shared.plan.step(next).key);
+                .is_none_or(|key| *key == shared.program.plan.step(next).key);
         if !fits {
             let key = cursor.next_key.as_deref().unwrap_or("?");
             return Err(RunError::Resume(format!(
@@ -238,7 +238,7 @@ pub async fn resume_with(
         migrate(&shared, run_id, &mut fields, stored_version, &mut changes)?;
     }
     for name in &options.reset {
-        let Some(idx) = shared.schema.find(name) else {
+        let Some(idx) = shared.program.schema.find(name) else {
             // A field the workflow no longer declares is dropped.
             if fields.remove(name).is_some() {
                 changes.0.insert(name.clone(), crate::store::Change::Unset);
@@ -248,7 +248,7 @@ pub async fn resume_with(
                 "the workflow has no state field `{name}` to reset"
             )));
         };
-        match &shared.schema.spec(idx).default {
+        match &shared.program.schema.spec(idx).default {
             Some(default) => {
                 fields.insert(name.clone(), default.clone());
                 changes
@@ -261,19 +261,20 @@ pub async fn resume_with(
             }
         }
     }
-    let misfits = shared.schema.misfits(&fields);
+    let misfits = shared.program.schema.misfits(&fields);
     if !misfits.is_empty() {
         return Err(RunError::Resume(format!(
             "run `{run_id}` cannot continue with this version of the workflow; its saved state no longer fits:\n  - {}\nundo the edit to those fields, reset them (`atomic resume {run_id} --force --reset FIELD`, losing what they hold), migrate them (`state version=N` and `migrate=` on each field), or start a new run",
             misfits.join("\n  - ")
         )));
     }
-    let state =
-        State::from_json(shared.schema.clone(), &Value::Object(fields)).map_err(|error| {
+    let state = State::from_json(shared.program.schema.clone(), &Value::Object(fields)).map_err(
+        |error| {
             RunError::Resume(format!(
                 "run `{run_id}` does not fit this workflow: {error}"
             ))
-        })?;
+        },
+    )?;
     if stored_version != version || !changes.0.is_empty() {
         if !checkpoint.open.is_empty() {
             return Err(RunError::Resume(format!(
@@ -311,12 +312,13 @@ pub async fn resume_with(
     if let Some(latest) = recovery.latest_tally(&ScopePath::top()) {
         shared.restore(latest);
     }
-    shared.ledger.start_after(checkpoint.seq);
+    shared.journal.ledger.start_after(checkpoint.seq);
     let block_waits = recovery.waiting();
     let start = match (cursor.next, cursor.waiting, answer) {
         (Some(at), true, Some(answer)) => {
             if let Some(wait) = wait
                 && shared
+                    .program
                     .plan
                     .node(at)
                     .is_none_or(|node| node.id.value != wait)
@@ -324,6 +326,7 @@ pub async fn resume_with(
                 return Err(RunError::Resume(format!(
                     "run `{run_id}` is paused at `{}`, not at `{wait}`",
                     shared
+                        .program
                         .plan
                         .node(at)
                         .map_or("?", |node| node.id.value.as_str())
@@ -337,6 +340,7 @@ pub async fn resume_with(
         }
         (Some(at), true, None) => {
             let node = shared
+                .program
                 .plan
                 .node(at)
                 .map_or("?", |node| node.id.value.as_str());
@@ -371,9 +375,9 @@ pub async fn resume_with(
             }
             Start::At(at)
         }
-        (None, _, _) => Start::At(shared.plan.end()),
+        (None, _, _) => Start::At(shared.program.plan.end()),
     };
-    shared.recovery = Arc::new(recovery);
+    shared.journal.recovery = Arc::new(recovery);
     let shared = Arc::new(shared);
     let frame = Frame {
         state: Arc::new(state),
@@ -407,7 +411,7 @@ fn migrate(
             old => minijinja::Value::from(minijinja::value::Serde(&old)),
             state => stored.clone(),
             version => from,
-            input => shared.input.clone(),
+            input => shared.program.input.clone(),
         };
         let failed = |message: String| {
             RunError::Resume(format!(
@@ -415,6 +419,7 @@ fn migrate(
             ))
         };
         let value = shared
+            .program
             .templates
             .eval_json(expr, &scope)
             .map_err(|error| failed(error.to_string()))?;
@@ -445,7 +450,7 @@ async fn edited_steps(shared: &Shared, run_id: &RunId, resume_at: &str) -> Strin
             lines.push(format!("`{id}` ran and is no longer in the workflow"));
         }
     }
-    let plan = &shared.plan;
+    let plan = &shared.program.plan;
     let steps: Vec<_> = plan.steps().map(|idx| plan.step(idx)).collect();
     if let Some(at) = steps.iter().position(|step| step.key == resume_at) {
         for step in &steps[..at] {
@@ -494,6 +499,7 @@ fn pick_wait(
             .iter()
             .filter_map(|scope| {
                 let node = shared
+                    .journal
                     .recovery
                     .steps_of(&scope_path(scope))
                     .last()
@@ -556,7 +562,7 @@ fn check_block_answer(
         message,
     };
     // Follow the path through the subgraphs it enters to the workflow the wait is in.
-    let mut plan = shared.plan.clone();
+    let mut plan = shared.program.plan.clone();
     let mut base = shared.ctx.base_dir.clone();
     for level in scope.split('/') {
         if level.contains('#') {
@@ -605,10 +611,10 @@ async fn drive(
     start: Start,
     local: u64,
 ) -> Result<RunOutcome, RunError> {
-    let seq = shared.ledger.last();
+    let seq = shared.journal.ledger.last();
     let resumed = seq > 0 || !matches!(start, Start::At(_));
     shared.emit(RunEvent::RunStarted {
-        run_id: shared.run_id.to_string(),
+        run_id: shared.program.run_id.to_string(),
         workflow: shared.workflow().name.value.clone(),
         resumed,
         from_step: seq,
@@ -620,7 +626,7 @@ async fn drive(
     let _ = hooks::fire(shared, HookEvent::RunStart, None, fields).await;
     let span = tracing::info_span!(
         "run",
-        id = shared.run_id.as_str(),
+        id = shared.program.run_id.as_str(),
         workflow = shared.workflow().name.value.as_str()
     );
     let mut walker = Walker {
@@ -637,10 +643,11 @@ async fn drive(
             // The run's own wait: a refused answer leaves it paused (not a failed node).
             Start::Answer(at, answer) => {
                 let node = shared
+                    .program
                     .plan
                     .step(at)
                     .node
-                    .filter(|_| shared.plan.step(at).kind == StepKind::Wait);
+                    .filter(|_| shared.program.plan.step(at).kind == StepKind::Wait);
                 let Some(node) = node else {
                     return Ok(Err(RunError::Resume(
                         "the run is not paused at a wait".to_owned(),
@@ -662,10 +669,10 @@ async fn drive(
     }
     .instrument(span)
     .await;
-    let seq = shared.ledger.last();
+    let seq = shared.journal.ledger.last();
     let state = walker.frame.state.to_json();
     let store = &shared.ctx.store;
-    let run_id = shared.run_id.to_string();
+    let run_id = shared.program.run_id.to_string();
     let status = match &result {
         Ok(Ok(WalkEnd::Done)) => Some("completed"),
         Err(Stop::Failed { .. }) => Some("failed"),
@@ -692,7 +699,7 @@ async fn drive(
             });
             flush(shared).await?;
             store
-                .set_status(&shared.run_id, RunStatus::Completed, None)
+                .set_status(&shared.program.run_id, RunStatus::Completed, None)
                 .await?;
             RunEnd::Completed
         }
@@ -717,7 +724,7 @@ async fn drive(
                 });
             }
             flush(shared).await?;
-            store.pause(&shared.run_id, waits.clone()).await?;
+            store.pause(&shared.program.run_id, waits.clone()).await?;
             RunEnd::Paused { waits }
         }
         Err(Stop::Failed { node, error }) => {
@@ -731,7 +738,7 @@ async fn drive(
             flush(shared).await?;
             let message = format!("`{node}` failed: {}", error.message);
             store
-                .set_status(&shared.run_id, RunStatus::Failed, Some(message))
+                .set_status(&shared.program.run_id, RunStatus::Failed, Some(message))
                 .await?;
             RunEnd::Failed {
                 node: node.to_string(),
@@ -749,7 +756,11 @@ async fn drive(
             });
             flush(shared).await?;
             store
-                .set_status(&shared.run_id, RunStatus::Cancelled, Some(message.clone()))
+                .set_status(
+                    &shared.program.run_id,
+                    RunStatus::Cancelled,
+                    Some(message.clone()),
+                )
                 .await?;
             RunEnd::LimitReached { message }
         }
@@ -757,7 +768,7 @@ async fn drive(
             shared.emit(RunEvent::RunCancelled { run_id, step: seq });
             flush(shared).await?;
             store
-                .set_status(&shared.run_id, RunStatus::Cancelled, None)
+                .set_status(&shared.program.run_id, RunStatus::Cancelled, None)
                 .await?;
             RunEnd::Cancelled
         }
@@ -765,7 +776,7 @@ async fn drive(
     };
     let (usage, cost_usd) = totals(shared);
     Ok(RunOutcome {
-        run_id: shared.run_id.clone(),
+        run_id: shared.program.run_id.clone(),
         end,
         state,
         steps: seq,
@@ -787,7 +798,11 @@ async fn flush(shared: &Shared) -> Result<(), RunError> {
             .into_iter()
             .map(crate::store::Json::into_value)
             .collect();
-        shared.ctx.store.log_events(&shared.run_id, events).await?;
+        shared
+            .ctx
+            .store
+            .log_events(&shared.program.run_id, events)
+            .await?;
     }
     Ok(())
 }

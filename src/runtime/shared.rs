@@ -1,6 +1,9 @@
-//! [`Shared`]: what every walk of one run reads — the plan, its compiled templates and
-//! schemas, the context — plus the run-wide tallies (usage, calls, steps) and the event
-//! log buffer. Built once per run by [`Shared::new`].
+//! [`Shared`]: one run as its walks see it, in four parts — the [`Program`] (the plan, its
+//! compiled templates, schemas and patterns, the bound inputs: fixed once built), the
+//! [`RunContext`] (providers, store, sink, clock), the [`Journal`] (step numbering, events
+//! waiting for the next commit, what a resume recovered) and the [`Tallies`] (usage, cost,
+//! calls, sessions, steps). Built once per run by [`Shared::new`]; a subgraph's run has its
+//! own program and tallies and shares its caller's journal numbering.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,15 +67,15 @@ impl Ledger {
     }
 }
 
-/// The compiled, shared side of one run.
-pub(crate) struct Shared {
+/// What a run executes, fixed once built: the plan, its compiled templates, schemas and
+/// patterns, the bound inputs and environment, and lookups derived from the plan.
+pub(crate) struct Program {
     pub(crate) plan: Arc<Plan>,
     pub(crate) templates: Templates,
     pub(crate) schemas: Schemas,
     /// `output match=` patterns, compiled once.
     pub(crate) patterns: Patterns,
     pub(crate) schema: Arc<StateSchema>,
-    pub(crate) ctx: RunContext,
     pub(crate) run_id: RunId,
     pub(crate) run_id_str: Arc<str>,
     pub(crate) input: TemplateValue,
@@ -82,26 +85,47 @@ pub(crate) struct Shared {
     pub(crate) ids: Vec<Arc<str>>,
     /// The iteration counter of each node's innermost enclosing loop.
     pub(crate) loop_of: Vec<Option<CounterIdx>>,
-    pub(crate) tally: Mutex<Tally>,
-    pub(crate) steps_taken: AtomicU64,
+    /// The workflow's `on "<event>"` hooks.
+    pub(crate) hooks: Hooks,
+    /// When the run's `limits timeout` ends it.
     pub(crate) deadline: Option<tokio::time::Instant>,
+}
+
+/// What a run records: its step numbering, the events waiting for the next commit, and
+/// what a resume recovered of the blocks it was inside.
+pub(crate) struct Journal {
+    /// The run's step numbering, shared by every walk of the run.
+    pub(crate) ledger: Arc<Ledger>,
+    /// What a resumed run recovered of the blocks it was inside.
+    pub(crate) recovery: Arc<Recovery>,
     /// Events waiting to be committed with the next step, still typed: only a durable
     /// store serialises them.
     pub(crate) log: Mutex<Vec<Json>>,
     /// A subgraph's run: its events are not logged.
     pub(crate) nested: bool,
-    /// The run's step numbering, shared by every walk of the run.
-    pub(crate) ledger: Arc<Ledger>,
-    /// What a resumed run recovered of the blocks it was inside.
-    pub(crate) recovery: Arc<Recovery>,
-    /// The workflow's `on "<event>"` hooks.
-    pub(crate) hooks: Hooks,
+}
+
+/// What a run has used, persisted in its cursors.
+#[derive(Debug, Default)]
+pub(crate) struct Tallies {
+    pub(crate) spent: Mutex<Tally>,
+    /// Action steps run (for `max-steps`).
+    pub(crate) steps_taken: AtomicU64,
+}
+
+/// One run as its walks see it: the program, the context it runs in, its journal and its
+/// tallies.
+pub(crate) struct Shared {
+    pub(crate) program: Program,
+    pub(crate) ctx: RunContext,
+    pub(crate) journal: Journal,
+    pub(crate) tallies: Tallies,
 }
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared")
-            .field("run_id", &self.run_id)
+            .field("run_id", &self.program.run_id)
             .finish_non_exhaustive()
     }
 }
@@ -149,43 +173,48 @@ impl Shared {
             .as_ref()
             .map(|timeout| tokio::time::Instant::now() + timeout.value.to_std());
         Ok(Self {
-            input: TemplateValue::from(minijinja::value::Serde(&input_json)),
-            input_json,
-            env: TemplateValue::from(minijinja::value::Serde(Value::Object(env))),
-            run_id_str: Arc::from(run_id.as_str()),
-            run_id,
-            plan,
-            templates,
-            schemas,
-            patterns,
-            schema,
+            program: Program {
+                input: TemplateValue::from(minijinja::value::Serde(&input_json)),
+                input_json,
+                env: TemplateValue::from(minijinja::value::Serde(Value::Object(env))),
+                run_id_str: Arc::from(run_id.as_str()),
+                run_id,
+                plan,
+                templates,
+                schemas,
+                patterns,
+                schema,
+                ids,
+                loop_of,
+                hooks,
+                deadline,
+            },
             ctx,
-            ids,
-            loop_of,
-            tally: Mutex::new(Tally::default()),
-            steps_taken: AtomicU64::new(0),
-            deadline,
-            log: Mutex::new(Vec::new()),
-            nested: caller.is_some(),
-            ledger: caller.map_or_else(Arc::default, |caller| caller.ledger.clone()),
-            recovery: caller.map_or_else(Arc::default, |caller| caller.recovery.clone()),
-            hooks,
+            journal: Journal {
+                ledger: caller.map_or_else(Arc::default, |caller| caller.journal.ledger.clone()),
+                recovery: caller
+                    .map_or_else(Arc::default, |caller| caller.journal.recovery.clone()),
+                log: Mutex::new(Vec::new()),
+                nested: caller.is_some(),
+            },
+            tallies: Tallies::default(),
         })
     }
 
     /// The workflow.
     pub(crate) fn workflow(&self) -> &Workflow {
-        self.plan.workflow()
+        self.program.plan.workflow()
     }
 
     /// A node's id.
     pub(crate) fn id(&self, node: NodeIdx) -> &Arc<str> {
-        &self.ids[node.index()]
+        &self.program.ids[node.index()]
     }
 
     /// The tallies (a poisoned lock only means a panic elsewhere; the data is plain).
     pub(crate) fn tally(&self) -> MutexGuard<'_, Tally> {
-        self.tally
+        self.tallies
+            .spent
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -193,15 +222,15 @@ impl Shared {
     /// The template context for a step of `frame`.
     pub(crate) fn scope(&self, frame: &Frame, node: Option<NodeIdx>, step: u64) -> TemplateValue {
         let iteration = node
-            .and_then(|node| self.loop_of[node.index()])
+            .and_then(|node| self.program.loop_of[node.index()])
             .map_or(0, |counter| frame.counters.get(counter));
         Scope {
-            input: self.input.clone(),
-            env: self.env.clone(),
+            input: self.program.input.clone(),
+            env: self.program.env.clone(),
             state: frame.state.clone(),
             outputs: frame.outputs.clone(),
             run: RunInfo {
-                id: self.run_id_str.clone(),
+                id: self.program.run_id_str.clone(),
                 step,
                 iteration,
             },
@@ -217,8 +246,9 @@ impl Shared {
         {
             sink.emit(&event);
         }
-        if self.ctx.log_events && !self.nested && event.is_logged() {
-            self.log
+        if self.ctx.log_events && !self.journal.nested && event.is_logged() {
+            self.journal
+                .log
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .push(Json::lazy(Arc::new(event)));
@@ -228,13 +258,14 @@ impl Shared {
     /// Whether anyone would see an event selected by `events`/`debug` (to skip building it).
     pub(crate) fn wants_events(&self) -> bool {
         (self.ctx.sink.is_some() && (self.ctx.stream.events || self.ctx.stream.debug))
-            || (self.ctx.log_events && !self.nested)
+            || (self.ctx.log_events && !self.journal.nested)
     }
 
     /// Takes the buffered log events.
     pub(crate) fn take_log(&self) -> Vec<Json> {
         std::mem::take(
             &mut *self
+                .journal
                 .log
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
@@ -246,7 +277,7 @@ impl Shared {
         let tally = self.tally();
         Cursor {
             next,
-            next_key: next.map(|step| self.plan.step(step).key.clone()),
+            next_key: next.map(|step| self.program.plan.step(step).key.clone()),
             waiting,
             auto_answer_at: None,
             counters: frame.counters.clone(),
@@ -255,7 +286,7 @@ impl Shared {
             context_actions: tally.context_actions.clone(),
             usage: tally.usage,
             cost_usd: tally.cost_usd,
-            steps_taken: self.steps_taken.load(Ordering::Relaxed),
+            steps_taken: self.tallies.steps_taken.load(Ordering::Relaxed),
             error: frame.error.clone(),
             state_version: self.workflow().state_version.as_ref().map(|v| v.value),
             local: 0,
@@ -271,13 +302,14 @@ impl Shared {
         tally.calls = cursor.calls.clone();
         tally.sessions = cursor.sessions.clone();
         tally.context_actions = cursor.context_actions.clone();
-        self.steps_taken
+        self.tallies
+            .steps_taken
             .store(cursor.steps_taken, Ordering::Relaxed);
     }
 
     /// A new run's initial state (defaults).
     pub(crate) fn initial_state(&self) -> State {
-        State::new(self.schema.clone())
+        State::new(self.program.schema.clone())
     }
 }
 

@@ -125,7 +125,7 @@ pub(super) async fn execute(
     let definition = settings.definition();
     let written = settings
         .prompt()
-        .map(|template| shared.templates.render(template, &scope))
+        .map(|template| shared.program.templates.render(template, &scope))
         .transpose()?;
     let prompt = match (definition, written) {
         // A command is the prompt; the node's own prompt is its arguments.
@@ -137,7 +137,7 @@ pub(super) async fn execute(
     };
     let written_system = settings
         .system()
-        .map(|t| shared.templates.render(t, &scope))
+        .map(|t| shared.program.templates.render(t, &scope))
         .transpose()?;
     drop(scope);
     let system = with_definition(written_system, definition);
@@ -198,7 +198,7 @@ pub(super) async fn execute(
     let journal = (!shared.ctx.dry_run).then(|| {
         Arc::new(StoreJournal::new(
             Arc::clone(&shared.ctx.store),
-            shared.run_id.clone(),
+            shared.program.run_id.clone(),
             &id,
             call_index,
         ))

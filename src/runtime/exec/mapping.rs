@@ -26,7 +26,7 @@ pub(crate) fn map_outputs<'a>(
     for output in outputs {
         let value = match source(output.from)? {
             Raw::Text(text) => {
-                let text = shared.patterns.extract(output, text)?;
+                let text = shared.program.patterns.extract(output, text)?;
                 parse_output(output.parse, text)?
             }
             Raw::Typed(Value::String(text)) if output.parse != ParseMode::Text => {
@@ -35,14 +35,18 @@ pub(crate) fn map_outputs<'a>(
             Raw::Typed(value) => value,
         };
         if let Some(schema) = &output.schema {
-            shared.schemas.validate(&schema.value, &value)?;
+            shared.program.schemas.validate(&schema.value, &value)?;
         }
-        let field = shared.schema.find(&output.field.value).ok_or_else(|| {
-            NodeError::fatal(format!(
-                "no state field `{}` is declared",
-                output.field.value
-            ))
-        })?;
+        let field = shared
+            .program
+            .schema
+            .find(&output.field.value)
+            .ok_or_else(|| {
+                NodeError::fatal(format!(
+                    "no state field `{}` is declared",
+                    output.field.value
+                ))
+            })?;
         writes.push(Write::Field(field, value));
     }
     Ok(writes)

@@ -66,7 +66,7 @@ pub(crate) async fn execute(
     seq: u64,
     place: &Place<'_>,
 ) -> Result<Vec<Write>, Halt> {
-    if shared.hooks.is_empty() {
+    if shared.program.hooks.is_empty() {
         run_node(shared, frame, at, node, seq, place).await
     } else {
         Box::pin(hooked(shared, frame, at, node, seq, place)).await

@@ -60,7 +60,7 @@ pub(super) async fn execute(
     seq: u64,
     place: &Place<'_>,
 ) -> Result<Vec<Write>, Halt> {
-    let plan = &shared.plan;
+    let plan = &shared.program.plan;
     let id = shared.id(node).clone();
     let join = plan
         .join_of(at)
@@ -78,7 +78,11 @@ pub(super) async fn execute(
     let mut runs = Vec::new();
     if let Some(for_each) = &parallel.for_each {
         let scope = shared.scope(frame, Some(node), seq);
-        let items = match shared.templates.eval_json(&for_each.items, &scope)? {
+        let items = match shared
+            .program
+            .templates
+            .eval_json(&for_each.items, &scope)?
+        {
             Value::Array(items) => items,
             Value::Null => Vec::new(),
             Value::Object(entries) => entries

@@ -28,10 +28,14 @@ pub(crate) fn eval_sets(
     let scope = shared.scope(frame, node, seq);
     sets.iter()
         .map(|set| {
-            let field = shared.schema.find(&set.field.value).ok_or_else(|| {
-                NodeError::fatal(format!("no state field `{}` is declared", set.field.value))
-            })?;
-            let value = shared.templates.eval_json(&set.value, &scope)?;
+            let field = shared
+                .program
+                .schema
+                .find(&set.field.value)
+                .ok_or_else(|| {
+                    NodeError::fatal(format!("no state field `{}` is declared", set.field.value))
+                })?;
+            let value = shared.program.templates.eval_json(&set.value, &scope)?;
             Ok(Write::Field(field, value))
         })
         .collect()

@@ -39,7 +39,7 @@ pub(super) async fn execute(
     for (name, template) in &subgraph.inputs {
         inputs.insert(
             name.value.clone(),
-            shared.templates.eval_json(template, &scope)?,
+            shared.program.templates.eval_json(template, &scope)?,
         );
     }
     drop(scope);
@@ -48,21 +48,33 @@ pub(super) async fn execute(
     if let Some(dir) = path.parent() {
         ctx.base_dir = dir.to_path_buf();
     }
-    let callee = Shared::new(plan, ctx, shared.run_id.clone(), &inputs, Some(shared))
-        .map_err(|error| NodeError::fatal(format!("`{id}`: {error}")))?;
+    let callee = Shared::new(
+        plan,
+        ctx,
+        shared.program.run_id.clone(),
+        &inputs,
+        Some(shared),
+    )
+    .map_err(|error| NodeError::fatal(format!("`{id}`: {error}")))?;
     let callee = Arc::new(callee);
     let block_scope = place.scope.subgraph(&id, &place.entry);
     let mut frame = Frame {
         state: Arc::new(callee.initial_state()),
         outputs: Arc::default(),
-        counters: callee.plan.new_counters(),
+        counters: callee.program.plan.new_counters(),
         locals: None,
         error: None,
         branch: frame.branch,
         log: None,
     };
-    let resumed = resume_block(&callee, &mut frame, &block_scope, callee.plan.start(), None)?;
-    if let Some(cursor) = callee.recovery.latest_tally(&block_scope) {
+    let resumed = resume_block(
+        &callee,
+        &mut frame,
+        &block_scope,
+        callee.program.plan.start(),
+        None,
+    )?;
+    if let Some(cursor) = callee.journal.recovery.latest_tally(&block_scope) {
         callee.restore(cursor);
     }
     let done = if resumed.finished {
@@ -99,7 +111,7 @@ pub(super) async fn execute(
     let state = done.state.to_json();
     let mut writes = Vec::with_capacity(subgraph.outputs.len() + 1);
     for (field, from) in &subgraph.outputs {
-        let idx = shared.schema.find(&field.value).ok_or_else(|| {
+        let idx = shared.program.schema.find(&field.value).ok_or_else(|| {
             NodeError::fatal(format!("no state field `{}` is declared", field.value))
         })?;
         let value = state.get(&from.value).cloned().unwrap_or(Value::Null);

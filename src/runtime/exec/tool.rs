@@ -40,13 +40,13 @@ pub(super) async fn execute(
             argv: tool
                 .run
                 .iter()
-                .map(|t| shared.templates.render(t, &scope))
+                .map(|t| shared.program.templates.render(t, &scope))
                 .collect::<Result<_, _>>()?,
             shell: tool.shell,
             stdin: tool
                 .stdin
                 .as_ref()
-                .map(|t| shared.templates.render(t, &scope))
+                .map(|t| shared.program.templates.render(t, &scope))
                 .transpose()?,
             limit: None,
         },
@@ -54,12 +54,17 @@ pub(super) async fn execute(
     let cwd = tool
         .cwd
         .as_ref()
-        .map(|t| shared.templates.render(t, &scope))
+        .map(|t| shared.program.templates.render(t, &scope))
         .transpose()?;
     let env: Vec<(String, String)> = tool
         .env
         .iter()
-        .map(|(name, t)| Ok((name.value.clone(), shared.templates.render(t, &scope)?)))
+        .map(|(name, t)| {
+            Ok((
+                name.value.clone(),
+                shared.program.templates.render(t, &scope)?,
+            ))
+        })
         .collect::<Result<_, NodeError>>()?;
     drop(scope);
     if shared.ctx.dry_run {
@@ -107,7 +112,7 @@ fn custom_call(
     })?;
     let mut arguments = serde_json::Map::new();
     for (arg, template) in &tool.args {
-        let value = shared.templates.eval_json(template, scope)?;
+        let value = shared.program.templates.eval_json(template, scope)?;
         arguments.insert(arg.value.clone(), typed(&custom.schema, &arg.value, value));
     }
     Ok(Invocation {

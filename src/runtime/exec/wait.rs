@@ -36,7 +36,7 @@ pub(crate) fn pending_wait(
 ) -> Result<Question, NodeError> {
     let wait = wait_of(shared, node)?;
     let scope = shared.scope(frame, Some(node), seq);
-    let prompt = shared.templates.render(&wait.prompt, &scope)?;
+    let prompt = shared.program.templates.render(&wait.prompt, &scope)?;
     Ok(Question {
         prompt,
         answer: wait.answer.name().to_owned(),
@@ -106,6 +106,7 @@ fn typed_answer(shared: &Shared, wait: &Wait, answer: &str) -> Result<Value, Str
     let value = crate::ir::value::parse_answer(&wait.answer, &wait.choices, answer)?;
     if let AnswerType::Json(Some(schema)) = &wait.answer {
         shared
+            .program
             .schemas
             .validate(&schema.value, &value)
             .map_err(|error| error.message)?;

@@ -20,7 +20,7 @@ impl Walker<'_> {
     pub(super) fn check_limits(&self) -> Result<(), Stop> {
         let shared = self.shared;
         let limits = &shared.workflow().limits;
-        let taken = shared.steps_taken.fetch_add(1, Ordering::Relaxed) + 1;
+        let taken = shared.tallies.steps_taken.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(max) = &limits.max_steps
             && taken > max.value
         {
@@ -29,7 +29,7 @@ impl Walker<'_> {
                 max.value
             )));
         }
-        if let Some(deadline) = shared.deadline
+        if let Some(deadline) = shared.program.deadline
             && tokio::time::Instant::now() >= deadline
         {
             return Err(Stop::Limit(self.timeout_message()));
@@ -63,6 +63,7 @@ impl Walker<'_> {
         self.check_limits()?;
         let node = self
             .shared
+            .program
             .plan
             .step(at)
             .node
@@ -156,7 +157,7 @@ impl Walker<'_> {
                 tokio::select! {
                     biased;
                     () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
-                    () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),
+                    () = deadline(shared.program.deadline) => return Err(Stop::Limit(self.timeout_message())),
                     result = timed => result,
                 }
             };
@@ -182,7 +183,7 @@ impl Walker<'_> {
             tokio::select! {
                 biased;
                 () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
-                () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),
+                () = deadline(shared.program.deadline) => return Err(Stop::Limit(self.timeout_message())),
                 () = tokio::time::sleep(delay) => {}
             }
         }

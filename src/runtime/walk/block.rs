@@ -32,7 +32,7 @@ pub(crate) fn resume_block(
     entry: StepIdx,
     stop_at: Option<StepIdx>,
 ) -> Result<Resumed, NodeError> {
-    let steps = shared.recovery.steps_of(scope);
+    let steps = shared.journal.recovery.steps_of(scope);
     let Some(last) = steps.last() else {
         return Ok(Resumed {
             start: Start::At(entry),
@@ -63,7 +63,7 @@ pub(crate) fn resume_block(
     }
     frame.counters = last.counters.clone();
     frame.error = last.error.clone();
-    let plan = &shared.plan;
+    let plan = &shared.program.plan;
     let next = last.next.unwrap_or_else(|| plan.end());
     let fits = next.index() < plan.len()
         && last
@@ -77,7 +77,10 @@ pub(crate) fn resume_block(
         )));
     }
     let start = if last.waiting {
-        match (shared.recovery.take_answer(scope), last.auto_answer_at) {
+        match (
+            shared.journal.recovery.take_answer(scope),
+            last.auto_answer_at,
+        ) {
             (Some(answer), _) => Start::Answer(next, answer),
             (None, Some(at)) => Start::AutoWait(next, at),
             (None, None) => Start::StillWaiting(next),

@@ -102,7 +102,7 @@ impl Walker<'_> {
         .await?;
         if shared.ctx.sink.is_some() && shared.ctx.stream.values && self.scope.is_top() {
             shared.emit(RunEvent::Values {
-                step: shared.ledger.last(),
+                step: shared.journal.ledger.last(),
                 state: self.frame.state.to_json(),
             });
         }
@@ -133,8 +133,8 @@ impl Walker<'_> {
                 .collect();
         }
         let pauses_run = record.wait.is_some() && self.scope.is_top();
-        let turn = shared.ledger.turn().await;
-        let seq = shared.ledger.last() + 1;
+        let turn = shared.journal.ledger.turn().await;
+        let seq = shared.journal.ledger.last() + 1;
         let commit = StepCommit {
             seq,
             scope: self.scope.as_str().map(str::to_owned),
@@ -157,10 +157,10 @@ impl Walker<'_> {
         shared
             .ctx
             .store
-            .commit_step(&shared.run_id, commit)
+            .commit_step(&shared.program.run_id, commit)
             .await
             .map_err(Stop::Store)?;
-        shared.ledger.committed(seq);
+        shared.journal.ledger.committed(seq);
         drop(turn);
         self.local += 1;
         Ok(())

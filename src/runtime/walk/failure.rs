@@ -24,7 +24,7 @@ impl Walker<'_> {
     ) -> Result<StepIdx, Stop> {
         let shared = self.shared;
         let id = shared.id(node).clone();
-        let Some(route) = shared.plan.on_error(at, &mut self.frame.counters) else {
+        let Some(route) = shared.program.plan.on_error(at, &mut self.frame.counters) else {
             let action = if self.frame.branch.is_some() {
                 FailAction::FailBranch
             } else {

@@ -97,7 +97,8 @@ pub(crate) struct Walker<'a> {
 impl Walker<'_> {
     /// The number of the step this walk runs next.
     pub(crate) fn step_no(&self) -> u64 {
-        self.number.unwrap_or_else(|| self.shared.ledger.last() + 1)
+        self.number
+            .unwrap_or_else(|| self.shared.journal.ledger.last() + 1)
     }
 
     /// Where a block entered by this walk's next step is numbered: the walk's committed
@@ -136,7 +137,7 @@ impl Walker<'_> {
 
     /// Walks from `at` until the end, a pause, or `stop_at`.
     async fn walk(&mut self, mut at: StepIdx, stop_at: Option<StepIdx>) -> Result<WalkEnd, Stop> {
-        let plan = self.shared.plan.clone();
+        let plan = self.shared.program.plan.clone();
         loop {
             if Some(at) == stop_at {
                 return Ok(WalkEnd::Done);
@@ -162,7 +163,7 @@ impl Walker<'_> {
 
     /// The node of the wait step `at`.
     fn wait_node(&self, at: StepIdx) -> Result<crate::ir::NodeIdx, Stop> {
-        let plan = &self.shared.plan;
+        let plan = &self.shared.program.plan;
         plan.step(at)
             .node
             .filter(|_| plan.step(at).kind == StepKind::Wait)
@@ -175,7 +176,7 @@ impl Walker<'_> {
     /// Moves on from a structural step, evaluating its condition if it has one.
     async fn navigate(&mut self, at: StepIdx) -> Result<StepIdx, Stop> {
         let shared = self.shared;
-        let plan = &shared.plan;
+        let plan = &shared.program.plan;
         let step = plan.step(at);
         let needs_scope = match (
             step.kind,
@@ -191,7 +192,7 @@ impl Walker<'_> {
             let scope = scope
                 .as_ref()
                 .expect("a scope is built for steps with conditions");
-            Ok(shared.templates.truthy(expr, scope)?)
+            Ok(shared.program.templates.truthy(expr, scope)?)
         };
         match plan.next(at, &mut self.frame.counters, &mut eval) {
             Ok(Some(next)) => {
@@ -220,11 +221,12 @@ impl Walker<'_> {
     fn after(&mut self, at: StepIdx) -> StepIdx {
         let mut never = |_: &crate::ir::Expr| Ok::<bool, NodeError>(false);
         self.shared
+            .program
             .plan
             .next(at, &mut self.frame.counters, &mut never)
             .ok()
             .flatten()
-            .unwrap_or_else(|| self.shared.plan.end())
+            .unwrap_or_else(|| self.shared.program.plan.end())
     }
 }
 

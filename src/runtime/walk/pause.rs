@@ -23,7 +23,12 @@ impl Walker<'_> {
     /// stopping a block's walk with it).
     pub(super) async fn wait(&mut self, at: StepIdx) -> Result<Result<StepIdx, PendingWait>, Stop> {
         let shared = self.shared;
-        let node = shared.plan.step(at).node.expect("a wait step has a node");
+        let node = shared
+            .program
+            .plan
+            .step(at)
+            .node
+            .expect("a wait step has a node");
         let NodeKind::Wait(wait) = &shared.workflow().node(node).kind else {
             return Err(Stop::Failed {
                 node: shared.id(node).clone(),
@@ -85,7 +90,7 @@ impl Walker<'_> {
     /// Tells the sinks the run is paused at `id` (step `step`) with `question`.
     fn emit_paused(&self, step: u64, id: &Arc<str>, question: &exec::Question) {
         self.shared.emit(RunEvent::RunPaused {
-            run_id: self.shared.run_id.to_string(),
+            run_id: self.shared.program.run_id.to_string(),
             step,
             node: id.clone(),
             wait: None,
@@ -183,7 +188,7 @@ impl Walker<'_> {
             biased;
             () = shared.ctx.cancel.cancelled() => {
                 if self.scope.is_top() {
-                    self.emit_paused(shared.ledger.last(), &id, &question);
+                    self.emit_paused(shared.journal.ledger.last(), &id, &question);
                 }
                 question.auto_answer = Some((answer.clone(), Timestamp(answer_at)));
                 let mut pending = self.pending_record(&id, &question);
@@ -191,7 +196,7 @@ impl Walker<'_> {
                 pending.auto_answer_at = Some(Timestamp(answer_at));
                 return self.paused(pending);
             }
-            () = deadline(shared.deadline) => return Err(Stop::Limit(self.timeout_message())),
+            () = deadline(shared.program.deadline) => return Err(Stop::Limit(self.timeout_message())),
             () = tokio::time::sleep(std::time::Duration::from_millis(after_ms)) => {}
         }
         self.give_answer(at, node, &answer).await.map(Ok)
