@@ -42,6 +42,7 @@ fn step(seq: u64) -> StepCommit {
     StepCommit {
         seq,
         scope: None,
+        outputs: atomic::store::State::new(),
         node_id: node.to_owned(),
         started_at: Timestamp::now(),
         finished_at: Timestamp::now(),

@@ -9,7 +9,7 @@ use tracing::Instrument;
 use super::cursor::Cursor;
 use super::frame::Frame;
 use super::hooks::{self, HookEvent};
-use super::shared::{OUTPUT_PREFIX, Shared};
+use super::shared::Shared;
 use super::state::State;
 use super::template::Outputs;
 use super::walk::{Recovery, ScopePath, Start, Stop, WalkEnd, Walker};
@@ -18,6 +18,9 @@ use crate::ir::ErrorClass;
 use crate::lower::{Plan, StepKind};
 use crate::providers::Usage;
 use crate::store::{NewRun, PendingWait, RunId, RunStatus};
+
+/// The state fields in which runs stored before store schema 5 kept node outputs.
+const LEGACY_OUTPUT_PREFIX: &str = "#output:";
 
 /// How a run (or a resumed stretch of it) ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,13 +190,17 @@ pub async fn resume_with(
     let mut shared = Shared::new(plan, ctx, run_id.clone(), &inputs, None)?;
     let mut fields = Map::new();
     let mut outputs = Outputs::default();
-    for (name, value) in checkpoint.state {
-        match name.strip_prefix(OUTPUT_PREFIX) {
+    for (name, value) in std::mem::take(&mut checkpoint.state) {
+        // Runs stored before outputs were kept as outputs have them as state fields.
+        match name.strip_prefix(LEGACY_OUTPUT_PREFIX) {
             Some(node) => outputs.insert(Arc::from(node), value),
             None => {
                 fields.insert(name, value);
             }
         }
+    }
+    for (node, value) in std::mem::take(&mut checkpoint.outputs) {
+        outputs.insert(Arc::from(node.as_str()), value);
     }
     let mut cursor: Cursor = match checkpoint.cursor.take() {
         Some(cursor) => serde_json::from_value(cursor).map_err(|error| {
@@ -293,6 +300,7 @@ pub async fn resume_with(
             status: crate::store::StepStatus::Completed,
             attempts: 1,
             delta: changes,
+            outputs: crate::store::State::new(),
             cursor: crate::store::Json::lazy(Arc::new(cursor.clone())),
             events: Vec::new(),
             error: None,

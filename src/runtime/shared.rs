@@ -130,9 +130,6 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-/// Prefix of the pseudo state fields that persist node outputs in the store.
-pub(crate) const OUTPUT_PREFIX: &str = "#output:";
-
 impl Shared {
     /// Compiles everything the run needs: templates, schemas, inputs, env.
     ///

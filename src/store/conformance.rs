@@ -32,10 +32,14 @@ pub(crate) fn step(seq: u64) -> StepCommit {
         },
         &Value::Null,
     );
+    let node = format!("node-{}", seq % 2);
+    let mut outputs = State::new();
+    outputs.insert(node.clone(), json!({"text": format!("reply {seq}")}));
     StepCommit {
         seq,
         scope: None,
-        node_id: format!("node-{}", seq % 2),
+        node_id: node,
+        outputs,
         started_at: Timestamp(1000 + seq),
         finished_at: Timestamp(1001 + seq),
         status: StepStatus::Completed,
@@ -74,6 +78,13 @@ pub(crate) async fn round_trip(store: &dyn Store) {
     assert_eq!(checkpoint.seq, 5);
     assert_eq!(checkpoint.state, expected_state(5, "x"));
     assert_eq!(checkpoint.cursor, Some(json!({"next": 6})));
+    assert_eq!(
+        checkpoint.outputs,
+        *json!({"node-0": {"text": "reply 4"}, "node-1": {"text": "reply 5"}})
+            .as_object()
+            .expect("an object"),
+        "the latest output of each node"
+    );
     assert_eq!(checkpoint.run.status, RunStatus::Running);
     assert_eq!(checkpoint.run.inputs, json!({"target": "src"}));
     for upto in 0..=5 {
@@ -95,6 +106,7 @@ pub(crate) async fn round_trip(store: &dyn Store) {
             status: s.status,
             attempts: 1,
             delta: s.delta,
+            outputs: s.outputs,
             cursor: s.cursor.into_value(),
             error: None,
         }
@@ -363,6 +375,13 @@ pub(crate) async fn scoped_steps_stay_open_until_the_block_ends(store: &dyn Stor
         checkpoint.state,
         expected_state(1, ""),
         "scoped deltas are the block's"
+    );
+    assert_eq!(
+        checkpoint.outputs,
+        *json!({"node-1": {"text": "reply 1"}})
+            .as_object()
+            .expect("an object"),
+        "and so are their outputs"
     );
     assert_eq!(
         checkpoint.cursor,

@@ -19,6 +19,8 @@ struct Latest {
     state: State,
     /// Serialised only if the run is resumed (a paused run in memory cannot be).
     cursor: Option<Json>,
+    /// The latest output of each node.
+    outputs: State,
     /// Scoped steps since the last unscoped one: (seq, scope, status, cursor).
     open: Vec<(u64, String, super::StepStatus, Json)>,
     /// Progress of calls in flight, by key.
@@ -85,6 +87,7 @@ impl Store for LatestStore {
                 record,
                 state,
                 cursor: None,
+                outputs: State::new(),
                 open: Vec::new(),
                 progress: std::collections::HashMap::new(),
             },
@@ -109,6 +112,7 @@ impl Store for LatestStore {
                         run: run.to_string(),
                         message: error.to_string(),
                     })?;
+                latest.outputs.extend(step.outputs);
             }
             latest.record.steps = step.seq;
             latest.record.status = step.run_status;
@@ -171,6 +175,7 @@ impl Store for LatestStore {
                 run: latest.record.clone(),
                 seq: latest.record.steps,
                 state: latest.state.clone(),
+                outputs: latest.outputs.clone(),
                 cursor: latest.cursor.as_ref().map(Json::to_value),
                 open: latest
                     .open
@@ -317,6 +322,7 @@ mod tests {
             seq,
             scope: None,
             node_id: "inc".into(),
+            outputs: State::new(),
             started_at: Timestamp(0),
             finished_at: Timestamp(0),
             status: StepStatus::Completed,

@@ -48,6 +48,7 @@ struct KeptStep {
     status: StepStatus,
     attempts: u32,
     delta: StateDelta,
+    outputs: State,
     cursor: Json,
     error: Option<String>,
 }
@@ -63,6 +64,7 @@ impl KeptStep {
             status: self.status,
             attempts: self.attempts,
             delta: self.delta.clone(),
+            outputs: self.outputs.clone(),
             cursor: self.cursor.to_value(),
             error: self.error.clone(),
         }
@@ -119,7 +121,7 @@ impl MemoryStore {
         let bytes = approx_state_len(&new.state);
         let (record, state) = new.into_record(Timestamp::now());
         let snapshots = vec![(0, Arc::new(state.clone()))];
-        let live = LiveState::from_snapshot(state, 0, bytes);
+        let live = LiveState::from_snapshot(state, State::new(), 0, bytes);
         let run = MemoryRun {
             record,
             steps: Vec::new(),
@@ -143,16 +145,16 @@ impl MemoryStore {
                     got: step.seq,
                 });
             }
-            // A scoped step's delta is its block's, not the run's.
-            let empty = StateDelta::new();
-            let applied = if step.scope.is_some() {
-                &empty
+            // A scoped step's delta and outputs are its block's, not the run's.
+            let (empty, no_outputs) = (StateDelta::new(), State::new());
+            let (applied, outputs) = if step.scope.is_some() {
+                (&empty, &no_outputs)
             } else {
-                &step.delta
+                (&step.delta, &step.outputs)
             };
             let due = data
                 .live
-                .advance(step.seq, applied, applied.approx_len(), policy)
+                .advance(step.seq, applied, outputs, applied.approx_len(), policy)
                 .map_err(|error| corrupt(run, &error))?;
             if due {
                 data.snapshots
@@ -181,6 +183,7 @@ impl MemoryStore {
                 status: step.status,
                 attempts: step.attempts,
                 delta: step.delta,
+                outputs: step.outputs,
                 cursor: step.cursor,
                 error: step.error,
             });
@@ -305,6 +308,7 @@ impl Store for MemoryStore {
                 run: data.record.clone(),
                 seq: data.live.seq,
                 state: data.live.state.clone(),
+                outputs: data.live.outputs.clone(),
                 cursor: top.map(|top| data.steps[top].cursor.to_value()),
                 open,
             })

@@ -232,6 +232,10 @@ pub struct StepCommit {
     pub attempts: u32,
     /// The fields it changed.
     pub delta: StateDelta,
+    /// The node outputs it recorded (`outputs.<node>` in templates), by node id: each
+    /// replaces the node's previous output. Like the delta, a scoped step's are its block's.
+    #[serde(default, skip_serializing_if = "State::is_empty")]
+    pub outputs: State,
     /// Opaque continuation data: where the runtime goes next, loop counters, route counts.
     pub cursor: Json,
     /// Events to keep in the run's log, in order.
@@ -293,6 +297,9 @@ pub struct Checkpoint {
     pub seq: u64,
     /// The run's state after it (scoped steps do not change it).
     pub state: State,
+    /// The latest output of each node, as of the same step.
+    #[serde(default, skip_serializing_if = "State::is_empty")]
+    pub outputs: State,
     /// The cursor of the last unscoped step (`None` when none was committed).
     pub cursor: Option<Value>,
     /// The scoped steps committed after the last unscoped one, in order: the progress of
@@ -334,6 +341,9 @@ pub struct StepRecord {
     pub attempts: u32,
     /// The fields it changed.
     pub delta: StateDelta,
+    /// The node outputs it recorded.
+    #[serde(default, skip_serializing_if = "State::is_empty")]
+    pub outputs: State,
     /// Its cursor.
     pub cursor: Value,
     /// Its error.

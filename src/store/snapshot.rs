@@ -30,6 +30,8 @@ impl Default for SnapshotPolicy {
 pub(super) struct LiveState {
     /// The state after step `seq`.
     pub(super) state: State,
+    /// The latest output of each node after step `seq`.
+    pub(super) outputs: State,
     /// The last step applied.
     pub(super) seq: u64,
     steps_since: u64,
@@ -38,10 +40,16 @@ pub(super) struct LiveState {
 }
 
 impl LiveState {
-    /// The state right after a snapshot of `snapshot_bytes` bytes at `seq`.
-    pub(super) fn from_snapshot(state: State, seq: u64, snapshot_bytes: usize) -> Self {
+    /// The state and outputs right after a snapshot of `snapshot_bytes` bytes at `seq`.
+    pub(super) fn from_snapshot(
+        state: State,
+        outputs: State,
+        seq: u64,
+        snapshot_bytes: usize,
+    ) -> Self {
         Self {
             state,
+            outputs,
             seq,
             steps_since: 0,
             bytes_since: 0,
@@ -49,16 +57,23 @@ impl LiveState {
         }
     }
 
-    /// Applies step `seq`'s delta (`delta_bytes` long as JSON). Returns whether a snapshot
-    /// of the new state is due; the caller then writes it and calls [`Self::snapshotted`].
+    /// Applies step `seq`'s delta and outputs (`delta_bytes` long as JSON). Returns whether
+    /// a snapshot of the new state is due; the caller then writes it and calls
+    /// [`Self::snapshotted`].
     pub(super) fn advance(
         &mut self,
         seq: u64,
         delta: &StateDelta,
+        outputs: &State,
         delta_bytes: usize,
         policy: SnapshotPolicy,
     ) -> Result<bool, DeltaError> {
         delta.apply(&mut self.state)?;
+        self.outputs.extend(
+            outputs
+                .iter()
+                .map(|(node, value)| (node.clone(), value.clone())),
+        );
         self.seq = seq;
         self.steps_since += 1;
         self.bytes_since += delta_bytes;
@@ -88,15 +103,18 @@ mod tests {
             every_steps: 3,
             min_bytes: 10,
         };
-        let mut live = LiveState::from_snapshot(State::new(), 0, 100);
+        let mut live = LiveState::from_snapshot(State::new(), State::new(), 0, 100);
         let mut delta = StateDelta::new();
         delta.record("n", Change::Set(json!(1)), &json!(1));
-        assert!(!live.advance(1, &delta, 5, policy).unwrap());
-        assert!(!live.advance(2, &delta, 5, policy).unwrap());
-        assert!(live.advance(3, &delta, 5, policy).unwrap(), "third step");
+        assert!(!live.advance(1, &delta, &State::new(), 5, policy).unwrap());
+        assert!(!live.advance(2, &delta, &State::new(), 5, policy).unwrap());
+        assert!(
+            live.advance(3, &delta, &State::new(), 5, policy).unwrap(),
+            "third step"
+        );
         live.snapshotted(10);
         assert!(
-            live.advance(4, &delta, 11, policy).unwrap(),
+            live.advance(4, &delta, &State::new(), 11, policy).unwrap(),
             "bytes exceed the snapshot"
         );
         assert_eq!(live.state["n"], json!(1));

@@ -209,3 +209,50 @@ fn steps_removed_or_inserted_before_the_resume_point_are_listed() {
     );
     assert_eq!(project.show(&id)["run"]["status"], "paused");
 }
+
+/// A run stored before node outputs were kept apart from the state (store schema 4 and
+/// earlier kept them as `#output:<node>` state fields) resumes with its outputs.
+#[test]
+fn a_run_stored_with_outputs_as_state_fields_resumes_with_them() {
+    let project = CliProject::new();
+    project.write(
+        "f.kdl",
+        r#"workflow "w" {
+    state {
+        field "said" type="string" default=""
+    }
+    tool "greet" { run "echo" "hello"; }
+    wait "ok" prompt="Go?" answer="yes-no"
+    set "said" expr="outputs.greet.stdout | trim"
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "f.kdl", "--quiet"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let id = project.last_run();
+    // Rewrite the stored step as the older schema had it: the output in the delta.
+    let conn = rusqlite::Connection::open(project.path().join(".atomic/atomic.db")).expect("open");
+    let changed = conn
+        .execute(
+            r##"UPDATE steps SET
+                 delta = json_set(delta, '$."#output:greet"', json_object('set', json_extract(outputs, '$.greet'))),
+                 outputs = NULL
+               WHERE node_id = 'greet'"##,
+            [],
+        )
+        .expect("rewrite the step");
+    assert_eq!(changed, 1);
+    drop(conn);
+    let done = resume(&project, &[&id, "--answer", "yes"]);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    let state = &project.show(&id)["state"];
+    assert_eq!(state["said"], "hello");
+    assert!(
+        state.get("#output:greet").is_none(),
+        "not shown as a field: {state}"
+    );
+}

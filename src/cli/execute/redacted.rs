@@ -68,6 +68,7 @@ impl Store for RedactingStore {
                 Change::Unset => {}
             }
         }
+        self.state(&mut step.outputs);
         step.cursor = self.json(step.cursor);
         step.events = step
             .events
@@ -214,6 +215,7 @@ mod tests {
                     seq: 1,
                     scope: None,
                     node_id: "n".into(),
+                    outputs: State::new(),
                     started_at: Timestamp(0),
                     finished_at: Timestamp(0),
                     status: StepStatus::Completed,

@@ -48,6 +48,8 @@ pub(super) struct Record {
     pub(super) attempts: u32,
     pub(super) started_at: Timestamp,
     pub(super) delta: store::StateDelta,
+    /// The node outputs it recorded.
+    pub(super) outputs: store::State,
     pub(super) writes: Vec<Write>,
     pub(super) next: Option<StepIdx>,
     /// Whether the walk is paused at `next` (a wait).
@@ -62,9 +64,12 @@ impl Walker<'_> {
         let shared = self.shared;
         let id = shared.id(ended.node).clone();
         let step = self.step_no();
-        let delta = self
-            .durable
-            .then(|| store_delta(&ended.delta, &self.frame.state));
+        let delta = self.durable.then(|| {
+            (
+                store_delta(&ended.delta, &self.frame.state),
+                store_outputs(&ended.delta),
+            )
+        });
         if shared.wants_events() || (shared.ctx.sink.is_some() && shared.ctx.stream.updates) {
             shared.emit(RunEvent::StepFinished {
                 step,
@@ -84,7 +89,7 @@ impl Walker<'_> {
                 usage: None,
             });
         }
-        let Some(delta) = delta else {
+        let Some((delta, outputs)) = delta else {
             return Ok(());
         };
         self.commit(Record {
@@ -93,6 +98,7 @@ impl Walker<'_> {
             attempts: ended.attempts,
             started_at: ended.started_at,
             delta,
+            outputs,
             writes: ended.writes,
             next: Some(ended.next),
             waiting: false,
@@ -144,6 +150,7 @@ impl Walker<'_> {
             status: record.status,
             attempts: record.attempts,
             delta: record.delta,
+            outputs: record.outputs,
             cursor: store::Json::lazy(Arc::new(cursor)),
             events: shared.take_log(),
             error: record.error,
@@ -167,8 +174,8 @@ impl Walker<'_> {
     }
 }
 
-/// The store's form of a delta: outputs become `#output:<node>` fields, `merge-by` a `set`
-/// of the merged list (the store has no merge-by change).
+/// The store's form of a delta's field changes: `merge-by` becomes a `set` of the merged
+/// list (the store has no merge-by change).
 pub(crate) fn store_delta(delta: &Delta, state: &State) -> store::StateDelta {
     let mut out = store::StateDelta::new();
     for entry in &delta.fields {
@@ -189,11 +196,14 @@ pub(crate) fn store_delta(delta: &Delta, state: &State) -> store::StateDelta {
         };
         out.0.insert(entry.field.to_string(), change);
     }
-    for (node, value) in &delta.outputs {
-        out.0.insert(
-            format!("{}{node}", crate::runtime::shared::OUTPUT_PREFIX),
-            store::Change::Set(value.clone()),
-        );
-    }
     out
+}
+
+/// The node outputs a delta recorded, the last of each node's.
+pub(crate) fn store_outputs(delta: &Delta) -> store::State {
+    delta
+        .outputs
+        .iter()
+        .map(|(node, value)| (node.to_string(), value.clone()))
+        .collect()
 }

@@ -113,6 +113,7 @@ impl Walker<'_> {
             attempts: 1,
             started_at: self.shared.ctx.clock.now(),
             delta: store::StateDelta::new(),
+            outputs: store::State::new(),
             writes: Vec::new(),
             next: Some(at),
             waiting: true,

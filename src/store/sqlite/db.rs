@@ -217,9 +217,9 @@ impl Db {
             inputs,
             now
         ])?;
-        insert_snapshot(&tx, &run.id, 0, &state)?;
+        insert_snapshot(&tx, &run.id, 0, &state, None)?;
         tx.commit()?;
-        let live = LiveState::from_snapshot(run.state, 0, state.len());
+        let live = LiveState::from_snapshot(run.state, crate::store::State::new(), 0, state.len());
         self.live.insert(run.id, live);
         Ok(())
     }
@@ -360,6 +360,7 @@ fn apply_step(
     let Encoded {
         step,
         delta,
+        outputs,
         cursor,
         events,
     } = encoded;
@@ -392,8 +393,8 @@ fn apply_step(
     }
     tx.prepare_cached(
         "INSERT INTO steps (run_id, seq, node_id, started_at, finished_at, status, attempts,
-                                delta, cursor, events, error, scope)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                delta, cursor, events, error, scope, outputs)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         run.as_str(),
@@ -408,6 +409,7 @@ fn apply_step(
         events,
         step.error,
         step.scope,
+        outputs,
     ])?;
     // The common step (running → running) leaves the run's row alone: its step count
     // and last change come from this step.
@@ -431,27 +433,29 @@ fn apply_step(
 
     let cached = live.get(run).is_some_and(|state| state.seq == last as u64);
     if !cached {
-        let state = super::read::state_at(tx, run, last as u64)?;
+        let (state, outputs) = super::read::snapshot_at(tx, run, last as u64)?;
         let bytes = serde_json::to_string(&state).map_or(0, |text| text.len());
         live.insert(
             run.clone(),
-            LiveState::from_snapshot(state, last as u64, bytes),
+            LiveState::from_snapshot(state, outputs, last as u64, bytes),
         );
     }
     let live = live.get_mut(run).expect("cached or just loaded");
-    // A scoped step's delta is its block's, not the run's.
-    let empty = crate::store::StateDelta::new();
-    let (applied, applied_len) = match step.scope {
-        Some(_) => (&empty, 0),
-        None => (&step.delta, delta.len()),
+    // A scoped step's delta and outputs are its block's, not the run's.
+    let (empty, no_outputs) = (crate::store::StateDelta::new(), crate::store::State::new());
+    let (applied, applied_outputs, applied_len) = match step.scope {
+        Some(_) => (&empty, &no_outputs, 0),
+        None => (&step.delta, &step.outputs, delta.len()),
     };
     let due = live
-        .advance(step.seq, applied, applied_len, policy)
+        .advance(step.seq, applied, applied_outputs, applied_len, policy)
         .map_err(|error| corrupt(run.as_str(), error.to_string()))?;
     let mut pages = 1;
     if due {
         let state = serde_json::to_string(&live.state).expect("JSON values serialise");
-        insert_snapshot(tx, run, step.seq, &state)?;
+        let outputs = (!live.outputs.is_empty())
+            .then(|| serde_json::to_string(&live.outputs).expect("JSON values serialise"));
+        insert_snapshot(tx, run, step.seq, &state, outputs.as_deref())?;
         live.snapshotted(state.len());
         pages += u32::try_from(state.len() / 4096).unwrap_or(u32::MAX);
     }
@@ -477,9 +481,12 @@ fn insert_snapshot(
     run: &RunId,
     seq: u64,
     state: &str,
+    outputs: Option<&str>,
 ) -> Result<(), StoreError> {
-    conn.prepare_cached("INSERT INTO snapshots (run_id, seq, state) VALUES (?1, ?2, ?3)")?
-        .execute(params![run.as_str(), seq as i64, state])?;
+    conn.prepare_cached(
+        "INSERT INTO snapshots (run_id, seq, state, outputs) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![run.as_str(), seq as i64, state, outputs])?;
     Ok(())
 }
 

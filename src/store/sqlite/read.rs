@@ -19,17 +19,17 @@ impl Db {
     pub(super) fn checkpoint(&mut self, run: &RunId) -> Result<Checkpoint, StoreError> {
         let record = run_record(&self.conn, run)?;
         let seq = record.steps;
-        let state = match self.live.get(run) {
-            Some(live) if live.seq == seq => live.state.clone(),
+        let (state, outputs) = match self.live.get(run) {
+            Some(live) if live.seq == seq => (live.state.clone(), live.outputs.clone()),
             _ => {
-                let state = state_at(&self.conn, run, seq)?;
+                let (state, outputs) = snapshot_at(&self.conn, run, seq)?;
                 let bytes = serde_json::to_string(&state).map_or(0, |text| text.len());
                 // Resuming commits next: count deltas from here, as if just snapshotted.
                 self.live.insert(
                     run.clone(),
-                    LiveState::from_snapshot(state.clone(), seq, bytes),
+                    LiveState::from_snapshot(state.clone(), outputs.clone(), seq, bytes),
                 );
-                state
+                (state, outputs)
             }
         };
         // The last unscoped step, found from the end: only a block's open steps follow it.
@@ -70,6 +70,7 @@ impl Db {
             run: record,
             seq,
             state,
+            outputs,
             cursor,
             open,
         })
@@ -178,19 +179,33 @@ fn run_record(conn: &Connection, run: &RunId) -> Result<RunRecord, StoreError> {
 
 /// The state after step `upto`: the latest snapshot at or before it, then later deltas.
 pub(super) fn state_at(conn: &Connection, run: &RunId, upto: u64) -> Result<State, StoreError> {
-    let (base, text): (i64, String) = conn
+    snapshot_at(conn, run, upto).map(|(state, _)| state)
+}
+
+/// The state and the latest output of each node after step `upto`: the latest snapshot at
+/// or before it, then the deltas and outputs of the run's later steps.
+pub(super) fn snapshot_at(
+    conn: &Connection,
+    run: &RunId,
+    upto: u64,
+) -> Result<(State, State), StoreError> {
+    let (base, text, outputs): (i64, String, Option<String>) = conn
         .prepare_cached(
-            "SELECT seq, state FROM snapshots WHERE run_id = ?1 AND seq <= ?2
+            "SELECT seq, state, outputs FROM snapshots WHERE run_id = ?1 AND seq <= ?2
              ORDER BY seq DESC LIMIT 1",
         )?
         .query_row(rusqlite::params![run.as_str(), upto as i64], |row| {
-            Ok((row.get(0)?, row.get(1)?))
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
         })
         .optional()?
         .ok_or_else(|| StoreError::NotFound(run.to_string()))?;
     let mut state: State = rows::json(run.as_str(), &text)?;
+    let mut latest: State = match outputs {
+        Some(text) => rows::json(run.as_str(), &text)?,
+        None => State::new(),
+    };
     let mut deltas = conn.prepare_cached(
-        "SELECT delta FROM steps
+        "SELECT delta, outputs FROM steps
          WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3 AND scope IS NULL ORDER BY seq",
     )?;
     let mut found = deltas.query(rusqlite::params![run.as_str(), base, upto as i64])?;
@@ -200,6 +215,10 @@ pub(super) fn state_at(conn: &Connection, run: &RunId, upto: u64) -> Result<Stat
         delta
             .apply(&mut state)
             .map_err(|error| rows::corrupt(run.as_str(), error.to_string()))?;
+        if let Some(text) = row.get::<_, Option<String>>(1)? {
+            let outputs: State = rows::json(run.as_str(), &text)?;
+            latest.extend(outputs);
+        }
     }
-    Ok(state)
+    Ok((state, latest))
 }

@@ -18,8 +18,7 @@ pub(super) const RUN_SELECT: &str = "
         AND l.seq = (SELECT max(seq) FROM steps WHERE run_id = r.id)";
 
 /// The columns [`step_record`] reads, in order.
-pub(super) const STEP_COLUMNS: &str =
-    "seq, node_id, started_at, finished_at, status, attempts, delta, cursor, error, events, scope";
+pub(super) const STEP_COLUMNS: &str = "seq, node_id, started_at, finished_at, status, attempts, delta, cursor, error, events, scope, outputs";
 
 /// Raw columns of a run, decoded after the statement is done.
 pub(super) type RunRow = (
@@ -83,7 +82,7 @@ fn waits(run: &str, text: &str) -> Result<Vec<PendingWait>, StoreError> {
     }
 }
 
-/// Raw columns of a step, its events and scope last.
+/// Raw columns of a step, its events, scope and outputs last.
 pub(super) type StepRow = (
     i64,
     String,
@@ -95,6 +94,7 @@ pub(super) type StepRow = (
     String,
     Option<String>,
     String,
+    Option<String>,
     Option<String>,
 );
 
@@ -111,6 +111,7 @@ pub(super) fn step_row(row: &Row<'_>) -> rusqlite::Result<StepRow> {
         row.get(8)?,
         row.get(9)?,
         row.get(10)?,
+        row.get(11)?,
     ))
 }
 
@@ -119,8 +120,20 @@ pub(super) fn step_record(
     run: &RunId,
     row: StepRow,
 ) -> Result<(StepRecord, Vec<serde_json::Value>), StoreError> {
-    let (seq, node_id, started, finished, status, attempts, delta, cursor, error, events, scope) =
-        row;
+    let (
+        seq,
+        node_id,
+        started,
+        finished,
+        status,
+        attempts,
+        delta,
+        cursor,
+        error,
+        events,
+        scope,
+        outputs,
+    ) = row;
     let status = StepStatus::parse(&status)
         .ok_or_else(|| corrupt(run.as_str(), format!("unknown step status `{status}`")))?;
     let events = json(run.as_str(), &events)?;
@@ -133,6 +146,10 @@ pub(super) fn step_record(
         status,
         attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
         delta: json(run.as_str(), &delta)?,
+        outputs: outputs
+            .map(|text| json(run.as_str(), &text))
+            .transpose()?
+            .unwrap_or_default(),
         cursor: json(run.as_str(), &cursor)?,
         error,
     };

@@ -82,6 +82,13 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE steps ADD COLUMN scope TEXT;
     ",
+    // 5: node outputs kept as outputs, beside the state: the outputs a step recorded, and
+    // the latest output of each node at a snapshot (NULL: none). Runs stored before keep
+    // theirs as `#output:<node>` state fields, which the runtime still reads.
+    "
+    ALTER TABLE steps ADD COLUMN outputs TEXT;
+    ALTER TABLE snapshots ADD COLUMN outputs TEXT;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -23,6 +23,8 @@ use crate::store::{PendingWait, RunId, RunStatus, StepCommit, StepStatus, StoreE
 pub(super) struct Encoded {
     pub(super) step: StepCommit,
     pub(super) delta: String,
+    /// `None` when the step recorded no output.
+    pub(super) outputs: Option<String>,
     pub(super) cursor: String,
     pub(super) events: String,
 }
@@ -47,6 +49,8 @@ impl Encoded {
     pub(super) fn new(step: StepCommit) -> Self {
         Self {
             delta: step.delta.to_json(),
+            outputs: (!step.outputs.is_empty())
+                .then(|| serde_json::to_string(&step.outputs).expect("JSON values serialise")),
             // Through `Value`, as these always were: the stored text keeps its sorted keys.
             cursor: step.cursor.to_value().to_string(),
             events: serde_json::to_string(&step.events).expect("JSON values serialise"),
@@ -71,17 +75,25 @@ impl Encoded {
         })
         .expect("a step head serialises");
         let mut line = Vec::with_capacity(
-            head.len() + self.delta.len() + self.cursor.len() + self.events.len() + 40,
+            head.len()
+                + self.delta.len()
+                + self.outputs.as_ref().map_or(0, String::len)
+                + self.cursor.len()
+                + self.events.len()
+                + 52,
         );
         // `{…head…` then the encoded parts, then `}`.
         line.extend_from_slice(&head[..head.len() - 1]);
         for (name, json) in [
-            (&b",\"delta\":"[..], &self.delta),
-            (b",\"cursor\":", &self.cursor),
-            (b",\"events\":", &self.events),
+            (&b",\"delta\":"[..], Some(&self.delta)),
+            (b",\"outputs\":", self.outputs.as_ref()),
+            (b",\"cursor\":", Some(&self.cursor)),
+            (b",\"events\":", Some(&self.events)),
         ] {
-            line.extend_from_slice(name);
-            line.extend_from_slice(json.as_bytes());
+            if let Some(json) = json {
+                line.extend_from_slice(name);
+                line.extend_from_slice(json.as_bytes());
+            }
         }
         line.extend_from_slice(b"}\n");
         line

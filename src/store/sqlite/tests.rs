@@ -147,7 +147,7 @@ fn newer_schema_is_refused() {
             error,
             StoreError::TooNew {
                 found: 99,
-                supported: 4,
+                supported: 5,
                 ..
             }
         ),
@@ -173,6 +173,7 @@ async fn a_version_1_database_gains_the_progress_table() {
     // as one object.
     conn.execute_batch(
         r#"DROP TABLE progress; DROP TABLE leases; ALTER TABLE steps DROP COLUMN scope;
+        ALTER TABLE steps DROP COLUMN outputs; ALTER TABLE snapshots DROP COLUMN outputs;
         UPDATE runs SET status = 'paused',
             wait = '{"node_id":"ask","prompt":"Go?","answer":"yes-no","choices":[],"schema":null}';
         PRAGMA user_version = 1;"#,
