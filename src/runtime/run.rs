@@ -577,13 +577,7 @@ fn check_block_answer(
             continue;
         }
         let name = level.split('@').next().unwrap_or_default();
-        let Some(crate::ir::NodeKind::Subgraph(subgraph)) = plan
-            .workflow()
-            .nodes
-            .iter()
-            .find(|candidate| candidate.id.value == name)
-            .map(|found| &found.kind)
-        else {
+        let Some(crate::ir::NodeKind::Subgraph(subgraph)) = kind_of(&plan, name) else {
             return Err(RunError::Resume(format!(
                 "the wait's block `{scope}` names `{name}`, which is not a subgraph of this workflow"
             )));
@@ -598,18 +592,21 @@ fn check_block_answer(
             base = dir.to_path_buf();
         }
     }
-    let Some(crate::ir::NodeKind::Wait(wait)) = plan
-        .workflow()
-        .nodes
-        .iter()
-        .find(|candidate| candidate.id.value == node)
-        .map(|found| &found.kind)
-    else {
+    let Some(crate::ir::NodeKind::Wait(wait)) = kind_of(&plan, node) else {
         return Err(RunError::Resume(format!(
             "the workflow has no wait `{node}` in `{scope}`"
         )));
     };
     super::exec::check_answer(wait, &base, shared.ctx.files.as_ref(), answer).map_err(bad)
+}
+
+/// The kind of the node `id` of `plan`'s workflow.
+fn kind_of<'p>(plan: &'p Plan, id: &str) -> Option<&'p crate::ir::NodeKind> {
+    plan.workflow()
+        .nodes
+        .iter()
+        .find(|node| node.id.value == id)
+        .map(|node| &node.kind)
 }
 
 /// Walks from `start` and turns how the walk ended into the run's final status and event.

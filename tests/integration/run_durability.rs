@@ -3,7 +3,7 @@
 //! run once (the one in flight at most twice); Ctrl-C (SIGINT) cancels cleanly — the
 //! running tool's process is killed, the run is saved, exit 130 — and the run resumes.
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -57,67 +57,12 @@ fn uninterrupted_state() -> Value {
     final_state(&project)
 }
 
-fn line_count(project: &CliProject) -> usize {
-    project.read("out.txt").lines().count()
-}
-
 /// Kills the run with SIGKILL once `out.txt` has `lines` lines (polling), resumes it,
 /// and checks the outcome against the uninterrupted run.
 fn crash_after(lines: usize, reference: &Value) -> (bool, usize) {
     let project = CliProject::new();
     project.write("crash.kdl", CRASH);
-    let mut child: Child = project
-        .spawn_command()
-        .args(["run", "crash.kdl", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn atomic run");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut finished = false;
-    loop {
-        if line_count(&project) >= lines {
-            break;
-        }
-        if child.try_wait().expect("poll the child").is_some() {
-            finished = true;
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the run never reached {lines} lines"
-        );
-        std::thread::sleep(Duration::from_micros(500));
-    }
-    // SIGKILL: no chance to clean up or checkpoint.
-    let _ = child.kill();
-    let status = child.wait().expect("reap the child");
-    assert!(
-        !finished || status.success(),
-        "the run failed before the kill at {lines} lines"
-    );
-    // A tool started just before the kill may still be finishing its line.
-    std::thread::sleep(Duration::from_millis(20));
-
-    let run = &project.runs()[0];
-    let resumed = run["status"] != "completed";
-    if resumed {
-        assert_eq!(
-            run["status"], "running",
-            "a killed run is left running: {run}"
-        );
-        let output = project
-            .atomic()
-            .args(["resume", run["id"].as_str().expect("an id"), "--quiet"])
-            .output()
-            .expect("atomic resume");
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "resume after a kill at {lines} lines: {}",
-            stderr(&output)
-        );
-    }
+    let resumed = project.kill_at_lines_and_resume("crash.kdl", "out.txt", lines);
     assert_eq!(
         &final_state(&project),
         reference,

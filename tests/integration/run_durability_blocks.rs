@@ -8,8 +8,6 @@
 //! of which steps' side effects happened, and how often.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -47,55 +45,7 @@ impl Case {
     /// against the reference. Returns whether the kill interrupted the run.
     fn kill_at(&self, at: usize, reference: &(Value, Vec<String>)) -> bool {
         let project = self.project();
-        let mut child = project
-            .spawn_command()
-            .args(["run", "main.kdl", "--quiet"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn atomic run");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let mut finished = false;
-        while lines(&project).len() < at {
-            if child.try_wait().expect("poll the child").is_some() {
-                finished = true;
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the run never reached {at} lines"
-            );
-            std::thread::sleep(Duration::from_micros(500));
-        }
-        // SIGKILL: no chance to clean up or checkpoint.
-        let _ = child.kill();
-        let status = child.wait().expect("reap the child");
-        assert!(
-            !finished || status.success(),
-            "the run failed before the kill at {at}"
-        );
-        // A tool started just before the kill may still be writing its line.
-        std::thread::sleep(Duration::from_millis(30));
-
-        let run = &project.runs()[0];
-        let interrupted = run["status"] != "completed";
-        if interrupted {
-            assert_eq!(
-                run["status"], "running",
-                "a killed run is left running: {run}"
-            );
-            let output = project
-                .atomic()
-                .args(["resume", run["id"].as_str().expect("an id"), "--quiet"])
-                .output()
-                .expect("atomic resume");
-            assert_eq!(
-                output.status.code(),
-                Some(0),
-                "resume after a kill at {at} lines: {}",
-                stderr(&output)
-            );
-        }
+        let interrupted = project.kill_at_lines_and_resume("main.kdl", "out.txt", at);
         assert_eq!(
             final_state(&project),
             reference.0,

@@ -78,28 +78,48 @@ impl Walker<'_> {
         let outcome = self.attempts(at, node).instrument(span).await?;
         match outcome {
             Ok((writes, attempts)) => {
-                let kept = self.keeps_writes().then(|| writes.clone());
-                let mut delta = Delta::default();
-                if let Err(error) = self.frame.apply(writes, &mut delta) {
-                    return self.fail(at, node, error, attempts, started_at).await;
+                match self
+                    .complete(at, node, writes, attempts, started, started_at)
+                    .await?
+                {
+                    Ok(next) => Ok(next),
+                    Err(error) => self.fail(at, node, error, attempts, started_at).await,
                 }
-                let next = self.after(at);
-                self.finish(Ended {
-                    node,
-                    outcome: StepOutcome::Completed,
-                    delta,
-                    writes: kept.unwrap_or_default(),
-                    attempts,
-                    started,
-                    started_at,
-                    next,
-                    error: None,
-                })
-                .await?;
-                Ok(next)
             }
             Err((error, attempts)) => self.fail(at, node, error, attempts, started_at).await,
         }
+    }
+
+    /// Applies a succeeded step's writes and commits it; the inner error is a write the
+    /// state refused (nothing applied, nothing committed).
+    pub(super) async fn complete(
+        &mut self,
+        at: StepIdx,
+        node: NodeIdx,
+        writes: Vec<Write>,
+        attempts: u32,
+        started: Instant,
+        started_at: crate::store::Timestamp,
+    ) -> Result<Result<StepIdx, NodeError>, Stop> {
+        let kept = self.keeps_writes().then(|| writes.clone());
+        let mut delta = Delta::default();
+        if let Err(error) = self.frame.apply(writes, &mut delta) {
+            return Ok(Err(error));
+        }
+        let next = self.after(at);
+        self.finish(Ended {
+            node,
+            outcome: StepOutcome::Completed,
+            delta,
+            writes: kept.unwrap_or_default(),
+            attempts,
+            started,
+            started_at,
+            next,
+            error: None,
+        })
+        .await?;
+        Ok(Ok(next))
     }
 
     /// Whether this walk's commits carry their writes: a block's do, since its state is

@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::attempt::deadline;
-use super::commit::{Ended, Record};
+use super::commit::Record;
 use super::{Stop, Walker};
 use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
 use crate::runtime::exec;
 use crate::runtime::shared::Shared;
-use crate::runtime::state::Delta;
-use crate::runtime::{NodeError, RunEvent, StepOutcome};
+use crate::runtime::{NodeError, RunEvent};
 use crate::store::{self, PendingWait, StepStatus, Timestamp};
 
 impl Walker<'_> {
@@ -216,25 +215,11 @@ impl Walker<'_> {
             Ok(writes) => writes,
             Err(message) => return Ok(Err(message)),
         };
-        let kept = self.keeps_writes().then(|| writes.clone());
-        let mut delta = Delta::default();
-        if let Err(error) = self.frame.apply(writes, &mut delta) {
-            return Ok(Err(error.message));
-        }
-        let next = self.after(at);
-        self.finish(Ended {
-            node,
-            outcome: StepOutcome::Completed,
-            delta,
-            writes: kept.unwrap_or_default(),
-            attempts: 1,
-            started: Instant::now(),
-            started_at: self.shared.ctx.clock.now(),
-            next,
-            error: None,
-        })
-        .await?;
-        Ok(Ok(next))
+        let now = self.shared.ctx.clock.now();
+        Ok(self
+            .complete(at, node, writes, 1, Instant::now(), now)
+            .await?
+            .map_err(|error| error.message))
     }
 
     /// What the store keeps about a pause, for `atomic resume` and `atomic runs`.

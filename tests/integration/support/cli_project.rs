@@ -69,6 +69,63 @@ impl CliProject {
         command
     }
 
+    /// Runs `atomic run FILE --quiet`, SIGKILLs it once the file `out` has `lines` lines
+    /// (polling), and resumes it to its end. Returns whether the kill interrupted the run
+    /// (it may have finished first).
+    pub fn kill_at_lines_and_resume(&self, file: &str, out: &str, lines: usize) -> bool {
+        let count = || self.read(out).lines().count();
+        let mut child = self
+            .spawn_command()
+            .args(["run", file, "--quiet"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn atomic run");
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let mut finished = false;
+        while count() < lines {
+            if child.try_wait().expect("poll the child").is_some() {
+                finished = true;
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the run never reached {lines} lines"
+            );
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        // SIGKILL: no chance to clean up or checkpoint.
+        let _ = child.kill();
+        let status = child.wait().expect("reap the child");
+        assert!(
+            !finished || status.success(),
+            "the run failed before the kill at {lines} lines"
+        );
+        // A tool started just before the kill may still be writing its line.
+        std::thread::sleep(Duration::from_millis(30));
+
+        let run = &self.runs()[0];
+        let interrupted = run["status"] != "completed";
+        if interrupted {
+            assert_eq!(
+                run["status"], "running",
+                "a killed run is left running: {run}"
+            );
+            let output = self
+                .atomic()
+                .args(["resume", run["id"].as_str().expect("an id"), "--quiet"])
+                .output()
+                .expect("atomic resume");
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "resume after a kill at {lines} lines: {}",
+                stderr(&output)
+            );
+        }
+        interrupted
+    }
+
     /// `atomic runs --json`.
     pub fn runs(&self) -> Vec<Value> {
         let output = self
