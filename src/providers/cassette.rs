@@ -226,7 +226,8 @@ impl From<&ProviderError> for RecordedError {
             }
             ProviderError::MaxTurns { .. }
             | ProviderError::WaitTooLong { .. }
-            | ProviderError::Exhausted { .. } => recorded.message = error.to_string(),
+            | ProviderError::Exhausted { .. }
+            | ProviderError::Unavailable { .. } => recorded.message = error.to_string(),
         }
         recorded
     }

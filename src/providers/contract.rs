@@ -394,6 +394,12 @@ pub enum ProviderError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// The run has no provider of this name (it was not declared, or not built).
+    #[error("provider `{provider}` is not available to this run")]
+    Unavailable {
+        /// The provider's name.
+        provider: String,
+    },
 }
 
 /// Named constructors, one per kind of failure, so an adapter says what happened and the
@@ -404,6 +410,13 @@ impl ProviderError {
         Self::Config {
             adapter,
             message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::Unavailable`]: the run has no provider `name`.
+    pub fn unavailable(name: impl Into<String>) -> Self {
+        Self::Unavailable {
+            provider: name.into(),
         }
     }
 
@@ -500,9 +513,10 @@ impl ProviderError {
             Self::Auth { .. } => ErrorClass::Auth,
             Self::WaitTooLong { class, .. } => *class,
             Self::Exhausted { last, .. } => last.class(),
-            Self::Rejected { .. } | Self::MaxTurns { .. } | Self::Config { .. } => {
-                ErrorClass::Provider
-            }
+            Self::Rejected { .. }
+            | Self::MaxTurns { .. }
+            | Self::Config { .. }
+            | Self::Unavailable { .. } => ErrorClass::Provider,
         }
     }
 

@@ -109,8 +109,8 @@ pub struct RunContext {
     /// from their outputs' declared types (no provider is called, no process starts) and
     /// waits answer themselves at once; templates, decisions and loops run for real.
     pub dry_run: bool,
-    /// Where the run reads the time.
-    pub clock: Arc<dyn super::Clock>,
+    /// Where the run's effects happen: agent calls, commands, timers, the clock.
+    pub executor: Arc<dyn super::Executor>,
 }
 
 impl std::fmt::Debug for RunContext {
@@ -161,7 +161,7 @@ impl RunContext {
             subgraphs: None,
             cancel: CancellationToken::new(),
             dry_run: false,
-            clock: Arc::new(super::SystemClock),
+            executor: Arc::new(super::LocalExecutor::default()),
         }
     }
 

@@ -12,15 +12,12 @@
 //! CLI makes inside its own session are that agent's business and are not seen here.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
 
-use super::process_group::GroupKill;
+use super::executor::{CommandError, CommandSpec, Executor};
 use super::shared::Shared;
 use super::{NodeError, RunEvent};
 use crate::ir::{NodeIdx, Workflow};
@@ -150,13 +147,15 @@ impl Hooks {
     /// returned for the caller to report.
     pub(crate) async fn fire(
         &self,
+        executor: &dyn Executor,
         event: HookEvent,
         payload: &Value,
         (dir, env): (&Path, &Environment),
     ) -> Vec<HookFailure> {
         let mut failures = Vec::new();
         for argv in &self.by_event[event.index()] {
-            if let Err(failure) = run_one(event, argv, payload, (dir, env), HOOK_TIMEOUT).await {
+            let ran = run_one(executor, event, argv, payload, (dir, env), HOOK_TIMEOUT).await;
+            if let Err(failure) = ran {
                 failures.push(failure);
                 if event.blocks() {
                     break;
@@ -196,6 +195,7 @@ pub(crate) async fn fire(
         .program
         .hooks
         .fire(
+            shared.ctx.executor.as_ref(),
             event,
             &Value::Object(payload),
             (&shared.ctx.working_dir, &shared.ctx.tool_env),
@@ -221,74 +221,56 @@ pub(crate) async fn fire(
     }
 }
 
-/// Runs one hook to its end, or kills its process group at `limit`. It gets `env` (the
-/// run's environment without provider keys) and the event's variables.
+/// Runs one hook to its end through `executor`, or ends it (and all it started) at
+/// `limit`. It gets `env` (the run's environment without provider keys) and the event's
+/// variables, and the payload on standard input.
 async fn run_one(
+    executor: &dyn Executor,
     event: HookEvent,
     argv: &[String],
     payload: &Value,
     (dir, env): (&Path, &Environment),
     limit: Duration,
 ) -> Result<(), HookFailure> {
-    let command_line = argv.join(" ");
     let fail = |reason: String| HookFailure {
         event,
-        command: command_line.clone(),
+        command: argv.join(" "),
         reason,
     };
-    let Some((program, args)) = argv.split_first() else {
-        return Ok(());
-    };
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .current_dir(dir)
-        .env_clear()
-        .envs(env.iter())
-        .env("ATOMIC_HOOK_EVENT", event.name())
-        .env("ATOMIC_RUN_ID", field(payload, "run_id"))
-        .env("ATOMIC_NODE", field(payload, "node"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    // Not `kill_on_drop`: the group guard ends the whole group, SIGTERM first.
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = command
-        .spawn()
-        .map_err(|error| fail(format!("could not start: {error}")))?;
-    // Dropped (killing the group) on every way out: a hook's children must not outlive a
-    // timeout, and a hook that exited leaves nothing for the kill to find.
-    let guard = GroupKill::new(child.id());
-
-    let input = format!("{payload}\n");
-    let mut stdin = child.stdin.take();
-    let mut stderr = child.stderr.take();
-    let finished = tokio::time::timeout(limit, async {
-        if let Some(pipe) = stdin.as_mut() {
-            // A hook that exits without reading its input is not an error.
-            let _ = pipe.write_all(input.as_bytes()).await;
-        }
-        drop(stdin.take());
-        let mut err = Vec::new();
-        if let Some(pipe) = stderr.as_mut() {
-            let _ = pipe.read_to_end(&mut err).await;
-        }
-        (child.wait().await, err)
-    })
-    .await;
-    drop(guard);
-    let (status, err) = finished.map_err(|_| fail(format!("timed out after {limit:?}")))?;
-    let status = status.map_err(|error| fail(format!("could not be waited for: {error}")))?;
-    if status.success() {
+    if argv.is_empty() {
         return Ok(());
     }
-    let how = status.code().map_or_else(
+    let mut vars: Vec<(String, String)> = env
+        .iter()
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .collect();
+    vars.push(("ATOMIC_HOOK_EVENT".into(), event.name().into()));
+    vars.push(("ATOMIC_RUN_ID".into(), field(payload, "run_id").into()));
+    vars.push(("ATOMIC_NODE".into(), field(payload, "node").into()));
+    let spec = CommandSpec {
+        argv: argv.to_vec(),
+        shell: false,
+        cwd: dir.to_path_buf(),
+        env: vars,
+        stdin: Some(format!("{payload}\n")),
+        capture_stdout: false,
+        limit: Some(limit),
+    };
+    let output = executor
+        .run_command(&spec, None)
+        .await
+        .map_err(|error| match error {
+            CommandError::Start { reason, .. } => fail(format!("could not start: {reason}")),
+            other => fail(other.to_string()),
+        })?;
+    if output.code == Some(0) {
+        return Ok(());
+    }
+    let how = output.code.map_or_else(
         || "was killed by a signal".to_owned(),
         |code| format!("exited with code {code}"),
     );
-    let err = String::from_utf8_lossy(&err);
-    let err = err.trim();
+    let err = output.stderr.trim();
     let tail = match err.char_indices().rev().nth(STDERR_TAIL) {
         Some((at, _)) => &err[at..],
         None => err,
@@ -306,6 +288,7 @@ fn field<'a>(payload: &'a Value, name: &str) -> &'a str {
 
 #[cfg(test)]
 mod tests {
+    use crate::runtime::LocalExecutor;
     use serde_json::json;
 
     use super::*;
@@ -324,6 +307,7 @@ mod tests {
         let script =
             "cat > seen.json; echo \"$ATOMIC_HOOK_EVENT $ATOMIC_RUN_ID $ATOMIC_NODE\" > env.txt";
         run_one(
+            &LocalExecutor::default(),
             HookEvent::ToolBefore,
             &sh(script),
             &payload(),
@@ -346,6 +330,7 @@ mod tests {
     async fn a_failing_hook_reports_its_exit_code_and_stderr() {
         let dir = tempfile::tempdir().unwrap();
         let failure = run_one(
+            &LocalExecutor::default(),
             HookEvent::ToolBefore,
             &sh("echo 'rm -rf is not allowed' >&2; exit 3"),
             &payload(),
@@ -366,6 +351,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let started = std::time::Instant::now();
         let failure = run_one(
+            &LocalExecutor::default(),
             HookEvent::NodeEnd,
             &sh("sleep 30 & echo $! > child.pid; wait"),
             &payload(),
@@ -395,6 +381,7 @@ mod tests {
     async fn a_missing_program_is_a_failure_not_a_panic() {
         let dir = tempfile::tempdir().unwrap();
         let failure = run_one(
+            &LocalExecutor::default(),
             HookEvent::RunStart,
             &["./no-such-hook".to_owned()],
             &payload(),

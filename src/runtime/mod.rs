@@ -12,13 +12,13 @@
 //! continues the run and every block it was inside from their last committed steps,
 //! re-running only the steps that were in flight.
 
-mod clock;
 mod context;
 mod context_window;
 mod cursor;
 mod error;
 mod event;
 mod exec;
+pub mod executor;
 mod frame;
 mod hooks;
 mod journal;
@@ -32,8 +32,8 @@ pub mod state;
 pub mod template;
 mod walk;
 
-pub use clock::{Clock, SystemClock};
 pub use context::{Providers, RunContext, SubgraphLoader};
+pub use executor::{Clock, Executor, LocalExecutor, SystemClock};
 pub use context_window::{PendingContextAction, SessionAction};
 pub use cursor::{Cursor, StoredWrite};
 pub use error::{NodeError, RunError};

@@ -290,7 +290,7 @@ pub async fn resume_with(
         }
         cursor.state_version = (version > 1).then_some(version);
         let paused = checkpoint.run.status == RunStatus::Paused;
-        let now = shared.ctx.clock.now();
+        let now = shared.ctx.executor.now();
         let commit = crate::store::StepCommit {
             seq: checkpoint.seq + 1,
             scope: None,

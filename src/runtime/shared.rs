@@ -1,6 +1,6 @@
 //! [`Shared`]: one run as its walks see it, in four parts — the [`Program`] (the plan, its
 //! compiled templates, schemas and patterns, the bound inputs: fixed once built), the
-//! [`RunContext`] (providers, store, sink, clock), the [`Journal`] (step numbering, events
+//! [`RunContext`] (providers, store, sink, executor), the [`Journal`] (step numbering, events
 //! waiting for the next commit, what a resume recovered) and the [`Tallies`] (usage, cost,
 //! calls, sessions, steps). Built once per run by [`Shared::new`]; a subgraph's run has its
 //! own program and tallies and shares its caller's journal numbering.
@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use futures_util::FutureExt;
 use minijinja::Value as TemplateValue;
 use serde_json::{Map, Value};
 
@@ -67,6 +68,9 @@ impl Ledger {
     }
 }
 
+/// A timer any number of steps can await.
+pub(crate) type Deadline = futures_util::future::Shared<futures_util::future::BoxFuture<'static, ()>>;
+
 /// What a run executes, fixed once built: the plan, its compiled templates, schemas and
 /// patterns, the bound inputs and environment, and lookups derived from the plan.
 pub(crate) struct Program {
@@ -87,8 +91,9 @@ pub(crate) struct Program {
     pub(crate) loop_of: Vec<Option<CounterIdx>>,
     /// The workflow's `on "<event>"` hooks.
     pub(crate) hooks: Hooks,
-    /// When the run's `limits timeout` ends it.
-    pub(crate) deadline: Option<tokio::time::Instant>,
+    /// The timer of the run's `limits timeout`, started with the run (one timer, awaited
+    /// by every step that may outlast it).
+    pub(crate) deadline: Option<Deadline>,
 }
 
 /// What a run records: its step numbering, the events waiting for the next commit, and
@@ -168,7 +173,7 @@ impl Shared {
             .limits
             .timeout
             .as_ref()
-            .map(|timeout| tokio::time::Instant::now() + timeout.value.to_std());
+            .map(|timeout| ctx.executor.timer(timeout.value.to_std()).shared());
         Ok(Self {
             program: Program {
                 input: TemplateValue::from(minijinja::value::Serde(&input_json)),

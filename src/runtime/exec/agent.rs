@@ -109,16 +109,6 @@ pub(super) async fn execute(
                 format!("`{id}` names no provider and the workflow has no default"),
             )
         })?;
-    let provider = if shared.ctx.dry_run {
-        None
-    } else {
-        Some(shared.ctx.providers.get(provider_name).ok_or_else(|| {
-            NodeError::new(
-                ErrorClass::Provider,
-                format!("provider `{provider_name}` is not available to this run"),
-            )
-        })?)
-    };
     let declared = workflow.provider(provider_name);
 
     let scope = shared.scope(frame, Some(node), seq);
@@ -183,7 +173,11 @@ pub(super) async fn execute(
         let calls = tally.calls.entry(id.to_string()).or_insert(0);
         let index = *calls;
         *calls += 1;
-        let can_compact = provider.is_some_and(|provider| provider.can_compact());
+        let can_compact = !shared.ctx.dry_run
+            && shared
+                .ctx
+                .executor
+                .can_compact(&shared.ctx, provider_name);
         (index, tally.continuation(session_of, can_compact))
     };
     if let (Some((action, fraction)), Some(from)) = (continued.action, session_of) {
@@ -255,12 +249,17 @@ pub(super) async fn execute(
             });
         }
     };
-    let reply = match provider {
-        Some(provider) => provider.run(&request, &sink).await?,
-        None => AgentReply {
+    let reply = if shared.ctx.dry_run {
+        AgentReply {
             text: super::canned::text(workflow, settings.outputs()),
             ..AgentReply::default()
-        },
+        }
+    } else {
+        shared
+            .ctx
+            .executor
+            .call_agent(&shared.ctx, provider_name, &request, &sink)
+            .await?
     };
     // Kept after a failure: a resumed run continues the conversation instead of
     // repeating its tools.

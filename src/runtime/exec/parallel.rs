@@ -1,5 +1,8 @@
-//! `parallel`: branches (or one branch per `for-each` item) run concurrently on a
-//! `JoinSet`, at most `max-concurrency` at a time (a semaphore). Each branch walks its own
+//! `parallel`: branches (or one branch per `for-each` item) run concurrently, at most
+//! `max-concurrency` at a time (a semaphore), as futures polled together by the step that
+//! runs the parallel — never spawned, so the same code runs as deterministic workflow code
+//! on another executor (a branch's work is waiting on its executor's effects; polling
+//! them on one task costs nothing). Each branch walks its own
 //! copy-on-write frame and records its writes; the join replays them through the reducers
 //! in branch order — never completion order — so results are deterministic. `race` and
 //! `any` abort the losers and wait for them to be dropped (their tools killed, their
@@ -20,8 +23,9 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::{FutureExt, future::BoxFuture};
 use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 use crate::ir::{NodeIdx, NodeKind, Parallel, Strategy};
 use crate::lower::StepIdx;
@@ -174,7 +178,8 @@ pub(super) async fn execute(
         .as_ref()
         .map_or(count, |max| (max.value as usize).max(1));
     let semaphore = Arc::new(Semaphore::new(limit));
-    let mut set = JoinSet::new();
+    let mut set: FuturesUnordered<BoxFuture<'static, (u32, Result<Frame, Stop>)>> =
+        FuturesUnordered::new();
     let mut logs: Vec<Option<Vec<Write>>> = vec![None; count];
     // A resumed parallel: branches that had finished are not run again.
     let mut finished_before = None;
@@ -197,11 +202,24 @@ pub(super) async fn execute(
         let walk = walk_block(block, resumed.start, Some(join));
         let semaphore = semaphore.clone();
         let index = run.index;
-        set.spawn(async move {
-            // The semaphore is never closed; holding the permit bounds concurrency.
-            let _permit = semaphore.acquire_owned().await;
-            (index, walk.await)
-        });
+        set.push(
+            async move {
+                // The semaphore is never closed; holding the permit bounds concurrency.
+                let _permit = semaphore.acquire_owned().await;
+                // A branch that panics fails its parallel, not the process.
+                let result = std::panic::AssertUnwindSafe(walk).catch_unwind().await;
+                (
+                    index,
+                    result.unwrap_or_else(|_| {
+                        Err(Stop::Failed {
+                            node: Arc::from("?"),
+                            error: NodeError::fatal("the branch panicked"),
+                        })
+                    }),
+                )
+            }
+            .boxed(),
+        );
     }
 
     let mut last_error = None;
@@ -212,10 +230,8 @@ pub(super) async fn execute(
     };
     let mut paused: Vec<(u32, Vec<PendingWait>)> = Vec::new();
     while winner.is_none()
-        && let Some(joined) = set.join_next().await
+        && let Some((index, result)) = set.next().await
     {
-        let (index, result) = joined
-            .map_err(|error| NodeError::fatal(format!("`{id}`: a branch panicked: {error}")))?;
         let slot = index as usize;
         match result {
             Ok(done) => {
@@ -229,16 +245,15 @@ pub(super) async fn execute(
             Err(stop) => {
                 let error = branch_error(&id, &branch_name(parallel, index), stop);
                 match parallel.strategy {
-                    Strategy::All | Strategy::Race => {
-                        cancel(&mut set).await;
-                        return Err(error.into());
-                    }
+                    // Returning drops the other branches, ending what they started.
+                    Strategy::All | Strategy::Race => return Err(error.into()),
                     Strategy::Any => last_error = Some(error),
                 }
             }
         }
     }
-    cancel(&mut set).await;
+    // The losers of a race (or `any`) end here, with what they started.
+    drop(set);
     if winner.is_none() && !paused.is_empty() {
         paused.sort_by_key(|(index, _)| *index);
         return Err(Halt::Paused(
@@ -274,12 +289,6 @@ fn only_plain_sets(shared: &Shared, parallel: &Parallel) -> bool {
             matches!(node.kind, NodeKind::Set(_)) && node.timeout.is_none() && node.retry.is_none()
         })
     })
-}
-
-/// Aborts the branches still running and waits until they are dropped.
-async fn cancel(set: &mut JoinSet<(u32, Result<Frame, Stop>)>) {
-    set.abort_all();
-    while set.join_next().await.is_some() {}
 }
 
 fn branch_error(id: &str, branch: &str, stop: Stop) -> NodeError {

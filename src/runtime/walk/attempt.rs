@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use futures_util::FutureExt;
 use tracing::Instrument;
 
 use super::commit::Ended;
@@ -12,6 +13,7 @@ use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
 use crate::runtime::exec::{self, Halt, Place};
 use crate::runtime::frame::Write;
+use crate::runtime::shared::Deadline;
 use crate::runtime::state::Delta;
 use crate::runtime::{NodeError, RunEvent, StepOutcome};
 
@@ -29,8 +31,8 @@ impl Walker<'_> {
                 max.value
             )));
         }
-        if let Some(deadline) = shared.program.deadline
-            && tokio::time::Instant::now() >= deadline
+        if let Some(deadline) = &shared.program.deadline
+            && deadline.clone().now_or_never().is_some()
         {
             return Err(Stop::Limit(self.timeout_message()));
         }
@@ -69,7 +71,7 @@ impl Walker<'_> {
             .node
             .expect("action and fork steps have nodes");
         let started = Instant::now();
-        let started_at = self.shared.ctx.clock.now();
+        let started_at = self.shared.ctx.executor.now();
         let span = tracing::debug_span!(
             "node",
             id = &*self.shared.id(node).clone(),
@@ -159,9 +161,10 @@ impl Walker<'_> {
             } else {
                 let timed = async {
                     match ir.timeout.as_ref() {
-                        Some(timeout) => {
-                            let limit = timeout.value.to_std();
-                            tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
+                        // Dropping `run` at the limit ends whatever it started.
+                        Some(timeout) => tokio::select! {
+                            result = run => result,
+                            () = shared.ctx.executor.timer(timeout.value.to_std()) => {
                                 Err(Halt::Failed(NodeError::new(
                                     crate::ir::ErrorClass::Timeout,
                                     format!(
@@ -169,15 +172,15 @@ impl Walker<'_> {
                                         ir.id.value, timeout.value.0
                                     ),
                                 )))
-                            })
-                        }
+                            }
+                        },
                         None => run.await,
                     }
                 };
                 tokio::select! {
                     biased;
                     () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
-                    () = deadline(shared.program.deadline) => return Err(Stop::Limit(self.timeout_message())),
+                    () = deadline(shared.program.deadline.as_ref()) => return Err(Stop::Limit(self.timeout_message())),
                     result = timed => result,
                 }
             };
@@ -203,17 +206,17 @@ impl Walker<'_> {
             tokio::select! {
                 biased;
                 () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
-                () = deadline(shared.program.deadline) => return Err(Stop::Limit(self.timeout_message())),
-                () = tokio::time::sleep(delay) => {}
+                () = deadline(shared.program.deadline.as_ref()) => return Err(Stop::Limit(self.timeout_message())),
+                () = shared.ctx.executor.timer(delay) => {}
             }
         }
     }
 }
 
 /// Sleeps until the run's deadline (forever without one).
-pub(super) async fn deadline(deadline: Option<tokio::time::Instant>) {
+pub(super) async fn deadline(deadline: Option<&Deadline>) {
     match deadline {
-        Some(at) => tokio::time::sleep_until(at).await,
+        Some(timer) => timer.clone().await,
         None => std::future::pending().await,
     }
 }

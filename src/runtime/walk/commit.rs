@@ -146,7 +146,7 @@ impl Walker<'_> {
             scope: self.scope.as_str().map(str::to_owned),
             node_id: record.node.to_string(),
             started_at: record.started_at,
-            finished_at: self.shared.ctx.clock.now(),
+            finished_at: self.shared.ctx.executor.now(),
             status: record.status,
             attempts: record.attempts,
             delta: record.delta,

@@ -211,7 +211,7 @@ impl Walker<'_> {
             }),
             Err(error) => {
                 let node = step.node.expect("steps with conditions have nodes");
-                self.fail(at, node, error, 1, self.shared.ctx.clock.now())
+                self.fail(at, node, error, 1, self.shared.ctx.executor.now())
                     .await
             }
         }

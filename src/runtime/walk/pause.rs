@@ -49,7 +49,7 @@ impl Walker<'_> {
             Ok(question) => question,
             Err(error) => {
                 return self
-                    .fail(at, node, error, 1, self.shared.ctx.clock.now())
+                    .fail(at, node, error, 1, self.shared.ctx.executor.now())
                     .await
                     .map(Ok);
             }
@@ -110,7 +110,7 @@ impl Walker<'_> {
             node: Arc::from(id),
             status: StepStatus::Waiting,
             attempts: 1,
-            started_at: self.shared.ctx.clock.now(),
+            started_at: self.shared.ctx.executor.now(),
             delta: store::StateDelta::new(),
             outputs: store::State::new(),
             writes: Vec::new(),
@@ -139,7 +139,7 @@ impl Walker<'_> {
                     node,
                     NodeError::fatal(message),
                     1,
-                    self.shared.ctx.clock.now(),
+                    self.shared.ctx.executor.now(),
                 )
                 .await
             }
@@ -167,7 +167,7 @@ impl Walker<'_> {
                 let answer_at = self
                     .shared
                     .ctx
-                    .clock
+                    .executor
                     .now()
                     .0
                     .saturating_add(auto.after.value.0);
@@ -178,7 +178,7 @@ impl Walker<'_> {
                 answer_at
             }
         };
-        let after_ms = answer_at.saturating_sub(self.shared.ctx.clock.now().0);
+        let after_ms = answer_at.saturating_sub(self.shared.ctx.executor.now().0);
         shared.emit(RunEvent::WaitAutoApprove {
             node: id.clone(),
             after_ms,
@@ -196,8 +196,8 @@ impl Walker<'_> {
                 pending.auto_answer_at = Some(Timestamp(answer_at));
                 return self.paused(pending);
             }
-            () = deadline(shared.program.deadline) => return Err(Stop::Limit(self.timeout_message())),
-            () = tokio::time::sleep(std::time::Duration::from_millis(after_ms)) => {}
+            () = deadline(shared.program.deadline.as_ref()) => return Err(Stop::Limit(self.timeout_message())),
+            () = shared.ctx.executor.timer(std::time::Duration::from_millis(after_ms)) => {}
         }
         self.give_answer(at, node, &answer).await.map(Ok)
     }
@@ -215,7 +215,7 @@ impl Walker<'_> {
             Ok(writes) => writes,
             Err(message) => return Ok(Err(message)),
         };
-        let now = self.shared.ctx.clock.now();
+        let now = self.shared.ctx.executor.now();
         Ok(self
             .complete(at, node, writes, 1, Instant::now(), now)
             .await?

@@ -682,7 +682,7 @@ async fn emitted_events_match_the_schema() {
     assert!(!validator.is_valid(&json!({"type": "no-such-event"})));
 }
 
-/// The run reads the time from its context's clock: every step's start and end, and the
+/// The run reads the time from its executor's clock: every step's start and end, and the
 /// deadline of an `auto-approve` wait.
 #[tokio::test]
 async fn step_times_come_from_the_context_clock() {
@@ -694,7 +694,7 @@ async fn step_times_come_from_the_context_clock() {
         }
     }
     let mut ctx = RunContext::in_memory();
-    ctx.clock = Arc::new(Fixed);
+    ctx.executor = Arc::new(atomic::runtime::LocalExecutor::with_clock(Arc::new(Fixed)));
     let plan = wait_flow().plan();
     let outcome = run(plan, Map::new(), ctx.clone()).await.unwrap();
     assert!(matches!(outcome.end, RunEnd::Paused { .. }));

@@ -1,0 +1,71 @@
+//! [`LocalExecutor`]: the effects in this process.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
+use super::{
+    Clock, CommandError, CommandOutput, CommandSpec, Executor, LineSink, SystemClock,
+};
+use crate::providers::{AgentRequest, EventSink, ProviderError, ProviderFuture};
+use crate::runtime::RunContext;
+use crate::store::Timestamp;
+
+/// Acts in this process: the run's providers, child processes, tokio's timers, a clock.
+#[derive(Clone, Debug)]
+pub struct LocalExecutor {
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for LocalExecutor {
+    fn default() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+}
+
+impl LocalExecutor {
+    /// A local executor reading the time from `clock`.
+    #[must_use]
+    pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
+        Self { clock }
+    }
+}
+
+impl Executor for LocalExecutor {
+    fn call_agent<'a>(
+        &'a self,
+        ctx: &'a RunContext,
+        provider: &'a str,
+        request: &'a AgentRequest,
+        events: &'a dyn EventSink,
+    ) -> ProviderFuture<'a> {
+        match ctx.providers.get(provider) {
+            Some(found) => Box::pin(async move { found.run(request, events).await }),
+            None => Box::pin(std::future::ready(Err(ProviderError::unavailable(provider)))),
+        }
+    }
+
+    fn can_compact(&self, ctx: &RunContext, provider: &str) -> bool {
+        ctx.providers
+            .get(provider)
+            .is_some_and(|found| found.can_compact())
+    }
+
+    fn run_command<'a>(
+        &'a self,
+        command: &'a CommandSpec,
+        lines: Option<&'a LineSink<'a>>,
+    ) -> BoxFuture<'a, Result<CommandOutput, CommandError>> {
+        super::command::run(command, lines).boxed()
+    }
+
+    fn timer(&self, duration: Duration) -> BoxFuture<'static, ()> {
+        tokio::time::sleep(duration).boxed()
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+}

@@ -1,0 +1,129 @@
+//! The executor: where the interpreter's effects happen. The interpreter decides — which
+//! step runs, with what rendered input, what its result means for the state — and asks the
+//! executor to act: call an agent's provider, run a command, start a timer, read the clock.
+//! [`LocalExecutor`] acts in this process (the providers, child processes in their own
+//! groups, tokio's timers, the system clock); another engine (Temporal: activities, timers
+//! and workflow time) implements the same trait, and the interpreter does not change.
+
+mod clock;
+mod command;
+mod local;
+
+use std::fmt::Debug;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+pub use clock::{Clock, SystemClock};
+pub use local::LocalExecutor;
+
+use super::RunContext;
+use crate::providers::{AgentRequest, EventSink, ProviderFuture};
+use crate::store::Timestamp;
+
+/// Acts for the interpreter.
+pub trait Executor: Send + Sync + Debug {
+    /// One call of an agent: `request` to the provider named `provider`, its events to
+    /// `events`. `ctx` is the run's context (the local engine finds its providers there).
+    fn call_agent<'a>(
+        &'a self,
+        ctx: &'a RunContext,
+        provider: &'a str,
+        request: &'a AgentRequest,
+        events: &'a dyn EventSink,
+    ) -> ProviderFuture<'a>;
+
+    /// Whether the provider `provider` can compact a session it continues (otherwise a
+    /// full session is continued fresh).
+    fn can_compact(&self, ctx: &RunContext, provider: &str) -> bool;
+
+    /// Runs a command to its end (or its limit), its output lines to `lines` as they come.
+    /// Dropping the future ends the command and everything it started.
+    fn run_command<'a>(
+        &'a self,
+        command: &'a CommandSpec,
+        lines: Option<&'a LineSink<'a>>,
+    ) -> BoxFuture<'a, Result<CommandOutput, CommandError>>;
+
+    /// A timer: resolves after `duration`.
+    fn timer(&self, duration: Duration) -> BoxFuture<'static, ()>;
+
+    /// The current time.
+    fn now(&self) -> Timestamp;
+}
+
+/// Where a command's output line came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl OutputStream {
+    /// `stdout` or `stderr`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+        }
+    }
+}
+
+/// Receives a command's output lines (without their line ends).
+pub type LineSink<'a> = dyn Fn(OutputStream, &str) + Send + Sync + 'a;
+
+/// A command to run: a tool's, a custom tool's or a hook's, fully rendered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The program and its arguments (with `shell`, the words of one `sh -c` line).
+    pub argv: Vec<String>,
+    /// Run `argv` joined as one `sh -c` line.
+    pub shell: bool,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The whole environment (nothing else is inherited).
+    pub env: Vec<(String, String)>,
+    /// Text on standard input (closed at its end); `None`: no input.
+    pub stdin: Option<String>,
+    /// Keep standard output (a hook's is discarded).
+    pub capture_stdout: bool,
+    /// End the command after this long.
+    pub limit: Option<Duration>,
+}
+
+/// What a finished command left.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// Standard output (bounded; a marker where it was cut).
+    pub stdout: String,
+    /// Standard error (bounded the same way).
+    pub stderr: String,
+    /// The exit code (`None`: ended by a signal).
+    pub code: Option<i32>,
+}
+
+/// Why a command did not finish.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    /// It has no program.
+    #[error("there is no command to run")]
+    Empty,
+    /// It could not be started.
+    #[error("could not start `{program}`: {reason}")]
+    Start {
+        /// The program.
+        program: String,
+        /// Why.
+        reason: String,
+    },
+    /// It could not be waited for.
+    #[error("could not be waited for: {0}")]
+    Wait(String),
+    /// It reached its limit and was ended.
+    #[error("timed out after {0:?}")]
+    TimedOut(Duration),
+}
