@@ -33,10 +33,10 @@ pub mod template;
 mod walk;
 
 pub use context::{Providers, RunContext, SubgraphLoader};
-pub use executor::{Clock, Executor, LocalExecutor, SystemClock};
 pub use context_window::{PendingContextAction, SessionAction};
 pub use cursor::{Cursor, StoredWrite};
 pub use error::{NodeError, RunError};
 pub use event::{Choice, FailAction, RunEvent, RunSink, StepOutcome, StreamModes};
+pub use executor::{Clock, Executor, LocalExecutor, SystemClock};
 pub use output::{Schemas, parse_output};
 pub use run::{ResumeOptions, RunEnd, RunOutcome, resume, resume_with, run, run_with_id};

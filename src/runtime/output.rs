@@ -165,10 +165,34 @@ impl Schemas {
     /// # Errors
     /// `schema` listing the first few violations, or when `path` was not loaded.
     pub fn validate(&self, path: &str, value: &Value) -> Result<(), NodeError> {
+        self.validate_as("the output", path, value)
+    }
+
+    /// [`Self::validate`], the error naming `what` was checked (`` field `cfg` ``).
+    ///
+    /// # Errors
+    /// As [`Self::validate`].
+    pub fn validate_as(&self, what: &str, path: &str, value: &Value) -> Result<(), NodeError> {
+        let problems = self.problems(path, value)?;
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(NodeError::new(
+            ErrorClass::Schema,
+            format!("{what} does not match `{path}`: {}", problems.join("; ")),
+        ))
+    }
+
+    /// The first few ways `value` breaks the schema loaded from `path`, each with the JSON
+    /// pointer of the offending part and the rule it breaks (none: it matches).
+    ///
+    /// # Errors
+    /// When `path` was not loaded.
+    pub fn problems(&self, path: &str, value: &Value) -> Result<Vec<String>, NodeError> {
         let validator = self.validators.get(path).ok_or_else(|| {
             NodeError::fatal(format!("schema `{path}` was not loaded for this run"))
         })?;
-        let problems: Vec<String> = validator
+        Ok(validator
             .iter_errors(value)
             .take(3)
             .map(|error| {
@@ -179,17 +203,7 @@ impl Schemas {
                     format!("at `{at}`: {error}")
                 }
             })
-            .collect();
-        if problems.is_empty() {
-            return Ok(());
-        }
-        Err(NodeError::new(
-            ErrorClass::Schema,
-            format!(
-                "the output does not match `{path}`: {}",
-                problems.join("; ")
-            ),
-        ))
+            .collect())
     }
 }
 

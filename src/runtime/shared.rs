@@ -69,7 +69,8 @@ impl Ledger {
 }
 
 /// A timer any number of steps can await.
-pub(crate) type Deadline = futures_util::future::Shared<futures_util::future::BoxFuture<'static, ()>>;
+pub(crate) type Deadline =
+    futures_util::future::Shared<futures_util::future::BoxFuture<'static, ()>>;
 
 /// What a run executes, fixed once built: the plan, its compiled templates, schemas and
 /// patterns, the bound inputs and environment, and lookups derived from the plan.
@@ -154,6 +155,7 @@ impl Shared {
             .map_err(RunError::Setup)?;
         let patterns = Patterns::compile(workflow).map_err(RunError::Setup)?;
         let input_json = Value::Object(bind_inputs(workflow, inputs)?);
+        check_inputs(workflow, &input_json, &schemas)?;
         let env: Map<String, Value> = workflow
             .env
             .iter()
@@ -383,6 +385,16 @@ fn compile_templates(workflow: &Workflow) -> Result<Templates, RunError> {
 /// Every schema file the run may validate against.
 fn schema_paths(workflow: &Workflow) -> Vec<&str> {
     let mut paths = Vec::new();
+    let declared = workflow
+        .inputs
+        .iter()
+        .map(|input| &input.ty)
+        .chain(workflow.state.iter().map(|field| &field.ty));
+    for ty in declared {
+        if let crate::ir::ValueType::Schema(schema) = ty {
+            paths.push(schema.value.as_str());
+        }
+    }
     for node in &workflow.nodes {
         for output in node.kind.outputs() {
             if let Some(schema) = &output.schema {
@@ -396,6 +408,29 @@ fn schema_paths(workflow: &Workflow) -> Vec<&str> {
         }
     }
     paths
+}
+
+/// Each input declared with a schema matches it, before the first step.
+fn check_inputs(workflow: &Workflow, bound: &Value, schemas: &Schemas) -> Result<(), RunError> {
+    for input in &workflow.inputs {
+        let (crate::ir::ValueType::Schema(path), Some(value)) =
+            (&input.ty, bound.get(&input.name.value))
+        else {
+            continue;
+        };
+        let problems = schemas
+            .problems(&path.value, value)
+            .map_err(|error| RunError::Setup(error.message))?;
+        if !problems.is_empty() {
+            return Err(RunError::Setup(format!(
+                "input `{}` does not match `{}`: {}",
+                input.name.value,
+                path.value,
+                problems.join("; ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The inputs with defaults applied and values coerced to their declared types.
@@ -438,6 +473,17 @@ fn bind_inputs(
                     "input `{name}` is required: pass `--input {name}=…`"
                 )));
             }
+        };
+        // `--input config={…}` arrives as text: for an input with a schema, text that is a
+        // JSON object or array is that value.
+        let value = match (&input.ty, value) {
+            (crate::ir::ValueType::Schema(_), Value::String(text)) => {
+                match serde_json::from_str::<Value>(text.trim()) {
+                    Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+                    _ => Value::String(text),
+                }
+            }
+            (_, value) => value,
         };
         let value = coerce(&input.ty, value)
             .map_err(|message| RunError::Setup(format!("input `{name}`: {message}")))?;

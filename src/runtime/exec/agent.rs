@@ -173,11 +173,8 @@ pub(super) async fn execute(
         let calls = tally.calls.entry(id.to_string()).or_insert(0);
         let index = *calls;
         *calls += 1;
-        let can_compact = !shared.ctx.dry_run
-            && shared
-                .ctx
-                .executor
-                .can_compact(&shared.ctx, provider_name);
+        let can_compact =
+            !shared.ctx.dry_run && shared.ctx.executor.can_compact(&shared.ctx, provider_name);
         (index, tally.continuation(session_of, can_compact))
     };
     if let (Some((action, fraction)), Some(from)) = (continued.action, session_of) {

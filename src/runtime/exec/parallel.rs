@@ -22,9 +22,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use futures_util::{FutureExt, future::BoxFuture};
+use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 use crate::ir::{NodeIdx, NodeKind, Parallel, Strategy};

@@ -6,9 +6,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use super::{
-    Clock, CommandError, CommandOutput, CommandSpec, Executor, LineSink, SystemClock,
-};
+use super::{Clock, CommandError, CommandOutput, CommandSpec, Executor, LineSink, SystemClock};
 use crate::providers::{AgentRequest, EventSink, ProviderError, ProviderFuture};
 use crate::runtime::RunContext;
 use crate::store::Timestamp;
@@ -43,7 +41,9 @@ impl Executor for LocalExecutor {
     ) -> ProviderFuture<'a> {
         match ctx.providers.get(provider) {
             Some(found) => Box::pin(async move { found.run(request, events).await }),
-            None => Box::pin(std::future::ready(Err(ProviderError::unavailable(provider)))),
+            None => Box::pin(std::future::ready(Err(ProviderError::unavailable(
+                provider,
+            )))),
         }
     }
 

@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use super::commit::Ended;
 use super::{Stop, Walker};
-use crate::ir::{NodeIdx, NodeKind};
+use crate::ir::{NodeIdx, NodeKind, ValueType};
 use crate::lower::StepIdx;
 use crate::runtime::exec::{self, Halt, Place};
 use crate::runtime::frame::Write;
@@ -105,7 +105,7 @@ impl Walker<'_> {
     ) -> Result<Result<StepIdx, NodeError>, Stop> {
         let kept = self.keeps_writes().then(|| writes.clone());
         let mut delta = Delta::default();
-        if let Err(error) = self.frame.apply(writes, &mut delta) {
+        if let Err(error) = self.apply_checked(writes, &mut delta) {
             return Ok(Err(error));
         }
         let next = self.after(at);
@@ -122,6 +122,58 @@ impl Walker<'_> {
         })
         .await?;
         Ok(Ok(next))
+    }
+
+    /// Applies `writes` through the reducers and checks every field declared with a schema
+    /// that they changed, whatever statement or reducer wrote it. All or nothing: a write
+    /// refused, or a value its schema rejects, leaves the frame as it was.
+    pub(super) fn apply_checked(
+        &mut self,
+        writes: Vec<Write>,
+        delta: &mut Delta,
+    ) -> Result<(), NodeError> {
+        let schema = self.frame.state.schema().clone();
+        let typed = |idx| matches!(schema.spec(idx).ty, ValueType::Schema(_));
+        let checked = writes
+            .iter()
+            .any(|write| matches!(write, Write::Field(idx, _) if typed(*idx)));
+        if !checked {
+            return self.frame.apply(writes, delta);
+        }
+        // Only now is the state shared, so only such steps copy it on write.
+        let before = (
+            self.frame.state.clone(),
+            self.frame.outputs.clone(),
+            self.frame.log.as_ref().map(Vec::len),
+        );
+        self.frame.apply(writes, delta)?;
+        let mismatch = delta.fields.iter().find_map(|entry| {
+            let idx = schema.find(&entry.field)?;
+            let ValueType::Schema(path) = &schema.spec(idx).ty else {
+                return None;
+            };
+            let value = self
+                .frame
+                .state
+                .get_by_name(&entry.field)
+                .cloned()
+                .unwrap_or_default();
+            self.shared
+                .program
+                .schemas
+                .validate_as(&format!("field `{}`", entry.field), &path.value, &value)
+                .err()
+        });
+        if let Some(error) = mismatch {
+            let (state, outputs, logged) = before;
+            self.frame.state = state;
+            self.frame.outputs = outputs;
+            if let (Some(log), Some(logged)) = (&mut self.frame.log, logged) {
+                log.truncate(logged);
+            }
+            return Err(error);
+        }
+        Ok(())
     }
 
     /// Whether this walk's commits carry their writes: a block's do, since its state is

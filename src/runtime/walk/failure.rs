@@ -60,7 +60,7 @@ impl Walker<'_> {
                     if self.keeps_writes() {
                         kept.clone_from(&writes);
                     }
-                    self.frame.apply(writes, &mut delta)
+                    self.apply_checked(writes, &mut delta)
                 });
             if let Err(fallback_error) = writes {
                 return Err(Stop::Failed {
