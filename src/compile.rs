@@ -98,7 +98,18 @@ pub fn compile(
                 .collect()
         })
         .unwrap_or_default();
-    let tools = custom_tools(sources, files, &path, &uses, config, &mut diagnostics);
+    let compare = workflow
+        .as_ref()
+        .is_some_and(ir::Workflow::offers_cli_tools);
+    let tools = custom_tools(
+        sources,
+        files,
+        &path,
+        &uses,
+        compare,
+        config,
+        &mut diagnostics,
+    );
     if let Some(resolved) = &workflow {
         let mut cx = check::AnalyzeContext::new(sources, file, &path, files).with_tools(&tools);
         let mut analyzed = check::analyze(resolved, &mut cx);
@@ -180,17 +191,19 @@ fn drop_syntax_echoes(sources: &Sources, diagnostics: &mut Vec<Diagnostic>) {
     });
 }
 
-/// The custom tools the workflow may use (see [`registry`]), when it names any: a workflow
-/// that uses none neither lists the tool directories nor hears about broken tool files.
+/// The custom tools the workflow may use (see [`registry`]), when it names any or offers a
+/// CLI agent tools (whose names must not be custom tools'): a workflow that does neither
+/// does not list the tool directories nor hear about broken tool files.
 fn custom_tools(
     sources: &mut Sources,
     files: &dyn Files,
     path: &Path,
     uses: &[String],
+    compare: bool,
     config: &Config,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<ir::CustomTool> {
-    if uses.is_empty() {
+    if uses.is_empty() && !compare {
         return Vec::new();
     }
     let dirs = registry::tool_dirs(files, path, config.user_dir());

@@ -59,9 +59,28 @@ pub struct FmtArgs {
 /// `atomic list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// What to list: the workflows `atomic run NAME` finds (the default), or the agents,
+    /// skills, commands and custom tools workflows can use.
+    #[arg(value_enum, default_value_t = ListKind::Workflows)]
+    pub what: ListKind,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// What `atomic list` lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListKind {
+    /// Workflows, by name.
+    Workflows,
+    /// Agents (`use="agent:<name>"`).
+    Agents,
+    /// Skills (`use="skill:<name>"`).
+    Skills,
+    /// Commands (`use="command:<name>"`).
+    Commands,
+    /// Custom tools (`.atomic/tools/*.kdl`).
+    Tools,
 }
 
 /// `atomic check`.

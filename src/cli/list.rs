@@ -1,16 +1,181 @@
 //! `atomic list`: the workflows `atomic run NAME` can find, with what they do and what
-//! they take.
+//! they take; `atomic list agents|skills|commands|tools`: what workflows can use, where
+//! each was found, with its description and argument hint.
 
 use serde_json::{Value, json};
 
 use super::Exit;
-use super::args::ListArgs;
+use super::args::{ListArgs, ListKind};
 use super::project::{Discovered, Project};
-use crate::ir::{Input, Workflow};
+use crate::ir::{DefinitionKind, Input, Workflow};
+use crate::registry::agents::{Catalog, Roots};
+use crate::registry::{discover_tools, tool_dirs};
+use crate::source::Sources;
 
 /// Runs `atomic list`.
 pub(super) fn run(args: &ListArgs) -> Exit {
     let project = Project::discover();
+    let rows = match args.what {
+        ListKind::Workflows => return workflows(&project, args.json),
+        ListKind::Agents => definitions(&project, DefinitionKind::Agent),
+        ListKind::Skills => definitions(&project, DefinitionKind::Skill),
+        ListKind::Commands => definitions(&project, DefinitionKind::Command),
+        ListKind::Tools => tools(&project),
+    };
+    if args.json {
+        let list: Vec<Value> = rows.iter().map(Row::to_json).collect();
+        println!("{}", Value::Array(list));
+    } else {
+        print!("{}", rows_table(&rows));
+    }
+    Exit::Ok
+}
+
+/// One agent, skill, command or tool.
+struct Row {
+    name: String,
+    /// Where it was found, relative to the project or `~`.
+    from: String,
+    description: Option<String>,
+    /// Its argument hint, or a tool's arguments.
+    arguments: Option<String>,
+    aliases: Vec<String>,
+    /// Why it cannot be used.
+    problem: Option<String>,
+}
+
+impl Row {
+    fn to_json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "from": self.from,
+            "description": self.description,
+            "arguments": self.arguments,
+            "aliases": self.aliases,
+            "problem": self.problem,
+        })
+    }
+}
+
+/// `path` as people read it: relative to the project, or to `~`.
+fn shown(project: &Project, path: &std::path::Path) -> String {
+    if let Ok(inside) = path.strip_prefix(&project.root) {
+        return inside.display().to_string();
+    }
+    if let Some(home) = &project.home
+        && let Ok(inside) = path.strip_prefix(home)
+    {
+        return format!("~/{}", inside.display());
+    }
+    path.display().to_string()
+}
+
+fn definitions(project: &Project, kind: DefinitionKind) -> Vec<Row> {
+    let roots = Roots {
+        project: Some(project.root.clone()),
+        home: project.home.clone(),
+    };
+    Catalog::discover(&crate::disk::Disk, &roots)
+        .entries()
+        .filter(|entry| entry.kind == kind)
+        .map(|entry| {
+            let (description, arguments, aliases, problem) = match &entry.parsed {
+                Ok(front) => (
+                    front.description.clone(),
+                    front.argument_hint.clone(),
+                    front.aliases.clone(),
+                    None,
+                ),
+                Err(error) => (None, None, Vec::new(), Some(error.message.clone())),
+            };
+            Row {
+                name: entry.name.clone(),
+                from: shown(project, &entry.path),
+                description,
+                arguments,
+                aliases,
+                problem,
+            }
+        })
+        .collect()
+}
+
+fn tools(project: &Project) -> Vec<Row> {
+    let files = crate::disk::Disk;
+    let user_dir = project.home.as_ref().map(|home| home.join(".atomic"));
+    // The directories a workflow at the project's root would see.
+    let dirs = tool_dirs(&files, &project.root.join("list.kdl"), user_dir.as_deref());
+    let mut sources = Sources::new();
+    let found = discover_tools(&mut sources, &files, &dirs);
+    let mut rows: Vec<Row> = found
+        .value
+        .unwrap_or_default()
+        .into_iter()
+        .map(|tool| {
+            let arguments: Vec<String> = tool
+                .arguments
+                .iter()
+                .map(|argument| {
+                    if argument.required {
+                        argument.name.value.clone()
+                    } else {
+                        format!("[{}]", argument.name.value)
+                    }
+                })
+                .collect();
+            Row {
+                from: shown(project, &sources.get(tool.span.source).path),
+                name: tool.name.value,
+                description: tool.description,
+                arguments: (!arguments.is_empty()).then(|| arguments.join(" ")),
+                aliases: Vec::new(),
+                problem: None,
+            }
+        })
+        .collect();
+    // Files that do not resolve are listed with why (`atomic check` shows the detail).
+    for problem in found.diagnostics {
+        rows.push(Row {
+            name: String::new(),
+            from: shown(project, &sources.get(problem.span.source).path),
+            description: None,
+            arguments: None,
+            aliases: Vec::new(),
+            problem: Some(problem.message),
+        });
+    }
+    rows
+}
+
+fn rows_table(rows: &[Row]) -> String {
+    if rows.is_empty() {
+        return "(none found)\n".to_owned();
+    }
+    let width = rows.iter().map(|row| row.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for row in rows {
+        let what = match (&row.problem, &row.description) {
+            (Some(problem), _) => format!("(cannot be used: {problem})"),
+            (None, Some(description)) => description.lines().next().unwrap_or("").to_owned(),
+            (None, None) => String::new(),
+        };
+        out.push_str(&format!("{:<width$}  {}  {what}\n", row.name, row.from));
+        let mut details = Vec::new();
+        if let Some(arguments) = &row.arguments {
+            details.push(format!("arguments: {arguments}"));
+        }
+        if !row.aliases.is_empty() {
+            details.push(format!("aliases: {}", row.aliases.join(", ")));
+        }
+        if !details.is_empty() {
+            out.push_str(&format!("{:width$}  {}\n", "", details.join(" · ")));
+        }
+    }
+    out
+}
+
+/// The workflows, as a table or JSON.
+fn workflows(project: &Project, json: bool) -> Exit {
     let found: Vec<(Discovered, Option<Workflow>)> = project
         .discovered()
         .into_iter()
@@ -19,7 +184,7 @@ pub(super) fn run(args: &ListArgs) -> Exit {
             (found, header)
         })
         .collect();
-    if args.json {
+    if json {
         let list: Vec<Value> = found
             .iter()
             .map(|(found, header)| as_json(found, header.as_ref()))

@@ -151,6 +151,8 @@ codes! {
     MissingProvider = "missing-provider", Error, "names";
     /// A `tool use=`, or a `tools` name of an agent on an HTTP model adapter (`anthropic`, `openai`), names no custom tool in `.atomic/tools/`.
     UndefinedTool = "undefined-tool", Error, "names";
+    /// A custom tool is offered to an agent whose CLI cannot call it (`claude-code`, `opencode`, `copilot`).
+    UnsupportedCustomTool = "unsupported-custom-tool", Error, "names";
     /// An `arg` of a `tool use=` node names no argument of the custom tool.
     UnknownToolArgument = "unknown-tool-argument", Error, "names";
     /// A `tool use=` node leaves out an argument the custom tool requires.

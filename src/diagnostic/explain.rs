@@ -212,6 +212,11 @@ impl Code {
                 why: r#"The run would fail when it reached the node or the agent, after everything before it had run."#,
                 advice: r#"Fix the name, or declare the tool in `.atomic/tools/<name>.kdl` (see `grammar/README.md`, "Custom tool files")."#,
             },
+            Code::UnsupportedCustomTool => Explanation {
+                fires: r#"The `tools` of an agent on a CLI adapter (`claude-code`, `opencode`, `copilot`) name a custom tool from `.atomic/tools/`. Those agents' `tools` are the names of the CLI's own tools, and atomic cannot yet hand a custom tool to a CLI (that needs the MCP bridge): only the API adapters (`anthropic`, `openai`) run custom tools for the model."#,
+                why: r#"The name would be sent to the CLI as if it were one of its own tools: the CLI refuses it or, worse, ignores it, and the agent runs without the tool the workflow meant it to have."#,
+                advice: r#"Give the agent a provider on an API adapter (`anthropic`, `openai`), or run the tool as a `tool use="<name>"` step before or after the agent, or remove it from `tools`."#,
+            },
             Code::UnknownToolArgument => Explanation {
                 fires: r#"An `arg "<name>" "…"` of a `tool use=` node names no argument of the custom tool (its `argument` children, or the `properties` of its `schema=` file)."#,
                 why: r#"The tool would get an input its schema does not allow, and the value meant for a real argument is lost."#,
@@ -238,9 +243,9 @@ impl Code {
                 advice: r#"Fix the name (the help suggests the closest option), or move a provider-only option to the provider."#,
             },
             Code::InvalidDefinition => Explanation {
-                fires: r#"A discovered agent, skill or command that the workflow uses has YAML front matter that does not parse (or whose fields have the wrong types, such as a mapping for `tools`). Broken definitions that no workflow uses are not reported."#,
+                fires: r#"A discovered agent, skill or command that the workflow uses has YAML front matter that does not parse, or a field of the wrong shape (the message names the field and what it holds, such as a list for `model`). Every form Claude Code, OpenCode and Copilot document is read: `tools` as `Read, Grep`, a list or OpenCode's map of names to true/false, `allowed-tools`, `aliases`, and `argument-hint` as text even where it is written `[a] [b]`. Broken definitions that no workflow uses are not reported."#,
                 why: r#"its model, tools and name cannot be read, so running it would silently differ from what the file says."#,
-                advice: r#"Fix the YAML between the two `---` lines at the top of the file named in the message: a mapping of `name`, `description`, `model`, `tools` (`Read, Grep` or a list) and `argument-hint`."#,
+                advice: r#"Fix the field the message names, between the two `---` lines at the top of the file it names: a mapping of `name`, `description`, `model` (text), `tools` (`Read, Grep`, a list, or a map of names to true/false), `allowed-tools`, `aliases` and `argument-hint`."#,
             },
             Code::UnreachableNode => Explanation {
                 fires: r#"No path from the start of the workflow reaches this statement, so it never runs. Error edges count as paths (a `recovery=#true` node reached only through `on-error "goto"` is reachable); only the outermost unreachable statement is reported, and not one already reported by `goto-shadows-next`."#,

@@ -176,6 +176,19 @@ impl Workflow {
         }
         uses
     }
+
+    /// Whether an agent on a CLI adapter (one with tools of its own) is offered tools: a
+    /// custom tool's name among them cannot reach the CLI, so the checker compares them.
+    #[must_use]
+    pub fn offers_cli_tools(&self) -> bool {
+        self.nodes.iter().any(|node| match &node.kind {
+            NodeKind::Agent(agent) if !agent.tools.is_empty() => self
+                .agent_provider(agent)
+                .and_then(|provider| adapter_info(&provider.adapter.value))
+                .is_some_and(|info| info.tools && !info.custom_tools),
+            _ => false,
+        })
+    }
 }
 
 /// `input "<name>" type="…" default=… description="…" required=#true`.

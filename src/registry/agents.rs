@@ -81,8 +81,20 @@ const PLACES: &[(DefinitionKind, &str, Layout)] = &[
         ".claude/commands",
         Layout::Namespaced,
     ),
+    (
+        DefinitionKind::Command,
+        ".opencode/command",
+        Layout::Namespaced,
+    ),
+    (
+        DefinitionKind::Command,
+        ".opencode/commands",
+        Layout::Namespaced,
+    ),
     (DefinitionKind::Skill, ".atomic/skills", Layout::SkillDirs),
     (DefinitionKind::Skill, ".claude/skills", Layout::SkillDirs),
+    (DefinitionKind::Skill, ".opencode/skills", Layout::SkillDirs),
+    (DefinitionKind::Skill, ".opencode/skill", Layout::SkillDirs),
     (DefinitionKind::Skill, ".github/skills", Layout::SkillDirs),
 ];
 
@@ -128,12 +140,24 @@ impl Catalog {
         catalog
     }
 
-    /// The definition of `kind` called `name`.
+    /// The definition of `kind` called `name`, or else the first with `name` among its
+    /// `aliases`.
     #[must_use]
     pub fn find(&self, kind: DefinitionKind, name: &str) -> Option<&Entry> {
-        self.entries
-            .iter()
-            .find(|entry| entry.kind == kind && entry.name == name)
+        let of_kind = || self.entries.iter().filter(move |entry| entry.kind == kind);
+        of_kind().find(|entry| entry.name == name).or_else(|| {
+            of_kind().find(|entry| {
+                entry
+                    .parsed
+                    .as_ref()
+                    .is_ok_and(|front| front.aliases.iter().any(|alias| alias == name))
+            })
+        })
+    }
+
+    /// Every definition, in precedence order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter()
     }
 
     /// The names of every definition of `kind`, in precedence order.
@@ -231,6 +255,7 @@ impl Catalog {
                     model: text_field("model"),
                     tools: Vec::new(),
                     argument_hint: None,
+                    aliases: Vec::new(),
                     body: template.trim().to_owned(),
                 }),
                 unreadable: None,

@@ -83,14 +83,14 @@ fn lookup(catalog: &Catalog, used: &Spanned<String>) -> Result<UsedDefinition, B
                 Code::InvalidDefinition,
                 used.span,
                 format!(
-                    "the front matter of `{}` does not parse: {}",
+                    "the front matter of `{}` cannot be used: {}",
                     path.display(),
                     error.message
                 ),
             )
             .label(format!("{} `{name}` is defined there", kind.prefix()))
             .help(
-                "fix the YAML between the two `---` lines at the top of that file: a mapping such as `description: …` and `tools: Read, Grep`",
+                "fix the YAML between the two `---` lines at the top of that file: a mapping such as `description: …` and `tools: Read, Grep` (or a list, or OpenCode's `tools: {write: true}`)",
             ),
         )),
     }

@@ -1,18 +1,25 @@
 //! The YAML front matter of a Markdown definition (Claude Code, OpenCode and Copilot agents,
-//! skills and commands): the fields atomic uses, normalised, and the body after it.
+//! skills and commands): the fields atomic uses, normalised, and the body after it. Each tool
+//! writes them its own way, and every documented way is read:
 //!
 //! ```markdown
 //! ---
 //! name: reviewer
 //! description: Reviews diffs
 //! model: sonnet
-//! tools: Read, Grep        # or a YAML list
-//! argument-hint: <file>
+//! tools: Read, Grep              # Claude Code; a YAML list (Copilot); or OpenCode's map:
+//! # tools: {write: false, bash: true}
+//! allowed-tools: Bash(git diff:*) # commands and skills (Claude Code): their tools
+//! argument-hint: [pr-number] [priority]   # text, even where YAML would read a list
+//! aliases: [rev, r]
 //! ---
 //! You are a careful reviewer.
 //! ```
+//!
+//! A field of the wrong shape is an error naming the field and what it holds; fields atomic
+//! does not use are ignored.
 
-use serde::Deserialize;
+use serde_yaml::Value;
 
 /// What a definition's front matter says, normalised, with the Markdown body after it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -23,45 +30,30 @@ pub struct FrontMatter {
     pub description: Option<String>,
     /// `model`; `inherit` (Claude Code's "use the caller's model") counts as none.
     pub model: Option<String>,
-    /// `tools`, from a comma-separated string or a list; empty when not given.
+    /// The tools it grants: `tools` (a comma-separated string, a list, or a map of name to
+    /// `true`/`false` whose `true` names count), else `allowed-tools`; empty when neither.
     pub tools: Vec<String>,
-    /// `argument-hint`.
+    /// `argument-hint`, as text (`[a] [b]`).
     pub argument_hint: Option<String>,
+    /// `aliases`: other names it is found by.
+    pub aliases: Vec<String>,
     /// The text after the front matter, trimmed.
     pub body: String,
 }
 
-/// Front matter that is not a YAML mapping of the expected fields.
+/// Front matter that is not a YAML mapping, or a field of the wrong shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FrontMatterError {
-    /// What the YAML parser said, with its line and column within the front matter.
+    /// What is wrong: the YAML parser's words with its line and column within the front
+    /// matter, or the field and what it holds.
     pub message: String,
-}
-
-/// The fields as written; anything else in the front matter is ignored.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-struct Raw {
-    name: Option<String>,
-    description: Option<String>,
-    model: Option<String>,
-    tools: Option<Tools>,
-    argument_hint: Option<String>,
-}
-
-/// Claude Code writes `tools: Read, Grep`; OpenCode and Copilot write lists.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Tools {
-    Comma(String),
-    List(Vec<String>),
 }
 
 /// Splits `text` into front matter and body and parses the front matter. A file without
 /// front matter (no `---` first line, or no closing `---`) is all body.
 ///
 /// # Errors
-/// When the front matter is not YAML, or its fields have the wrong types.
+/// When the front matter is not YAML, not a mapping, or a field has the wrong shape.
 pub fn parse_front_matter(text: &str) -> Result<FrontMatter, FrontMatterError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some((yaml, body)) = split(text) else {
@@ -70,33 +62,152 @@ pub fn parse_front_matter(text: &str) -> Result<FrontMatter, FrontMatterError> {
             ..FrontMatter::default()
         });
     };
-    let raw: Raw = if yaml.trim().is_empty() {
-        Raw::default()
+    let fields = if yaml.trim().is_empty() {
+        serde_yaml::Mapping::new()
     } else {
-        serde_yaml::from_str(yaml).map_err(|error| FrontMatterError {
-            message: error.to_string(),
-        })?
+        match mapping(yaml) {
+            Ok(fields) => fields,
+            // Claude Code documents `argument-hint: [a] [b]`, which is not YAML: read the
+            // hint as the text it is meant to be.
+            Err(error) => mapping(&quote_argument_hint(yaml)).map_err(|_| error)?,
+        }
     };
-    let tools = match raw.tools {
-        None => Vec::new(),
-        Some(Tools::Comma(list)) => list
-            .split(',')
-            .map(str::trim)
-            .filter(|tool| !tool.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        Some(Tools::List(list)) => list,
+    let field = |name: &str| fields.get(name).filter(|value| !value.is_null());
+    let text_of = |name: &str| -> Result<Option<String>, FrontMatterError> {
+        field(name).map(|value| scalar(name, value)).transpose()
+    };
+    let tools = match field("tools") {
+        Some(value) => names("tools", value, true)?,
+        None => match field("allowed-tools") {
+            Some(value) => names("allowed-tools", value, false)?,
+            None => Vec::new(),
+        },
     };
     Ok(FrontMatter {
-        name: raw.name.filter(|name| !name.trim().is_empty()),
-        description: raw.description,
-        model: raw
-            .model
-            .filter(|model| !model.trim().is_empty() && model != "inherit"),
+        name: text_of("name")?.filter(|name| !name.trim().is_empty()),
+        description: text_of("description")?,
+        model: text_of("model")?.filter(|model| !model.trim().is_empty() && model != "inherit"),
         tools,
-        argument_hint: raw.argument_hint,
+        argument_hint: field("argument-hint").map(hint).transpose()?,
+        aliases: field("aliases")
+            .map(|value| names("aliases", value, false))
+            .transpose()?
+            .unwrap_or_default(),
         body: body.trim().to_owned(),
     })
+}
+
+/// The front matter as a YAML mapping.
+fn mapping(yaml: &str) -> Result<serde_yaml::Mapping, FrontMatterError> {
+    match serde_yaml::from_str::<Value>(yaml) {
+        Ok(Value::Mapping(fields)) => Ok(fields),
+        Ok(other) => Err(FrontMatterError {
+            message: format!(
+                "the front matter is {}, not a mapping of fields such as `name: …`",
+                shape(&other)
+            ),
+        }),
+        Err(error) => Err(FrontMatterError {
+            message: error.to_string(),
+        }),
+    }
+}
+
+/// `yaml` with the value of a top-level `argument-hint:` line quoted as text.
+fn quote_argument_hint(yaml: &str) -> String {
+    yaml.lines()
+        .map(|line| match line.strip_prefix("argument-hint:") {
+            Some(value) if !value.trim().is_empty() => {
+                format!("argument-hint: '{}'", value.trim().replace('\'', "''"))
+            }
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A text field: a string, or a number or boolean written without quotes.
+fn scalar(name: &str, value: &Value) -> Result<String, FrontMatterError> {
+    match value {
+        Value::String(text) => Ok(text.clone()),
+        Value::Number(number) => Ok(number.to_string()),
+        Value::Bool(flag) => Ok(flag.to_string()),
+        other => Err(wrong(name, "text", other)),
+    }
+}
+
+/// A list of names: `a, b`, a YAML list, or (where `map` allows it) a map of name to
+/// `true`/`false`, whose `true` names are kept.
+fn names(name: &str, value: &Value, map: bool) -> Result<Vec<String>, FrontMatterError> {
+    let expected = if map {
+        "a comma-separated list, a list of names, or a map of names to true or false"
+    } else {
+        "a comma-separated list or a list of names"
+    };
+    match value {
+        Value::String(list) => Ok(list
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(str::to_owned)
+            .collect()),
+        Value::Sequence(items) => items
+            .iter()
+            .map(|item| scalar(name, item).map_err(|_| wrong(name, expected, item)))
+            .collect(),
+        Value::Mapping(entries) if map => {
+            let mut enabled = Vec::new();
+            for (key, on) in entries {
+                let key = scalar(name, key).map_err(|_| wrong(name, expected, key))?;
+                match on {
+                    Value::Bool(true) => enabled.push(key),
+                    Value::Bool(false) => {}
+                    other => {
+                        return Err(FrontMatterError {
+                            message: format!(
+                                "`{name}` maps each tool to true or false; `{key}` has {}",
+                                shape(other)
+                            ),
+                        });
+                    }
+                }
+            }
+            Ok(enabled)
+        }
+        other => Err(wrong(name, expected, other)),
+    }
+}
+
+/// `argument-hint` as text: a YAML list (what `[file]` reads as) is written back as
+/// `[file]`, one bracketed item each.
+fn hint(value: &Value) -> Result<String, FrontMatterError> {
+    match value {
+        Value::Sequence(items) => Ok(items
+            .iter()
+            .map(|item| scalar("argument-hint", item).map(|item| format!("[{item}]")))
+            .collect::<Result<Vec<_>, _>>()?
+            .join(" ")),
+        other => scalar("argument-hint", other),
+    }
+}
+
+fn wrong(name: &str, expected: &str, found: &Value) -> FrontMatterError {
+    FrontMatterError {
+        message: format!("`{name}` must be {expected}, not {}", shape(found)),
+    }
+}
+
+/// What a YAML value is, for messages.
+fn shape(value: &Value) -> String {
+    match value {
+        Value::Null => "empty".to_owned(),
+        Value::Bool(flag) => format!("`{flag}`"),
+        Value::Number(number) => format!("the number `{number}`"),
+        Value::String(text) => format!("the text `{text}`"),
+        Value::Sequence(_) => "a list".to_owned(),
+        Value::Mapping(_) => "a mapping".to_owned(),
+        Value::Tagged(_) => "a tagged value".to_owned(),
+    }
 }
 
 /// `(front matter, body)` when `text` opens with a `---` line closed by another.
@@ -170,8 +281,51 @@ mod tests {
         let error = parse_front_matter("---\nname: [unclosed\n---\nBody").unwrap_err();
         assert!(!error.message.is_empty());
         let error = parse_front_matter("---\ntools: {a: 1}\n---\nBody").unwrap_err();
-        assert!(!error.message.is_empty());
+        assert_eq!(
+            error.message,
+            "`tools` maps each tool to true or false; `a` has the number `1`"
+        );
+        let error = parse_front_matter("---\nmodel: [a]\n---\nBody").unwrap_err();
+        assert_eq!(error.message, "`model` must be text, not a list");
         // A scalar instead of a mapping.
         assert!(parse_front_matter("---\njust text\n---\nBody").is_err());
+    }
+
+    #[test]
+    fn opencode_tool_maps_grant_their_true_names() {
+        let parsed =
+            parse_front_matter("---\ntools:\n  write: true\n  bash: false\n  read: true\n---\nx")
+                .unwrap();
+        assert_eq!(parsed.tools, ["write", "read"]);
+    }
+
+    #[test]
+    fn argument_hints_are_text_however_written() {
+        let listed = parse_front_matter("---\nargument-hint: [x]\n---\nx").unwrap();
+        assert_eq!(listed.argument_hint.as_deref(), Some("[x]"));
+        let claude = parse_front_matter(
+            "---\nargument-hint: [pr-number] [priority] [assignee]\ndescription: Review a PR\n---\nx",
+        )
+        .unwrap();
+        assert_eq!(
+            claude.argument_hint.as_deref(),
+            Some("[pr-number] [priority] [assignee]")
+        );
+        assert_eq!(claude.description.as_deref(), Some("Review a PR"));
+        let plain = parse_front_matter("---\nargument-hint: <file>\n---\nx").unwrap();
+        assert_eq!(plain.argument_hint.as_deref(), Some("<file>"));
+    }
+
+    #[test]
+    fn allowed_tools_and_aliases_are_read() {
+        let parsed = parse_front_matter(
+            "---\nallowed-tools: Bash(git add:*), Bash(git status:*)\naliases: [rev, r]\n---\nx",
+        )
+        .unwrap();
+        assert_eq!(parsed.tools, ["Bash(git add:*)", "Bash(git status:*)"]);
+        assert_eq!(parsed.aliases, ["rev", "r"]);
+        // `tools` wins over `allowed-tools`.
+        let both = parse_front_matter("---\ntools: Read\nallowed-tools: Bash\n---\nx").unwrap();
+        assert_eq!(both.tools, ["Read"]);
     }
 }

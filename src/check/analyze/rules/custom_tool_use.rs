@@ -6,7 +6,8 @@
 //!   must name an argument of that tool, and every required argument must be given.
 //! - An agent on an adapter without built-in tools (`anthropic`, `openai`) may only be
 //!   offered custom tools in `tools`. Other adapters' `tools` name their own built-in
-//!   tools and are not checked here.
+//!   tools, and a custom tool named there is `unsupported-custom-tool`: the CLI cannot
+//!   call it.
 //!
 //! ## Why is this bad?
 //! Otherwise the run fails when it reaches the node or the agent, after everything before
@@ -112,7 +113,30 @@ fn check_agent(facts: &Facts<'_>, id: &Spanned<String>, agent: &Agent, out: &mut
     let Some(provider) = facts.workflow.agent_provider(agent) else {
         return;
     };
-    if !adapter_info(&provider.adapter.value).is_some_and(|info| info.custom_tools) {
+    let Some(info) = adapter_info(&provider.adapter.value) else {
+        return;
+    };
+    if !info.custom_tools {
+        // A CLI's `tools` are its own tools; a custom tool's name would reach it as one.
+        for name in &agent.tools {
+            if let Some(custom) = find(facts, name) {
+                out.push(
+                    Diagnostic::new(
+                        Code::UnsupportedCustomTool,
+                        name.span,
+                        format!(
+                            "agent `{}` is offered the custom tool `{}`, which `{}` cannot call",
+                            id.value, custom.name.value, provider.adapter.value
+                        ),
+                    )
+                    .label("a custom tool, not one of the CLI's own")
+                    .help(format!(
+                        "run it as a step (`tool \"{0}\" use=\"{0}\"`) or give the agent an `anthropic` or `openai` provider; a `{1}` agent's `tools` name {1}'s own tools",
+                        custom.name.value, provider.adapter.value
+                    )),
+                );
+            }
+        }
         return;
     }
     for name in &agent.tools {
