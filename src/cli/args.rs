@@ -37,10 +37,22 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Explain a diagnostic code: when it fires, why it matters, what to do.
     Explain(ExplainArgs),
-    /// List the workflows found by name: the project's, the user's and the built-ins.
+    /// List the workflows found by name (the project's, the user's and the built-ins), or
+    /// the agents, skills, commands and custom tools workflows can use.
     List(ListArgs),
     /// Rewrite workflow files in canonical layout, keeping comments.
     Fmt(FmtArgs),
+    /// Print a shell completion script (subcommands, options, and the workflow names this
+    /// project finds).
+    Completions(CompletionsArgs),
+}
+
+/// `atomic completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `atomic fmt`.

@@ -8,6 +8,7 @@ mod args;
 pub mod builtin;
 mod cancel;
 mod check;
+mod completions;
 pub mod disk;
 mod execute;
 mod exit;
@@ -60,6 +61,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Cancel(args) => cancel::run(&args),
         Command::List(args) => list::run(&args),
         Command::Fmt(args) => fmt::run(&args),
+        Command::Completions(args) => completions::run(&args),
     };
     exit.into()
 }
