@@ -432,7 +432,20 @@ fn event_streams_match_the_published_schema() {
                 );
                 assert!(!kinds.contains(&"agent"), "{kinds:?}");
             }
-            _ => assert!(kinds.contains(&"debug"), "{kinds:?}"),
+            _ => {
+                assert!(kinds.contains(&"debug"), "{kinds:?}");
+                // The agent's debug event says what it used, as docs/runtime.md promises.
+                let greet = events
+                    .iter()
+                    .find(|e| e["type"] == "debug" && e["node"] == "greet")
+                    .unwrap_or_else(|| panic!("{events:?}"));
+                assert!(
+                    greet["usage"]["input_tokens"]
+                        .as_u64()
+                        .is_some_and(|n| n > 0),
+                    "{greet}"
+                );
+            }
         }
     }
     let output = project

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Stop, Walker};
-use crate::ir::NodeIdx;
+use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
 use crate::runtime::cursor::StoredWrite;
 use crate::runtime::frame::Write;
@@ -70,6 +70,12 @@ impl Walker<'_> {
                 store_outputs(&ended.delta),
             )
         });
+        let debug = shared.ctx.sink.is_some() && shared.ctx.stream.debug;
+        let (model, usage) = if debug {
+            agent_figures(shared, &ended)
+        } else {
+            (None, None)
+        };
         if shared.wants_events() || (shared.ctx.sink.is_some() && shared.ctx.stream.updates) {
             shared.emit(RunEvent::StepFinished {
                 step,
@@ -79,14 +85,14 @@ impl Walker<'_> {
                 branch: self.frame.branch,
             });
         }
-        if shared.ctx.sink.is_some() && shared.ctx.stream.debug {
+        if debug {
             shared.emit(RunEvent::Debug {
                 step,
                 node: id.clone(),
                 attempts: ended.attempts,
                 elapsed_us: u64::try_from(ended.started.elapsed().as_micros()).unwrap_or(u64::MAX),
-                model: None,
-                usage: None,
+                model,
+                usage,
             });
         }
         let Some((delta, outputs)) = delta else {
@@ -172,6 +178,34 @@ impl Walker<'_> {
         self.local += 1;
         Ok(())
     }
+}
+
+/// The model an agent step's reply came from and the tokens it used, from its output.
+fn agent_figures(
+    shared: &crate::runtime::shared::Shared,
+    ended: &Ended,
+) -> (Option<String>, Option<crate::providers::Usage>) {
+    if !matches!(shared.workflow().node(ended.node).kind, NodeKind::Agent(_)) {
+        return (None, None);
+    }
+    let id = shared.id(ended.node);
+    let Some((_, output)) = ended
+        .delta
+        .outputs
+        .iter()
+        .rev()
+        .find(|(node, _)| node == id)
+    else {
+        return (None, None);
+    };
+    let model = output
+        .get("model")
+        .and_then(|model| model.as_str())
+        .map(str::to_owned);
+    let usage = output
+        .get("usage")
+        .and_then(|usage| serde_json::from_value(usage.clone()).ok());
+    (model, usage)
 }
 
 /// The store's form of a delta's field changes: `merge-by` becomes a `set` of the merged
