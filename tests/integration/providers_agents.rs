@@ -875,6 +875,105 @@ async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
     assert_eq!(statuses, ["passing", "passing", "pending", "failing"]);
 }
 
+/// `ralph` reads a tasks file written with the seed's field names: `name` stands for a
+/// missing id and title, `dependencies` for `depends_on`, and the lowest `priority` goes
+/// first. `b` depends on the failing `c`, so it never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn built_in_ralph_reads_the_seed_task_format() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let tasks = workspace.join("tasks.json");
+    std::fs::write(
+        &tasks,
+        r#"{"version": "1.0", "tasks": [
+            {"id": "a", "name": "Alpha", "status": "pending", "priority": 2, "dependencies": []},
+            {"id": "b", "name": "Beta", "status": "pending", "dependencies": ["c"]},
+            {"id": "c", "name": "Gamma", "status": "failing"},
+            {"name": "delta", "status": "pending", "priority": 1}
+        ]}"#,
+    )
+    .expect("write tasks.json");
+    let file = tasks.display().to_string();
+    let fake = ScriptedAnthropic::start(read_edit_close(
+        "Read",
+        "Edit",
+        &file,
+        "\"status\": \"in_progress\"",
+        "\"status\": \"passing\"",
+        "Done.",
+    ))
+    .await;
+    let env = claude_env(root.path());
+    let state = run_example(
+        "<built-in>/ralph.kdl",
+        &fake,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        state["done"],
+        json!([{"id": "delta", "status": "passing"}, {"id": "a", "status": "passing"}]),
+        "{state}"
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&tasks).expect("tasks.json"))
+            .expect("tasks.json stays JSON");
+    let statuses: Vec<&str> = written["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter_map(|task| task["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["passing", "pending", "failing", "passing"]);
+}
+
+/// A task whose agent step fails (the model refuses every request) is marked failing, not
+/// left in progress, and the run goes on to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn built_in_ralph_marks_a_task_whose_agent_failed() {
+    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let tasks = workspace.join("tasks.json");
+    std::fs::write(
+        &tasks,
+        r#"{"tasks": [{"id": "x", "title": "Doomed", "status": "pending"}]}"#,
+    )
+    .expect("write tasks.json");
+    let fake = ScriptedAnthropic::start(vec![Step::Reject]).await;
+    let env = claude_env(root.path());
+    let state = run_example(
+        "<built-in>/ralph.kdl",
+        &fake,
+        root.path(),
+        &workspace,
+        &env,
+        &bin,
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        state["done"],
+        json!([{"id": "x", "status": "failing"}]),
+        "{state}"
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&tasks).expect("tasks.json"))
+            .expect("tasks.json stays JSON");
+    assert_eq!(written["tasks"][0]["status"], "failing");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn example_agent_opencode_runs_to_its_closing_text() {
     let Some(bin) = agent_cli("opencode", "opencode-ai") else {

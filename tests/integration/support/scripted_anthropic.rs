@@ -33,6 +33,8 @@ pub(crate) enum Step {
     Text(String),
     /// Never answer (hold the connection open for a minute): for cancellation tests.
     Hang,
+    /// Refuse the request (400 `invalid_request_error`): the agent's call fails.
+    Reject,
 }
 
 /// A request the fake received.
@@ -138,6 +140,12 @@ async fn serve(mut socket: TcpStream, script: &[Step], log: &Mutex<Vec<Recorded>
         return;
     }
     let (blocks, stop) = if request.has_tools() {
+        if matches!(script.first(), Some(Step::Reject)) {
+            let body = json!({"type": "error", "error": {
+                "type": "invalid_request_error", "message": "this request is refused"}});
+            let _ = write_json(&mut socket, "400 Bad Request", &body).await;
+            return;
+        }
         let Some(step) = next_step(script, &request.body) else {
             tokio::time::sleep(Duration::from_secs(60)).await;
             return;
@@ -190,6 +198,7 @@ fn next_step(script: &[Step], body: &Value) -> Option<(Vec<Value>, &'static str)
                 return Some((vec![json!({"type": "text", "text": text})], "end_turn"));
             }
             Step::Hang => return None,
+            Step::Reject => {}
         }
     }
     Some((vec![json!({"type": "text", "text": "ok"})], "end_turn"))
