@@ -215,7 +215,7 @@ fn help(id: &RunId, wait: &PendingWait, several: bool, paint: Paint) -> String {
 
 /// Asks the person at the terminal; `None` at end of input. A choice may be given by
 /// its number.
-fn ask(wait: &PendingWait, paint: Paint) -> Option<String> {
+pub(super) fn ask(wait: &PendingWait, paint: Paint) -> Option<String> {
     let mut err = std::io::stderr().lock();
     for line in wait.prompt.lines() {
         let _ = writeln!(err, "{}", paint.bold(line));

@@ -3,7 +3,7 @@
 
 use super::Exit;
 use super::args::{RunArgs, StoreKind};
-use super::execute::{self, Launch, Start, inputs, store, workflow};
+use super::execute::{self, Ended, Launch, Start, inputs, store, workflow};
 use super::output::Output;
 use super::project::Project;
 use crate::store::RunId;
@@ -78,11 +78,48 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };
-    match execute::drive(&runtime, &launch, Start::New(RunId::generate(), given)) {
-        execute::Ended::Exit(exit) => exit,
-        execute::Ended::BadAnswer(message) => {
-            eprintln!("error: {message}");
-            Exit::Paused
+    let id = RunId::generate();
+    let mut ended = execute::drive(&runtime, &launch, Start::New(id.clone(), given));
+    // On a terminal, a wait is answered right here, as `atomic resume` would ask it; the
+    // run then goes on in this process. Anywhere else the run pauses (exit 4).
+    let asks = output.interactive && launch.durable && !args.dry_run;
+    loop {
+        match ended {
+            Ended::Exit(Exit::Paused) if asks => {}
+            Ended::Exit(exit) => return exit,
+            Ended::BadAnswer(message) => {
+                eprintln!("error: {message}");
+                if !asks {
+                    return Exit::Paused;
+                }
+            }
         }
+        let Ok(record) = runtime.block_on(launch.store.run(&id)) else {
+            return Exit::Paused;
+        };
+        // A wait that answers itself (`auto-approve`) is left to `atomic resume`.
+        let Some(wait) = record
+            .waits
+            .iter()
+            .find(|wait| wait.auto_answer_at.is_none())
+        else {
+            return Exit::Paused;
+        };
+        let Some(answer) = super::resume::ask(wait, output.paint) else {
+            return Exit::Paused;
+        };
+        let options = crate::runtime::ResumeOptions {
+            answer: Some(answer),
+            wait: (record.waits.len() > 1).then(|| wait.key()),
+            reset: Vec::new(),
+        };
+        ended = execute::drive(
+            &runtime,
+            &launch,
+            Start::Resume {
+                id: id.clone(),
+                options,
+            },
+        );
     }
 }
