@@ -79,6 +79,9 @@ pub fn compile(
     let resolved = check::resolve(sources, file, document);
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
+    if let (Some(resolved), Some(adapter)) = (&mut workflow, config.adapter()) {
+        swap_adapter(resolved, adapter);
+    }
     if let Some(resolved) = &mut workflow {
         diagnostics.extend(registry::agents::attach_definitions(
             resolved,
@@ -189,6 +192,21 @@ fn drop_syntax_echoes(sources: &Sources, diagnostics: &mut Vec<Diagnostic>) {
             .any(|error| error.source == d.span.source && line_of(*error) == line_of(d.span)),
         _ => true,
     });
+}
+
+/// Adapters a run may swap (`--provider`): the agent CLIs and the model APIs. Recorded
+/// (`replay`), in-process and `command` providers are kept: they are test and glue
+/// backends, not a choice of agent.
+const SWAPPABLE: &[&str] = &["claude-code", "opencode", "copilot", "anthropic", "openai"];
+
+/// Runs every agent provider of `workflow` on `adapter` instead of the one written: the
+/// checks that follow judge the workflow as if it had been written so.
+fn swap_adapter(workflow: &mut ir::Workflow, adapter: &str) {
+    for provider in &mut workflow.providers {
+        if SWAPPABLE.contains(&provider.adapter.value.as_str()) {
+            provider.adapter.value = adapter.to_owned();
+        }
+    }
 }
 
 /// The custom tools the workflow may use (see [`registry`]), when it names any or offers a

@@ -171,6 +171,11 @@ pub enum DurabilityArg {
 pub struct RunArgs {
     /// The workflow file (or a discovered workflow name).
     pub flow: PathBuf,
+    /// Run every agent provider on this adapter instead of the one the workflow names
+    /// (`claude-code`, `opencode`, `copilot`, `anthropic`, `openai`), checked as if written
+    /// so; `adapter "…"` in `.atomic/config.kdl` sets a default.
+    #[arg(long, value_name = "ADAPTER", value_parser = adapter_name)]
+    pub provider: Option<String>,
     /// An input, `name=value` (repeatable); the value is converted to the input's type.
     #[arg(long = "input", short = 'i', value_name = "NAME=VALUE")]
     pub inputs: Vec<String>,
@@ -211,6 +216,9 @@ pub struct ResumeArgs {
     /// Resume even if the workflow file changed since the run started.
     #[arg(long)]
     pub force: bool,
+    /// The adapter the run was started on with `atomic run --provider`.
+    #[arg(long, value_name = "ADAPTER", value_parser = adapter_name)]
+    pub provider: Option<String>,
     /// Set a state field back to its declared default (unset without one) before
     /// continuing, losing what it holds: for an edit after which it no longer fits.
     #[arg(long, value_name = "FIELD", requires = "force")]
@@ -280,4 +288,16 @@ pub struct ExplainArgs {
 pub struct SchemaArgs {
     /// The schema to print (`events`, `cassette`); none: list them.
     pub name: Option<String>,
+}
+
+/// An adapter's name (`--provider`).
+fn adapter_name(name: &str) -> Result<String, String> {
+    if crate::ir::adapter_info(name).is_some() {
+        return Ok(name.to_owned());
+    }
+    let names: Vec<&str> = crate::ir::ADAPTERS.iter().map(|info| info.name).collect();
+    Err(format!(
+        "not an adapter; expected one of {}",
+        names.join(", ")
+    ))
 }

@@ -20,6 +20,8 @@ pub struct Project {
     pub root: PathBuf,
     /// The user's home, for `~/.atomic/`.
     pub home: Option<PathBuf>,
+    /// `--provider ADAPTER`: the adapter agent providers run on, over the configured one.
+    pub adapter: Option<String>,
 }
 
 impl Project {
@@ -32,7 +34,18 @@ impl Project {
             .find(|dir| dir.join(".atomic").is_dir() || dir.join(".git").exists())
             .map_or_else(|| cwd.clone(), Path::to_path_buf);
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        Self { root, home }
+        Self {
+            root,
+            home,
+            adapter: None,
+        }
+    }
+
+    /// This project with agent providers swapped to `adapter` (`--provider`), if given.
+    #[must_use]
+    pub fn with_adapter(mut self, adapter: Option<String>) -> Self {
+        self.adapter = adapter;
+        self
     }
 
     /// The project's `.atomic/` directory.
@@ -160,7 +173,10 @@ impl Project {
             home: self.home.clone(),
         };
         (
-            config.with_user_dir(user_dir).with_discovery(roots),
+            config
+                .with_user_dir(user_dir)
+                .with_discovery(roots)
+                .with_adapter(self.adapter.clone()),
             problems,
         )
     }

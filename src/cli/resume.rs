@@ -24,7 +24,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let project = Project::discover();
+    let project = Project::discover().with_adapter(args.provider.clone());
     let store = match store::open_for_run(&project, args.durability) {
         Ok(store) => store,
         Err(exit) => return exit,

@@ -17,7 +17,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let project = Project::discover();
+    let project = Project::discover().with_adapter(args.provider.clone());
     let path = match workflow::resolve(&project, &args.flow) {
         Ok(path) => path,
         Err(message) => {

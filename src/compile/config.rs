@@ -1,10 +1,12 @@
-//! Project configuration of rules, from `.atomic/config.kdl`:
+//! Project configuration, from `.atomic/config.kdl`: rule levels, and the adapter agent
+//! providers run on (`atomic run --provider` overrides it):
 //!
 //! ```kdl
 //! rules {
 //!     rule "unused-input" level="off"
 //!     rule "shell-command" level="error"
 //! }
+//! adapter "opencode"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -30,6 +32,7 @@ pub struct Config {
     levels: Vec<(Code, RuleLevel)>,
     user_dir: Option<PathBuf>,
     discovery: Roots,
+    adapter: Option<String>,
 }
 
 impl Config {
@@ -67,6 +70,22 @@ impl Config {
         &self.discovery
     }
 
+    /// Runs every agent provider (an agent CLI or a model API) on `adapter` instead of the
+    /// one the workflow names; `None` keeps a configured one.
+    #[must_use]
+    pub fn with_adapter(mut self, adapter: Option<String>) -> Self {
+        if adapter.is_some() {
+            self.adapter = adapter;
+        }
+        self
+    }
+
+    /// The adapter agent providers are swapped to, if any.
+    #[must_use]
+    pub fn adapter(&self) -> Option<&str> {
+        self.adapter.as_deref()
+    }
+
     /// Sets one rule's level.
     pub fn set(&mut self, code: Code, level: RuleLevel) {
         self.levels.retain(|(existing, _)| *existing != code);
@@ -80,6 +99,10 @@ impl Config {
         let mut diagnostics = parsed.diagnostics;
         let mut config = Self::new();
         for node in &parsed.document.nodes {
+            if node.name.value == "adapter" {
+                config.parse_adapter(node, &mut diagnostics);
+                continue;
+            }
             if node.name.value != "rules" {
                 diagnostics.push(
                     Diagnostic::new(
@@ -88,7 +111,7 @@ impl Config {
                         format!("unknown setting `{}`", node.name.value),
                     )
                     .label("not a configuration section")
-                    .help("expected `rules`"),
+                    .help("expected `rules` or `adapter`"),
                 );
                 continue;
             }
@@ -97,6 +120,30 @@ impl Config {
             }
         }
         (config, diagnostics)
+    }
+
+    fn parse_adapter(&mut self, node: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {
+        let name = node.entries.iter().find(|entry| entry.key.is_none());
+        match name.map(|entry| (&entry.value, entry.value_span)) {
+            Some((Value::String(name), _)) if crate::ir::adapter_info(name).is_some() => {
+                self.adapter = Some(name.to_string());
+            }
+            found => {
+                let names: Vec<String> = crate::ir::ADAPTERS
+                    .iter()
+                    .map(|info| format!("`{}`", info.name))
+                    .collect();
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        found.map_or(node.span, |(_, span)| span),
+                        "`adapter` needs the name of an adapter",
+                    )
+                    .label("not an adapter")
+                    .help(format!("one of {}", names.join(", "))),
+                );
+            }
+        }
     }
 
     fn parse_rule(&mut self, rule: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {

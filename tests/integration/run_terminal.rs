@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 
 use crate::support::cli_project::{CliProject, bin};
 
-/// `atomic ARGS` in `project` under a pseudo-terminal, `input` typed at it; `None` when
-/// `script` is not installed.
+/// `atomic ARGS` in `project` under a pseudo-terminal, `input` typed at it; `None` (the
+/// test skips, or fails in CI) when `script` is not installed.
 fn on_a_terminal(project: &CliProject, args: &str, input: &str) -> Option<std::process::Output> {
     if Command::new("script").arg("--version").output().is_err() {
         #[allow(clippy::print_stderr, reason = "a skipped test says so")]

@@ -81,12 +81,22 @@ pub(crate) fn load(project: &Project, path: &Path, warnings: bool) -> Result<Loa
     if let Some(workflow) = compiled.workflow() {
         hash = with_definitions(hash, workflow);
     }
+    // A run on swapped adapters is another run than one on the written ones: `resume`
+    // refuses to continue it on others.
+    if let Some(adapter) = config.adapter() {
+        hash = content_hash(&format!("{hash} adapter={adapter}"));
+    }
     let mut diagnostics: Vec<Diagnostic> = config_problems;
     diagnostics.extend(compiled.diagnostics.iter().cloned());
     report(&sources, &diagnostics, path, warnings);
     let plan = match compiled.plan {
         Some(plan) if !diagnostics.iter().any(Diagnostic::is_error) => plan,
         _ => {
+            if let Some(adapter) = config.adapter() {
+                eprintln!(
+                    "note: the workflow's agent providers were checked on `{adapter}` (`--provider`, or `adapter` in .atomic/config.kdl)"
+                );
+            }
             eprintln!("error: `{}` has errors; nothing was run", path.display());
             return Err(Exit::Problems);
         }

@@ -1,0 +1,113 @@
+//! One workflow, any backend, through the binary: `--provider ADAPTER` (or `adapter` in
+//! `.atomic/config.kdl`) runs every agent provider on another adapter, checked as if the
+//! workflow had been written so, and a run started on swapped adapters resumes only on them.
+
+use crate::support::cli_project::{CliProject, stderr};
+
+const FLOW: &str = r#"workflow "w" {
+    provider "agent" adapter="claude-code"
+    state { field "ok" type="boolean" default=#false; }
+    wait "go" prompt="Go?" answer="yes-no" { output "ok"; }
+    decision "gate" {
+        when "not state.ok" goto="end"
+        otherwise
+    }
+    agent "fix" provider="agent" permission="accept-edits" max-turns=5 {
+        prompt "Fix it"
+        tools "Read" "Edit"
+    }
+}
+"#;
+
+fn run(project: &CliProject, args: &[&str]) -> std::process::Output {
+    project.atomic().args(args).output().expect("atomic")
+}
+
+#[test]
+fn a_swap_is_checked_as_if_written() {
+    let project = CliProject::new();
+    project.write("f.kdl", FLOW);
+    // The model API has no tools of its own: `Read` and `Edit` are not custom tools.
+    let refused = run(
+        &project,
+        &["run", "f.kdl", "--provider", "anthropic", "--dry-run"],
+    );
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{err}");
+    assert!(err.contains("`anthropic` has no built-in tools"), "{err}");
+    assert!(err.contains("checked on `anthropic`"), "{err}");
+    let fine = run(
+        &project,
+        &["run", "f.kdl", "--provider", "opencode", "--dry-run"],
+    );
+    assert_eq!(fine.status.code(), Some(0), "{}", stderr(&fine));
+    let unknown = run(&project, &["run", "f.kdl", "--provider", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("expected one of"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    // The project's default, which `--provider` overrides.
+    project.write(".atomic/config.kdl", "adapter \"anthropic\"\n");
+    let configured = run(&project, &["run", "f.kdl", "--dry-run"]);
+    assert_eq!(configured.status.code(), Some(1), "{}", stderr(&configured));
+    let overridden = run(
+        &project,
+        &["run", "f.kdl", "--provider", "copilot", "--dry-run"],
+    );
+    assert_eq!(overridden.status.code(), Some(0), "{}", stderr(&overridden));
+}
+
+#[test]
+fn a_run_on_swapped_adapters_resumes_only_on_them() {
+    // The swapped provider is built for the run, so its CLI must be found (it is not called).
+    let Some(opencode) = crate::support::tools::agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let dir = opencode
+        .parent()
+        .expect("a directory")
+        .display()
+        .to_string();
+    let path = format!("{dir}:{}", std::env::var("PATH").unwrap_or_default());
+    let run = |project: &CliProject, args: &[&str]| {
+        project
+            .atomic()
+            .env("PATH", &path)
+            .args(args)
+            .output()
+            .expect("atomic")
+    };
+    let project = CliProject::new();
+    project.write("f.kdl", FLOW);
+    let paused = run(
+        &project,
+        &["run", "f.kdl", "--provider", "opencode", "--quiet"],
+    );
+    assert_eq!(paused.status.code(), Some(4), "{}", stderr(&paused));
+    let id = project.last_run();
+    let refused = run(&project, &["resume", &id, "--answer", "no"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("changed since run"),
+        "{}",
+        stderr(&refused)
+    );
+    // Answered `no`, the run ends without reaching the agent's CLI.
+    let done = run(
+        &project,
+        &[
+            "resume",
+            &id,
+            "--answer",
+            "no",
+            "--provider",
+            "opencode",
+            "--quiet",
+        ],
+    );
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    assert_eq!(project.show(&id)["run"]["status"], "completed");
+}
