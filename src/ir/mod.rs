@@ -18,9 +18,9 @@ pub use adapter::{ADAPTERS, AdapterInfo, AdapterOption, OptionKind, OptionProble
 pub use custom_tool::{CustomTool, ToolArgument};
 pub use definition::{DefinitionKind, UsedDefinition};
 pub use node::{
-    Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, ForEach, Jump,
-    Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode, PermissionMode,
-    Retry, Route, Set, Strategy, Subgraph, Tool, Wait, WaitChoice,
+    Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, Emit, ForEach,
+    Jump, Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode,
+    PermissionMode, Retry, Route, Set, Strategy, Subgraph, Tool, Wait, WaitChoice,
 };
 pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};
 pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow};

@@ -57,6 +57,8 @@ pub enum NodeKind {
     Loop(Box<Loop>),
     /// `set`.
     Set(Set),
+    /// `emit`.
+    Emit(Box<Emit>),
 }
 
 impl NodeKind {
@@ -72,6 +74,7 @@ impl NodeKind {
             Self::Parallel(_) => "parallel",
             Self::Loop(_) => "loop",
             Self::Set(_) => "set",
+            Self::Emit(_) => "emit",
         }
     }
 
@@ -472,6 +475,16 @@ pub struct Set {
     pub value: Template,
     /// Whether `value` came from `expr=`.
     pub is_expr: bool,
+}
+
+/// `emit "<event>" { data "<key>" "<template>" … }`: a custom event in the run's `events`
+/// stream and stored log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Emit {
+    /// The event's name.
+    pub event: Spanned<String>,
+    /// The data: keys and value templates, in order.
+    pub data: Vec<(Spanned<String>, Template)>,
 }
 
 /// `retry "<class>"… attempts=3 backoff="2s" factor=2.0 max-backoff="1m" jitter=#true`;

@@ -155,6 +155,7 @@ impl Plan {
             | StepKind::Wait
             | StepKind::Subgraph
             | StepKind::Set
+            | StepKind::Emit
             | StepKind::Join { .. } => self.exit(step, counters),
         };
         Ok(next)

@@ -193,6 +193,8 @@ pub enum StepKind {
     Subgraph,
     /// A `set` node.
     Set,
+    /// An `emit` node.
+    Emit,
     /// A `decision` node: routes are its out-edges.
     Decision,
     /// A `loop`'s entry: counts iterations, tests `max` and `while`.
@@ -225,7 +227,7 @@ impl StepKind {
     pub fn is_action(self) -> bool {
         matches!(
             self,
-            Self::Agent | Self::Tool | Self::Wait | Self::Subgraph | Self::Set
+            Self::Agent | Self::Tool | Self::Wait | Self::Subgraph | Self::Set | Self::Emit
         )
     }
 
@@ -240,6 +242,7 @@ impl StepKind {
             Self::Wait => "wait",
             Self::Subgraph => "subgraph",
             Self::Set => "set",
+            Self::Emit => "emit",
             Self::Decision => "decision",
             Self::LoopHead { .. } => "loop",
             Self::LoopTail { .. } => "loop-tail",

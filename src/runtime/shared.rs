@@ -363,6 +363,11 @@ fn compile_templates(workflow: &Workflow) -> Result<Templates, RunError> {
                     templates.add(expr, Role::Expr)?;
                 }
             }
+            NodeKind::Emit(emit) => {
+                for (_, template) in &emit.data {
+                    templates.add(template, Role::Value)?;
+                }
+            }
             NodeKind::Set(set) => {
                 templates.add(
                     &set.value,

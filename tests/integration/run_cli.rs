@@ -583,3 +583,63 @@ fn a_forced_resume_refuses_state_the_edited_workflow_cannot_take() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.show(&id)["state"]["n"], 2);
 }
+
+/// `emit` raises a custom event with rendered data (a lone `{{ expr }}` keeps its type) into
+/// the `events` stream and the stored log; its data templates are checked like any other.
+#[test]
+fn emit_raises_custom_events_in_the_stream_and_the_log() {
+    let project = CliProject::new();
+    project.write(
+        "f.kdl",
+        r#"workflow "w" {
+    state { field "n" type="integer" default=0; }
+    loop "count" max=3 until="state.n >= 2" {
+        set "n" expr="state.n + 1"
+        emit "progress" {
+            data "done" "{{ state.n }}"
+            data "note" "counted {{ state.n }}"
+        }
+    }
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "f.kdl", "--quiet", "--stream", "events"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = schema_valid_events(&stdout(&output));
+    let custom: Vec<&serde_json::Value> = events.iter().filter(|e| e["type"] == "custom").collect();
+    assert_eq!(custom.len(), 2, "{events:?}");
+    assert_eq!(custom[1]["name"], "progress");
+    assert_eq!(custom[1]["node"], "emit-progress");
+    assert_eq!(
+        custom[1]["data"],
+        serde_json::json!({"done": 2, "note": "counted 2"})
+    );
+    let logged = project
+        .atomic()
+        .args(["runs", "show", &project.last_run(), "--events"])
+        .output()
+        .expect("runs show");
+    assert_eq!(
+        stdout(&logged)
+            .lines()
+            .filter(|line| line.contains("\"custom\""))
+            .count(),
+        2
+    );
+
+    project.write(
+        "bad.kdl",
+        "workflow \"w\" {\n    emit \"x\" { data \"a\" \"{{ state.nope }}\"; }\n}\n",
+    );
+    let check = project
+        .atomic()
+        .args(["check", "bad.kdl"])
+        .output()
+        .expect("check");
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains("nope") || stderr(&check).contains("nope"));
+}

@@ -450,6 +450,11 @@ fn collect_sites<'w>(
             }
         }
         NodeKind::Set(set) => add(Role::Value, &set.value, set.is_expr, false),
+        NodeKind::Emit(emit) => {
+            for (_, value) in &emit.data {
+                add(Role::Value, value, false, false);
+            }
+        }
     }
     if let Some(OnError::Skip { fallback, .. }) = node.on_error.as_deref() {
         for set in fallback {

@@ -120,7 +120,8 @@ mod tests {
             | NodeKind::Subgraph(_)
             | NodeKind::Parallel(_)
             | NodeKind::Loop(_)
-            | NodeKind::Set(_) => kind.name(),
+            | NodeKind::Set(_)
+            | NodeKind::Emit(_) => kind.name(),
         }
     }
 
@@ -212,10 +213,10 @@ mod tests {
         for kind in &kinds {
             assert!(statements.contains(&kind_name(kind)));
         }
-        for name in ["wait", "subgraph", "parallel", "loop", "set"] {
+        for name in ["wait", "subgraph", "parallel", "loop", "set", "emit"] {
             assert!(statements.contains(&name), "{name}");
         }
-        assert_eq!(statements.len(), 8);
+        assert_eq!(statements.len(), 9);
         for id in [
             "workflow",
             "description",

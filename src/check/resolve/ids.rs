@@ -21,7 +21,7 @@ impl IdAllocator {
     /// Notes the id written on `statement` (of kind `spec`), so no generated id takes it.
     /// Every statement of the workflow passes here before any id is generated.
     pub(super) fn take_written(&mut self, spec: &NodeSpec, statement: &Node) {
-        let written = if spec.id == "set" {
+        let written = if spec.id == "set" || spec.id == "emit" {
             statement
                 .entries
                 .iter()
@@ -34,15 +34,16 @@ impl IdAllocator {
         }
     }
 
-    /// The next id for a `set` of `field`.
-    pub(super) fn set_id(&mut self, field: &str) -> String {
-        let count = self.counts.entry(field.to_owned()).or_insert(0);
+    /// The next id for a `<prefix>` statement (`set`, `emit`) naming `name` first:
+    /// `<prefix>-<name>`, then `-2`, `-3`, … past ids already taken.
+    pub(super) fn generated_id(&mut self, prefix: &str, name: &str) -> String {
+        let count = self.counts.entry(format!("{prefix}-{name}")).or_insert(0);
         loop {
             *count += 1;
             let id = if *count == 1 {
-                format!("set-{field}")
+                format!("{prefix}-{name}")
             } else {
-                format!("set-{field}-{count}")
+                format!("{prefix}-{name}-{count}")
             };
             if self.taken.insert(id.clone()) {
                 return id;

@@ -10,6 +10,7 @@ mod agent;
 mod common;
 mod decision;
 mod default;
+mod emit;
 mod features;
 mod ids;
 mod input;

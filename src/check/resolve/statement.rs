@@ -63,6 +63,7 @@ pub(super) fn resolve_statement(
             NodeKind::Parallel(Box::new(parallel::resolve_parallel(r, ids, checked, idx)))
         }
         "loop" => NodeKind::Loop(Box::new(looping::resolve_loop(r, ids, checked, idx))),
+        "emit" => NodeKind::Emit(Box::new(super::emit::resolve_emit(r, checked))),
         _ => NodeKind::Set(set::resolve_set(r, checked)),
     };
     r.node_mut(idx).kind = kind;
@@ -90,7 +91,9 @@ fn statement_id(
     ids: &mut IdAllocator,
     checked: &Checked<'_>,
 ) -> Spanned<String> {
-    let written = if checked.spec.id == "set" {
+    // `set` and `emit` name a field or an event first; their id is `id=` or generated.
+    let generated = matches!(checked.spec.id.as_str(), "set" | "emit");
+    let written = if generated {
         checked.prop("id")
     } else {
         checked.arg(0)
@@ -99,11 +102,12 @@ fn statement_id(
         check_id(r, &id, "node");
         return id;
     }
-    if checked.spec.id == "set"
+    if generated
         && !checked.wrote("id")
-        && let Some(field) = r.string(checked.arg(0))
+        && let Some(name) = r.string(checked.arg(0))
     {
-        return Spanned::new(ids.set_id(&field.value), checked.name_span());
+        let prefix = checked.spec.id.as_str();
+        return Spanned::new(ids.generated_id(prefix, &name.value), checked.name_span());
     }
     // Missing or invalid: already reported; an empty id is skipped by the uniqueness check.
     Spanned::new(String::new(), checked.name_span())

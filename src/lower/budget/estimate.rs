@@ -480,9 +480,11 @@ fn step_cost(node: &Node) -> Dims {
                 .unwrap_or(0),
             ..base
         },
-        NodeKind::Decision(_) | NodeKind::Set(_) | NodeKind::Loop(_) | NodeKind::Parallel(_) => {
-            base
-        }
+        NodeKind::Decision(_)
+        | NodeKind::Set(_)
+        | NodeKind::Emit(_)
+        | NodeKind::Loop(_)
+        | NodeKind::Parallel(_) => base,
     }
 }
 

@@ -79,7 +79,8 @@ impl Builder {
             | NodeKind::Tool(_)
             | NodeKind::Wait(_)
             | NodeKind::Subgraph(_)
-            | NodeKind::Set(_) => {
+            | NodeKind::Set(_)
+            | NodeKind::Emit(_) => {
                 self.exits(entry, idx, node, goto_counter, EdgeKind::Next);
                 self.error_edge(workflow, entry, idx);
             }

@@ -38,6 +38,7 @@ impl Builder {
             NodeKind::Wait(_) => self.add_step(StepKind::Wait, Some(idx), span, branch, id),
             NodeKind::Subgraph(_) => self.add_step(StepKind::Subgraph, Some(idx), span, branch, id),
             NodeKind::Set(_) => self.add_step(StepKind::Set, Some(idx), span, branch, id),
+            NodeKind::Emit(_) => self.add_step(StepKind::Emit, Some(idx), span, branch, id),
             NodeKind::Decision(_) => self.add_step(StepKind::Decision, Some(idx), span, branch, id),
             NodeKind::Loop(ir) => {
                 let counter = self.new_counter();

@@ -108,6 +108,7 @@ fn node_attributes(plan: &Plan, step: StepIdx) -> String {
         StepKind::Wait => ("parallelogram", "#fde2e2", ""),
         StepKind::Subgraph => ("box3d", "#ede9fe", ""),
         StepKind::Set => ("note", "#f1f5f9", ""),
+        StepKind::Emit => ("cds", "#f1f5f9", ""),
         StepKind::LoopHead { .. } => ("trapezium", "#bfdbfe", ""),
         StepKind::LoopTail { .. } => ("invtrapezium", "#bfdbfe", ""),
         StepKind::Fork { .. } | StepKind::Join { .. } => (

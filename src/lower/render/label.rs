@@ -49,6 +49,7 @@ pub(super) fn step_lines(plan: &Plan, step: StepIdx) -> Vec<String> {
             vec![id, format!("subgraph · {}", cut(&subgraph.workflow.value))]
         }
         (NodeKind::Set(set), _) => vec![id, format!("set {}", set.field.value)],
+        (NodeKind::Emit(emit), _) => vec![id, format!("emit {}", emit.event.value)],
         (NodeKind::Decision(_), _) => vec![id],
         (NodeKind::Loop(ir), StepKind::LoopTail { .. }) => vec![match &ir.until {
             Some(until) => format!("until {}", cut(&until.source)),

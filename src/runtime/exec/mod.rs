@@ -136,6 +136,22 @@ async fn run_node(
     let ir = shared.workflow().node(node);
     Ok(match &ir.kind {
         NodeKind::Set(set) => set::execute(shared, frame, node, set, seq)?,
+        NodeKind::Emit(emit) => {
+            let scope = shared.scope(frame, Some(node), seq);
+            let mut data = serde_json::Map::new();
+            for (key, template) in &emit.data {
+                data.insert(
+                    key.value.clone(),
+                    shared.program.templates.eval_json(template, &scope)?,
+                );
+            }
+            shared.emit(super::RunEvent::Custom {
+                node: shared.id(node).clone(),
+                name: emit.event.value.clone(),
+                data: serde_json::Value::Object(data),
+            });
+            Vec::new()
+        }
         NodeKind::Agent(_) => agent::execute(shared, frame, node, seq).await?,
         NodeKind::Tool(tool) => tool::execute(shared, frame, node, tool, seq).await?,
         NodeKind::Subgraph(subgraph) => {
