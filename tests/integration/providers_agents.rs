@@ -813,39 +813,28 @@ async fn example_agent_claude_code_runs_to_its_closing_text() {
     assert_eq!(notes, "status: final\n");
 }
 
-/// The built-in `ralph` end to end with the real Claude Code. `t1` is ready first; the
-/// model marks it passing in tasks.json through Claude Code's Read and Edit tools. `t2`,
-/// which waited on `t1`, is then ready and done the same way (the fake model scripts each
-/// conversation alike). `t3` waits on the failing `t4`, so nothing is left and the loop stops.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
-    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
-        return;
-    };
+/// Runs the built-in `ralph` with the real Claude Code over a workspace whose `tasks.json`
+/// holds `tasks`, the fake model following `script` (`None`: the edit that marks the task in
+/// progress as passing). Returns the run's final state and each task's final status; `None`
+/// when the CLI is not installed (the test skips, or fails in CI).
+async fn run_ralph(tasks: &str, script: Option<Vec<Step>>) -> Option<(Value, Vec<String>)> {
+    let bin = agent_cli("claude", "@anthropic-ai/claude-code")?;
     let root = tempfile::tempdir().expect("temp dir");
     let workspace = root.path().join("workspace");
     std::fs::create_dir_all(&workspace).expect("workspace");
-    let tasks = workspace.join("tasks.json");
-    std::fs::write(
-        &tasks,
-        r#"{"tasks": [
-            {"id": "t1", "title": "First", "status": "pending", "depends_on": []},
-            {"id": "t2", "title": "Second", "status": "pending", "depends_on": ["t1"]},
-            {"id": "t3", "title": "Blocked", "status": "pending", "depends_on": ["t4"]},
-            {"id": "t4", "title": "Broken", "status": "failing", "depends_on": []}
-        ]}"#,
-    )
-    .expect("write tasks.json");
-    let file = tasks.display().to_string();
-    let fake = ScriptedAnthropic::start(read_edit_close(
-        "Read",
-        "Edit",
-        &file,
-        "\"status\": \"in_progress\"",
-        "\"status\": \"passing\"",
-        "Done, and its tests pass.",
-    ))
-    .await;
+    let file = workspace.join("tasks.json");
+    std::fs::write(&file, tasks).expect("write tasks.json");
+    let script = script.unwrap_or_else(|| {
+        read_edit_close(
+            "Read",
+            "Edit",
+            &file.display().to_string(),
+            "\"status\": \"in_progress\"",
+            "\"status\": \"passing\"",
+            "Done, and its tests pass.",
+        )
+    });
+    let fake = ScriptedAnthropic::start(script).await;
     let env = claude_env(root.path());
     let state = run_example(
         "<built-in>/ralph.kdl",
@@ -857,21 +846,38 @@ async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
         json!({}),
     )
     .await;
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).expect("tasks.json"))
+        .expect("tasks.json stays JSON");
+    let statuses = written["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter_map(|task| task["status"].as_str().map(str::to_owned))
+        .collect();
+    Some((state, statuses))
+}
+
+/// The built-in `ralph` end to end with the real Claude Code. `t1` is ready first; the
+/// model marks it passing in tasks.json through Claude Code's Read and Edit tools. `t2`,
+/// which waited on `t1`, is then ready and done the same way (the fake model scripts each
+/// conversation alike). `t3` waits on the failing `t4`, so nothing is left and the loop stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
+    let tasks = r#"{"tasks": [
+        {"id": "t1", "title": "First", "status": "pending", "depends_on": []},
+        {"id": "t2", "title": "Second", "status": "pending", "depends_on": ["t1"]},
+        {"id": "t3", "title": "Blocked", "status": "pending", "depends_on": ["t4"]},
+        {"id": "t4", "title": "Broken", "status": "failing", "depends_on": []}
+    ]}"#;
+    let Some((state, statuses)) = run_ralph(tasks, None).await else {
+        return;
+    };
     assert_eq!(
         state["done"],
         json!([{"id": "t1", "status": "passing"}, {"id": "t2", "status": "passing"}]),
         "{state}"
     );
     assert_eq!(state["task"], Value::Null, "{state}");
-    let written: Value =
-        serde_json::from_str(&std::fs::read_to_string(&tasks).expect("tasks.json"))
-            .expect("tasks.json stays JSON");
-    let statuses: Vec<&str> = written["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .filter_map(|task| task["status"].as_str())
-        .collect();
     assert_eq!(statuses, ["passing", "passing", "pending", "failing"]);
 }
 
@@ -880,58 +886,20 @@ async fn built_in_ralph_works_through_tasks_with_the_real_claude_code() {
 /// first. `b` depends on the failing `c`, so it never runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn built_in_ralph_reads_the_seed_task_format() {
-    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+    let tasks = r#"{"version": "1.0", "tasks": [
+        {"id": "a", "name": "Alpha", "status": "pending", "priority": 2, "dependencies": []},
+        {"id": "b", "name": "Beta", "status": "pending", "dependencies": ["c"]},
+        {"id": "c", "name": "Gamma", "status": "failing"},
+        {"name": "delta", "status": "pending", "priority": 1}
+    ]}"#;
+    let Some((state, statuses)) = run_ralph(tasks, None).await else {
         return;
     };
-    let root = tempfile::tempdir().expect("temp dir");
-    let workspace = root.path().join("workspace");
-    std::fs::create_dir_all(&workspace).expect("workspace");
-    let tasks = workspace.join("tasks.json");
-    std::fs::write(
-        &tasks,
-        r#"{"version": "1.0", "tasks": [
-            {"id": "a", "name": "Alpha", "status": "pending", "priority": 2, "dependencies": []},
-            {"id": "b", "name": "Beta", "status": "pending", "dependencies": ["c"]},
-            {"id": "c", "name": "Gamma", "status": "failing"},
-            {"name": "delta", "status": "pending", "priority": 1}
-        ]}"#,
-    )
-    .expect("write tasks.json");
-    let file = tasks.display().to_string();
-    let fake = ScriptedAnthropic::start(read_edit_close(
-        "Read",
-        "Edit",
-        &file,
-        "\"status\": \"in_progress\"",
-        "\"status\": \"passing\"",
-        "Done.",
-    ))
-    .await;
-    let env = claude_env(root.path());
-    let state = run_example(
-        "<built-in>/ralph.kdl",
-        &fake,
-        root.path(),
-        &workspace,
-        &env,
-        &bin,
-        json!({}),
-    )
-    .await;
     assert_eq!(
         state["done"],
         json!([{"id": "delta", "status": "passing"}, {"id": "a", "status": "passing"}]),
         "{state}"
     );
-    let written: Value =
-        serde_json::from_str(&std::fs::read_to_string(&tasks).expect("tasks.json"))
-            .expect("tasks.json stays JSON");
-    let statuses: Vec<&str> = written["tasks"]
-        .as_array()
-        .expect("tasks")
-        .iter()
-        .filter_map(|task| task["status"].as_str())
-        .collect();
     assert_eq!(statuses, ["passing", "pending", "failing", "passing"]);
 }
 
@@ -939,39 +907,16 @@ async fn built_in_ralph_reads_the_seed_task_format() {
 /// left in progress, and the run goes on to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn built_in_ralph_marks_a_task_whose_agent_failed() {
-    let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+    let tasks = r#"{"tasks": [{"id": "x", "title": "Doomed", "status": "pending"}]}"#;
+    let Some((state, statuses)) = run_ralph(tasks, Some(vec![Step::Reject])).await else {
         return;
     };
-    let root = tempfile::tempdir().expect("temp dir");
-    let workspace = root.path().join("workspace");
-    std::fs::create_dir_all(&workspace).expect("workspace");
-    let tasks = workspace.join("tasks.json");
-    std::fs::write(
-        &tasks,
-        r#"{"tasks": [{"id": "x", "title": "Doomed", "status": "pending"}]}"#,
-    )
-    .expect("write tasks.json");
-    let fake = ScriptedAnthropic::start(vec![Step::Reject]).await;
-    let env = claude_env(root.path());
-    let state = run_example(
-        "<built-in>/ralph.kdl",
-        &fake,
-        root.path(),
-        &workspace,
-        &env,
-        &bin,
-        json!({}),
-    )
-    .await;
     assert_eq!(
         state["done"],
         json!([{"id": "x", "status": "failing"}]),
         "{state}"
     );
-    let written: Value =
-        serde_json::from_str(&std::fs::read_to_string(&tasks).expect("tasks.json"))
-            .expect("tasks.json stays JSON");
-    assert_eq!(written["tasks"][0]["status"], "failing");
+    assert_eq!(statuses, ["failing"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
