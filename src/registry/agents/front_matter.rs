@@ -151,17 +151,25 @@ fn names(name: &str, value: &Value, map: bool) -> Result<Vec<String>, FrontMatte
             .filter(|item| !item.is_empty())
             .map(str::to_owned)
             .collect()),
-        Value::Sequence(items) => items
-            .iter()
-            .map(|item| scalar(name, item).map_err(|_| wrong(name, expected, item)))
-            .collect(),
+        Value::Sequence(items) => {
+            let mut names = Vec::new();
+            for item in items {
+                let item = scalar(name, item).map_err(|_| wrong(name, expected, item))?;
+                if !item.trim().is_empty() {
+                    names.push(item.trim().to_owned());
+                }
+            }
+            Ok(names)
+        }
         Value::Mapping(entries) if map => {
             let mut enabled = Vec::new();
             for (key, on) in entries {
                 let key = scalar(name, key).map_err(|_| wrong(name, expected, key))?;
                 match on {
-                    Value::Bool(true) => enabled.push(key),
-                    Value::Bool(false) => {}
+                    Value::Bool(true) if !key.trim().is_empty() => {
+                        enabled.push(key.trim().to_owned());
+                    }
+                    Value::Bool(_) => {}
                     other => {
                         return Err(FrontMatterError {
                             message: format!(
