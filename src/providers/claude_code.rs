@@ -174,6 +174,15 @@ impl ClaudeCode {
                 }
             }
         }
+        // The node's `budget-usd` stops Claude Code itself once spent (an explicit
+        // `max-budget-usd` option wins).
+        let budget_option = request
+            .options
+            .get("max-budget-usd")
+            .or(self.options.get("max-budget-usd"));
+        if let (None, Some(budget)) = (budget_option, request.budget_usd) {
+            args.extend(["--max-budget-usd".to_owned(), budget.to_string()]);
+        }
         let strict = request
             .options
             .get("strict-mcp-config")
@@ -747,5 +756,33 @@ mod tests {
              --append-system-prompt Be terse. --allowedTools Edit --permission-mode acceptEdits \
              --max-turns 4 --resume=-abc"
         );
+    }
+
+    #[test]
+    fn a_nodes_budget_becomes_claude_codes_own_limit() {
+        let adapter = ClaudeCode {
+            bin: PathBuf::from("claude"),
+            model: None,
+            env: ChildEnv::default(),
+            options: Map::new(),
+            secret: None,
+        };
+        let request = AgentRequest {
+            budget_usd: Some(0.25),
+            ..AgentRequest::default()
+        };
+        let args = adapter.args(&request).expect("valid").join(" ");
+        assert!(args.ends_with("--max-budget-usd 0.25"), "{args}");
+        // An explicit option wins.
+        let mut options = Map::new();
+        options.insert("max-budget-usd".to_owned(), serde_json::json!(1));
+        let request = AgentRequest {
+            budget_usd: Some(0.25),
+            options,
+            ..AgentRequest::default()
+        };
+        let args = adapter.args(&request).expect("valid").join(" ");
+        assert!(args.ends_with("--max-budget-usd 1"), "{args}");
+        assert!(!args.contains("0.25"), "{args}");
     }
 }

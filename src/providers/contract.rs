@@ -50,6 +50,11 @@ pub struct AgentRequest {
     /// again. Set by the runtime; the HTTP adapters' tool loop uses it.
     #[serde(skip)]
     pub journal: Option<CallJournal>,
+    /// The node's `budget-usd`: the most the call may spend. Backends that enforce a budget
+    /// themselves get it (Claude Code's `--max-budget-usd`); the runtime checks the
+    /// reported cost after every call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
 }
 
 /// The storage behind a [`CallJournal`]: the runtime implements it over its checkpoint

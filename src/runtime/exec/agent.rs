@@ -195,6 +195,9 @@ pub(super) async fn execute(
         ))
     });
     let request = AgentRequest {
+        budget_usd: settings
+            .first(|agent| agent.budget_usd.as_ref())
+            .map(|budget| budget.value),
         node_id: id.to_string(),
         call_index,
         prompt,
