@@ -19,10 +19,29 @@ pub(super) fn run(args: &CompletionsArgs) -> Exit {
         .collect();
     names.sort();
     names.dedup();
-    let command = with_workflow_names(Cli::command(), &names);
-    let mut command = command;
+    let mut command = with_workflow_names(Cli::command(), &names);
     clap_complete::generate(args.shell, &mut command, "atomic", &mut std::io::stdout());
+    // clap's fish script offers no values for positional arguments: add the names.
+    if args.shell == clap_complete::Shell::Fish {
+        print!("{}", fish_names(&names));
+    }
     Exit::Ok
+}
+
+/// Fish completions of the workflow names for the commands that take a workflow.
+fn fish_names(names: &[String]) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let words = names.join(" ");
+    ["run", "check", "graph", "fmt"]
+        .iter()
+        .map(|command| {
+            format!(
+                "complete -c atomic -n \"__fish_atomic_using_subcommand {command}\" -a \"{words}\" -d 'workflow'\n"
+            )
+        })
+        .collect()
 }
 
 /// `command` with `names` as the values its workflow arguments offer (for generating the
@@ -51,5 +70,10 @@ mod tests {
         let script = String::from_utf8(out).unwrap();
         assert!(script.contains("ralph review"), "the names are offered");
         assert!(script.contains("resume"), "and the subcommands");
+        let fish = fish_names(&["ralph".into(), "review".into()]);
+        assert!(
+            fish.contains("__fish_atomic_using_subcommand run\" -a \"ralph review\""),
+            "{fish}"
+        );
     }
 }
