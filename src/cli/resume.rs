@@ -82,14 +82,10 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     // The wait an answer goes to: the one named, or the only one pending.
     let several = record.waits.len() > 1;
     let target = match &args.wait {
-        Some(named) => record
-            .waits
-            .iter()
-            .find(|wait| wait.key() == *named)
-            .or_else(|| {
-                let mut by_id = record.waits.iter().filter(|wait| wait.node_id == *named);
-                by_id.next().filter(|_| by_id.next().is_none())
-            }),
+        Some(named) => match PendingWait::named(&record.waits, named).as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        },
         None => record
             .waits
             .first()
@@ -101,7 +97,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     {
         eprintln!(
             "error: run `{id}` has no pending wait `{named}`; it is paused at {}",
-            wait_names(&record.waits)
+            PendingWait::list(&record.waits)
         );
         return Exit::Usage;
     }
@@ -127,19 +123,16 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
     } else if several {
         eprintln!(
             "error: run `{id}` is paused at {}; say which one `--answer` answers",
-            wait_names(&record.waits)
+            PendingWait::list(&record.waits)
         );
         for wait in &record.waits {
             eprint!("{}", help(&id, wait, true, output.paint));
         }
         return Exit::Paused;
-    } else if answer.is_some() && record.status != RunStatus::Running {
-        eprintln!(
-            "error: run `{id}` is not paused at a wait ({}); it takes no `--answer`",
-            record.status.as_str()
-        );
-        return Exit::Usage;
     }
+    // With no wait on record, an answer may still be for a block that paused before the
+    // run stopped (a crash, Ctrl-C): the runtime finds it in the block's steps, or says
+    // the run takes no answer.
 
     let setup = match execute::setup(&project, &loaded, true, None) {
         Ok(setup) => setup,
@@ -191,14 +184,6 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
             }
         }
     }
-}
-
-fn wait_names(waits: &[PendingWait]) -> String {
-    waits
-        .iter()
-        .map(|wait| format!("`{}`", wait.key()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn help(id: &RunId, wait: &PendingWait, several: bool, paint: Paint) -> String {

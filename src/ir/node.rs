@@ -393,6 +393,15 @@ pub struct Subgraph {
     pub outputs: Vec<(Spanned<String>, Spanned<String>)>,
 }
 
+impl Subgraph {
+    /// The called workflow's file, relative to the calling file's directory: the one it
+    /// resolved to, else `workflow=` as written.
+    #[must_use]
+    pub fn file(&self) -> &str {
+        self.path.as_deref().unwrap_or(&self.workflow.value)
+    }
+}
+
 /// ```kdl
 /// parallel "<id>" strategy="all|race|any" max-concurrency=4 {
 ///     agent "security" { … }              // each statement is a branch

@@ -22,7 +22,7 @@ use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
-    RetryPolicy, Usage,
+    RetryPolicy, Usage, tool_summary,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
 
@@ -580,27 +580,19 @@ fn classify(result: &Value, assistant_error: Option<&str>, stderr: &str) -> Prov
     }
 }
 
-/// The first non-empty line of a tool result, at most 120 characters.
+/// A tool result's summary: its text (a string, or the text of its blocks).
 fn summary(content: &Value) -> String {
-    let text = match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|block| block.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
+    match content {
+        Value::String(text) => tool_summary(text),
+        Value::Array(blocks) => tool_summary(
+            &blocks
+                .iter()
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
         _ => String::new(),
-    };
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or_default();
-    let mut short: String = line.chars().take(120).collect();
-    if short.len() < line.len() {
-        short.push('…');
     }
-    short
 }
 
 fn str_field(value: &Value, field: &str) -> Option<String> {

@@ -161,7 +161,7 @@ pub enum AgentEvent {
         id: String,
         /// The tool's name.
         name: String,
-        /// A short summary of the result (first line, truncated).
+        /// A short summary of the result ([`tool_summary`]).
         summary: String,
         /// Whether the tool failed.
         is_error: bool,
@@ -551,5 +551,20 @@ fn seconds(duration: Duration) -> String {
         format!("{value:.0} s")
     } else {
         format!("{value:.1} s")
+    }
+}
+
+/// A tool result as [`AgentEvent::ToolComplete`] summarises it, the same for every adapter:
+/// its first non-empty line, trimmed, cut at 120 characters (with `…`).
+#[must_use]
+pub fn tool_summary(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    match line.char_indices().nth(120) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line.to_owned(),
     }
 }

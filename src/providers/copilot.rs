@@ -25,7 +25,8 @@ use super::env::{ChildEnv, Environment, api_key, redact};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
+    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
+    Usage, tool_summary,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
 
@@ -403,7 +404,7 @@ impl Stream {
                 events.emit(AgentEvent::ToolComplete {
                     name: self.tools.get(&id).cloned().unwrap_or_default(),
                     id,
-                    summary: first_line(detail.and_then(Value::as_str).unwrap_or_default()),
+                    summary: tool_summary(detail.and_then(Value::as_str).unwrap_or_default()),
                     is_error: !success,
                 });
             }
@@ -479,19 +480,6 @@ fn classify(data: &Value) -> ProviderError {
             },
         ),
     }
-}
-
-fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or_default();
-    let mut short: String = line.chars().take(120).collect();
-    if short.len() < line.len() {
-        short.push('…');
-    }
-    short
 }
 
 fn config(message: &str) -> ProviderError {

@@ -226,11 +226,74 @@ pub async fn resume_with(
             )));
         }
     }
-    // An edited workflow (`resume --force`) may no longer take what was stored: migrate it
-    // when the workflow says how, reset what the user asked to, and say all that still does
-    // not fit now, before any step runs, rather than fail at the first write.
-    let mut changes = crate::store::StateDelta::new();
     let stored_version = cursor.state_version.unwrap_or(1);
+    let version = shared
+        .workflow()
+        .state_version
+        .as_ref()
+        .map_or(1, |v| v.value);
+    let changes = fit_state(&shared, run_id, &mut fields, stored_version, &options.reset)?;
+    let state = State::from_json(shared.program.schema.clone(), &Value::Object(fields)).map_err(
+        |error| {
+            RunError::Resume(format!(
+                "run `{run_id}` does not fit this workflow: {error}"
+            ))
+        },
+    )?;
+    let migrates = stored_version != version || !changes.0.is_empty();
+    if migrates && !checkpoint.open.is_empty() {
+        return Err(RunError::Resume(format!(
+            "run `{run_id}` is inside a parallel or subgraph, whose steps hold state of the old version: resume it with the workflow it ran with until that block ends, then migrate or reset"
+        )));
+    }
+    let recovery = Recovery::new(std::mem::take(&mut checkpoint.open))
+        .map_err(|message| RunError::Resume(format!("run `{run_id}`: {message}")))?;
+    let start = start_of(
+        &shared,
+        run_id,
+        &checkpoint,
+        &cursor,
+        &recovery,
+        answer,
+        wait,
+    )?;
+    // Only now that the resume will go ahead: the migration or reset, once, as a step.
+    if migrates {
+        cursor.state_version = (version > 1).then_some(version);
+        commit_fitted(&shared, run_id, &checkpoint, &cursor, changes).await?;
+        checkpoint.seq += 1;
+    }
+    shared.restore(&cursor);
+    if let Some(latest) = recovery.latest_tally(&ScopePath::top()) {
+        shared.restore(latest);
+    }
+    shared.journal.ledger.start_after(checkpoint.seq);
+    shared.journal.recovery = Arc::new(recovery);
+    let shared = Arc::new(shared);
+    let frame = Frame {
+        state: Arc::new(state),
+        outputs: Arc::new(outputs),
+        counters: cursor.counters.clone(),
+        locals: None,
+        error: cursor.error.clone(),
+        branch: None,
+        log: None,
+    };
+    drive(&shared, frame, start, cursor.local).await
+}
+
+/// Fits stored `fields` to this version of the workflow: migrates them when the workflow's
+/// `state version` is above the stored one, resets the fields named in `reset`, and refuses
+/// with every field that still does not fit, before any step runs (rather than failing at
+/// the first write). Returns the changes made.
+fn fit_state(
+    shared: &Shared,
+    run_id: &RunId,
+    fields: &mut Map<String, Value>,
+    stored_version: u32,
+    reset: &[String],
+) -> Result<crate::store::StateDelta, RunError> {
+    let mut changes = crate::store::StateDelta::new();
     let version = shared
         .workflow()
         .state_version
@@ -242,9 +305,9 @@ pub async fn resume_with(
         )));
     }
     if stored_version < version {
-        migrate(&shared, run_id, &mut fields, stored_version, &mut changes)?;
+        migrate(shared, run_id, fields, stored_version, &mut changes)?;
     }
-    for name in &options.reset {
+    for name in reset {
         let Some(idx) = shared.program.schema.find(name) else {
             // A field the workflow no longer declares is dropped.
             if fields.remove(name).is_some() {
@@ -268,76 +331,75 @@ pub async fn resume_with(
             }
         }
     }
-    let misfits = shared.program.schema.misfits(&fields);
+    let misfits = shared.program.schema.misfits(fields);
     if !misfits.is_empty() {
         return Err(RunError::Resume(format!(
             "run `{run_id}` cannot continue with this version of the workflow; its saved state no longer fits:\n  - {}\nundo the edit to those fields, reset them (`atomic resume {run_id} --force --reset FIELD`, losing what they hold), migrate them (`state version=N` and `migrate=` on each field), or start a new run",
             misfits.join("\n  - ")
         )));
     }
-    let state = State::from_json(shared.program.schema.clone(), &Value::Object(fields)).map_err(
-        |error| {
-            RunError::Resume(format!(
-                "run `{run_id}` does not fit this workflow: {error}"
-            ))
+    Ok(changes)
+}
+
+/// Commits a migration or reset as a step of its own (`resume`), with the new version in
+/// its cursor; a paused run stays paused.
+async fn commit_fitted(
+    shared: &Shared,
+    run_id: &RunId,
+    checkpoint: &crate::store::Checkpoint,
+    cursor: &Cursor,
+    changes: crate::store::StateDelta,
+) -> Result<(), RunError> {
+    let paused = checkpoint.run.status == RunStatus::Paused;
+    let now = shared.ctx.executor.now();
+    let commit = crate::store::StepCommit {
+        seq: checkpoint.seq + 1,
+        scope: None,
+        node_id: "resume".to_owned(),
+        started_at: now,
+        finished_at: now,
+        status: crate::store::StepStatus::Completed,
+        attempts: 1,
+        delta: changes,
+        outputs: crate::store::State::new(),
+        cursor: crate::store::Json::lazy(Arc::new(cursor.clone())),
+        events: Vec::new(),
+        error: None,
+        run_status: if paused {
+            RunStatus::Paused
+        } else {
+            RunStatus::Running
         },
-    )?;
-    if stored_version != version || !changes.0.is_empty() {
-        if !checkpoint.open.is_empty() {
-            return Err(RunError::Resume(format!(
-                "run `{run_id}` is inside a parallel or subgraph, whose steps hold state of the old version: resume it with the workflow it ran with until that block ends, then migrate or reset"
-            )));
-        }
-        cursor.state_version = (version > 1).then_some(version);
-        let paused = checkpoint.run.status == RunStatus::Paused;
-        let now = shared.ctx.executor.now();
-        let commit = crate::store::StepCommit {
-            seq: checkpoint.seq + 1,
-            scope: None,
-            node_id: "resume".to_owned(),
-            started_at: now,
-            finished_at: now,
-            status: crate::store::StepStatus::Completed,
-            attempts: 1,
-            delta: changes,
-            outputs: crate::store::State::new(),
-            cursor: crate::store::Json::lazy(Arc::new(cursor.clone())),
-            events: Vec::new(),
-            error: None,
-            run_status: if paused {
-                RunStatus::Paused
-            } else {
-                RunStatus::Running
-            },
-            wait: checkpoint.run.waits.first().cloned().filter(|_| paused),
-        };
-        shared.ctx.store.commit_step(run_id, commit).await?;
-        checkpoint.seq += 1;
-    }
-    let recovery = Recovery::new(checkpoint.open)
-        .map_err(|message| RunError::Resume(format!("run `{run_id}`: {message}")))?;
-    shared.restore(&cursor);
-    if let Some(latest) = recovery.latest_tally(&ScopePath::top()) {
-        shared.restore(latest);
-    }
-    shared.journal.ledger.start_after(checkpoint.seq);
+        wait: checkpoint.run.waits.first().cloned().filter(|_| paused),
+    };
+    shared.ctx.store.commit_step(run_id, commit).await?;
+    Ok(())
+}
+
+/// Where a resumed run starts: at its own wait with the answer, at an `auto-approve` wait
+/// that answers itself, or at its next step (the answer, if any, handed to the paused block
+/// it is for, checked first). Refuses an answer nothing waits for, and a run paused at
+/// waits that gets none.
+fn start_of(
+    shared: &Shared,
+    run_id: &RunId,
+    checkpoint: &crate::store::Checkpoint,
+    cursor: &Cursor,
+    recovery: &Recovery,
+    answer: Option<&str>,
+    wait: Option<&str>,
+) -> Result<Start, RunError> {
+    let plan = &shared.program.plan;
+    let node_at = |at| plan.node(at).map_or("?", |node| node.id.value.as_str());
     let block_waits = recovery.waiting();
-    let start = match (cursor.next, cursor.waiting, answer) {
+    Ok(match (cursor.next, cursor.waiting, answer) {
         (Some(at), true, Some(answer)) => {
             if let Some(wait) = wait
-                && shared
-                    .program
-                    .plan
-                    .node(at)
-                    .is_none_or(|node| node.id.value != wait)
+                && node_at(at) != wait
             {
                 return Err(RunError::Resume(format!(
                     "run `{run_id}` is paused at `{}`, not at `{wait}`",
-                    shared
-                        .program
-                        .plan
-                        .node(at)
-                        .map_or("?", |node| node.id.value.as_str())
+                    node_at(at)
                 )));
             }
             Start::Answer(at, answer.to_owned())
@@ -347,19 +409,15 @@ pub async fn resume_with(
             Start::AutoWait(at, answer_at)
         }
         (Some(at), true, None) => {
-            let node = shared
-                .program
-                .plan
-                .node(at)
-                .map_or("?", |node| node.id.value.as_str());
             return Err(RunError::Resume(format!(
-                "run `{run_id}` is paused at `{node}`: pass an answer (`atomic resume {run_id} --answer …`)"
+                "run `{run_id}` is paused at `{}`: pass an answer (`atomic resume {run_id} --answer …`)",
+                node_at(at)
             )));
         }
         (Some(at), false, Some(answer)) if !block_waits.is_empty() => {
             let (scope, node) =
-                pick_wait(&shared, run_id, &checkpoint.run.waits, &block_waits, wait)?;
-            check_block_answer(&shared, &scope, &node, answer)?;
+                pick_wait(recovery, run_id, &checkpoint.run.waits, &block_waits, wait)?;
+            check_block_answer(shared, &scope, &node, answer)?;
             recovery.set_answer(scope, answer.to_owned());
             Start::At(at)
         }
@@ -369,7 +427,7 @@ pub async fn resume_with(
             )));
         }
         (Some(at), false, None) => {
-            let stuck = status == RunStatus::Paused
+            let stuck = checkpoint.run.status == RunStatus::Paused
                 && checkpoint
                     .run
                     .waits
@@ -378,25 +436,13 @@ pub async fn resume_with(
             if stuck && !block_waits.is_empty() {
                 return Err(RunError::Resume(format!(
                     "run `{run_id}` is paused at {}: pass an answer (`atomic resume {run_id} --answer …`)",
-                    wait_list(&checkpoint.run.waits)
+                    PendingWait::list(&checkpoint.run.waits)
                 )));
             }
             Start::At(at)
         }
-        (None, _, _) => Start::At(shared.program.plan.end()),
-    };
-    shared.journal.recovery = Arc::new(recovery);
-    let shared = Arc::new(shared);
-    let frame = Frame {
-        state: Arc::new(state),
-        outputs: Arc::new(outputs),
-        counters: cursor.counters.clone(),
-        locals: None,
-        error: cursor.error.clone(),
-        branch: None,
-        log: None,
-    };
-    drive(&shared, frame, start, cursor.local).await
+        (None, _, _) => Start::At(plan.end()),
+    })
 }
 
 /// Migrates stored `fields` from `from` to the workflow's state version: each field with
@@ -482,19 +528,10 @@ async fn edited_steps(shared: &Shared, run_id: &RunId, resume_at: &str) -> Strin
     }
 }
 
-/// The pending waits, for messages: `` `a`, `fan@3#1/b` ``.
-fn wait_list(waits: &[PendingWait]) -> String {
-    waits
-        .iter()
-        .map(|wait| format!("`{}`", wait.key()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The block wait an answer is for: the one `wait` names (its key, or its node id when that
 /// is unique), or the only one pending. Returns its scope and node id.
 fn pick_wait(
-    shared: &Shared,
+    recovery: &Recovery,
     run_id: &RunId,
     recorded: &[PendingWait],
     scopes: &[&str],
@@ -506,10 +543,8 @@ fn pick_wait(
         scopes
             .iter()
             .filter_map(|scope| {
-                let node = shared
-                    .journal
-                    .recovery
-                    .steps_of(&scope_path(scope))
+                let node = recovery
+                    .steps_of(&ScopePath::parse(scope))
                     .last()
                     .and_then(|c| c.next_key.clone())?;
                 Some(PendingWait {
@@ -528,14 +563,7 @@ fn pick_wait(
         recorded.to_vec()
     };
     let chosen: Vec<&PendingWait> = match wait {
-        Some(wait) => {
-            let by_key: Vec<_> = pending.iter().filter(|p| p.key() == wait).collect();
-            if by_key.is_empty() {
-                pending.iter().filter(|p| p.node_id == wait).collect()
-            } else {
-                by_key
-            }
-        }
+        Some(wait) => PendingWait::named(&pending, wait),
         None => pending.iter().collect(),
     };
     match chosen.as_slice() {
@@ -543,18 +571,13 @@ fn pick_wait(
         [] => Err(RunError::Resume(format!(
             "run `{run_id}` has no pending wait `{}`; it is paused at {}",
             wait.unwrap_or_default(),
-            wait_list(&pending)
+            PendingWait::list(&pending)
         ))),
         _ => Err(RunError::Resume(format!(
             "run `{run_id}` is paused at {}: name the one to answer with `--wait`",
-            wait_list(&pending)
+            PendingWait::list(&pending)
         ))),
     }
-}
-
-/// The path of a block as stored.
-fn scope_path(scope: &str) -> ScopePath {
-    ScopePath::parse(scope)
 }
 
 /// Checks an answer for the wait `node` in the block at `scope` before anything runs, so a
@@ -585,8 +608,7 @@ fn check_block_answer(
         let loader = shared.ctx.subgraphs.as_ref().ok_or_else(|| {
             RunError::Resume("this run cannot load the workflows its subgraphs run".to_owned())
         })?;
-        let written = subgraph.path.as_deref().unwrap_or(&subgraph.workflow.value);
-        let path = base.join(written);
+        let path = base.join(subgraph.file());
         plan = loader.load(&path).map_err(RunError::Resume)?;
         if let Some(dir) = path.parent() {
             base = dir.to_path_buf();

@@ -194,6 +194,28 @@ impl PendingWait {
             None => self.node_id.clone(),
         }
     }
+
+    /// The waits among `waits` that `name` names: the one with that key, else those with
+    /// that node id (one is an answer; several mean the name is ambiguous).
+    #[must_use]
+    pub fn named<'w>(waits: &'w [PendingWait], name: &str) -> Vec<&'w PendingWait> {
+        let by_key: Vec<&PendingWait> = waits.iter().filter(|wait| wait.key() == name).collect();
+        if by_key.is_empty() {
+            waits.iter().filter(|wait| wait.node_id == name).collect()
+        } else {
+            by_key
+        }
+    }
+
+    /// `waits` for messages: `` `a`, `fan@3#1/b` ``.
+    #[must_use]
+    pub fn list(waits: &[PendingWait]) -> String {
+        waits
+            .iter()
+            .map(|wait| format!("`{}`", wait.key()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// One choice of a [`PendingWait`].

@@ -245,3 +245,72 @@ fn a_wait_in_a_subgraph_pauses_the_run_and_resumes_inside_it() {
         "the subgraph's steps are kept under its scope: {steps:?}"
     );
 }
+
+/// A run stopped after a branch paused at its wait but before the run paused (Ctrl-C while a
+/// sibling still ran) has no pending wait on record: `resume --answer` finds the wait from
+/// the branch's committed steps and answers it.
+#[test]
+fn an_answer_reaches_a_branch_wait_the_run_did_not_record() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let project = CliProject::new();
+    project.write(
+        "main.kdl",
+        &format!(
+            r#"workflow "main" {{
+    state {{
+        field "approved" type="boolean" default=#false
+    }}
+    parallel "both" {{
+        wait "approve" prompt="Ship it?" answer="yes-no" {{
+            output "approved"
+        }}
+        branch "slow" {{
+            tool "nap" idempotent=#true {{ run "sleep" "1"; }}
+            {done}
+        }}
+    }}
+}}
+"#,
+            done = mark("done", "slow-done"),
+        ),
+    );
+    let mut child = project
+        .spawn_command()
+        .args(["run", "main.kdl", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn atomic run");
+    // Wait until the branch's pause is committed, then Ctrl-C while `nap` still runs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let runs = project.runs();
+        if let Some(id) = runs.first().and_then(|run| run["id"].as_str()) {
+            let steps = project.show(id)["steps"].clone();
+            let paused = steps
+                .as_array()
+                .is_some_and(|steps| steps.iter().any(|step| step["status"] == "waiting"));
+            if paused {
+                break;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the branch never paused"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
+    kill(pid, Signal::SIGINT).expect("send SIGINT");
+    let status = child.wait().expect("reap");
+    assert_eq!(status.code(), Some(130));
+    let id = project.last_run();
+    assert!(waits(&project, &id).is_empty(), "no wait on record");
+
+    let done = run(&project, &["resume", &id, "--answer", "yes", "--quiet"]);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    assert_eq!(project.show(&id)["state"]["approved"], json!(true));
+    assert_eq!(counts(&project).get("slow-done"), Some(&1));
+}

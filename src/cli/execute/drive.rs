@@ -319,14 +319,9 @@ fn print_route(loaded: &Loaded, route: &[String], outcome: &RunOutcome, redactor
     }
     let end = match &outcome.end {
         RunEnd::Completed => "end".to_owned(),
-        RunEnd::Paused { waits } => format!(
-            "paused at {}",
-            waits
-                .iter()
-                .map(|wait| format!("`{}`", wait.key()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        RunEnd::Paused { waits } => {
+            format!("paused at {}", crate::store::PendingWait::list(waits))
+        }
         RunEnd::Failed { node, message, .. } => format!("failed at `{node}`: {message}"),
         RunEnd::LimitReached { message } => format!("stopped: {message}"),
         RunEnd::Cancelled => "cancelled".to_owned(),

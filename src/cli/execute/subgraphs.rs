@@ -50,8 +50,7 @@ impl DiskLoader {
             let NodeKind::Subgraph(subgraph) = &node.kind else {
                 continue;
             };
-            let written = subgraph.path.as_deref().unwrap_or(&subgraph.workflow.value);
-            let path = dir.join(written);
+            let path = dir.join(subgraph.file());
             if seen.contains(&path) {
                 continue;
             }

@@ -51,11 +51,7 @@ impl Summary<'_> {
                 }
             }
             RunEnd::Paused { waits } => {
-                let at = waits
-                    .iter()
-                    .map(|wait| format!("`{}`", wait.key()))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let at = PendingWait::list(waits);
                 let _ = writeln!(
                     out,
                     "{} `{}` paused at {at} · {figures}",

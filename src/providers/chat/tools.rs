@@ -14,8 +14,6 @@ use crate::providers::{Environment, ProviderError, ToolEnv, ToolGrant};
 /// Most characters of tool output sent back to the model.
 const MAX_OUTPUT: usize = 100_000;
 /// Most characters of a tool result in a `ToolComplete` summary.
-const MAX_SUMMARY: usize = 120;
-
 /// The tools of one call.
 #[derive(Clone, Debug)]
 pub(crate) struct ToolSet {
@@ -65,14 +63,9 @@ impl ToolOutcome {
         }
     }
 
-    /// The first non-empty line, shortened: the `ToolComplete` summary.
+    /// The `ToolComplete` summary.
     pub(crate) fn summary(&self) -> String {
-        let line = self
-            .content
-            .lines()
-            .find(|line| !line.trim().is_empty())
-            .unwrap_or_default();
-        truncate(line.trim(), MAX_SUMMARY)
+        crate::providers::tool_summary(&self.content)
     }
 }
 

@@ -13,6 +13,7 @@ use super::errors::classify;
 use crate::ir::PermissionMode;
 use crate::providers::{
     AgentEvent, AgentReply, AgentRequest, EventSink, ProviderError, RetryPolicy, Usage,
+    tool_summary,
 };
 
 /// The failure OpenCode is retrying, from its message (the status it retries is not given).
@@ -349,7 +350,7 @@ impl Turn {
                     events.emit(AgentEvent::ToolComplete {
                         id,
                         name,
-                        summary: first_line(text.and_then(Value::as_str).unwrap_or_default()),
+                        summary: tool_summary(text.and_then(Value::as_str).unwrap_or_default()),
                         is_error,
                     });
                 }
@@ -439,19 +440,6 @@ impl Turn {
             turns: u32::try_from(mine.len()).unwrap_or(u32::MAX),
         })
     }
-}
-
-fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or_default();
-    let mut short: String = line.chars().take(120).collect();
-    if short.len() < line.len() {
-        short.push('…');
-    }
-    short
 }
 
 #[cfg(test)]

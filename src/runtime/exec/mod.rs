@@ -5,6 +5,7 @@
 mod agent;
 mod arguments;
 mod canned;
+mod emit;
 mod mapping;
 mod parallel;
 mod set;
@@ -50,11 +51,26 @@ impl From<super::template::TemplateError> for Halt {
     }
 }
 
-/// Where a step runs, for the blocks it enters: the walk's block and the entry number a
-/// block started by this step gets.
+/// Where a step runs, for the blocks it enters: the walk's block, its committed steps and
+/// the step's attempt.
 pub(crate) struct Place<'a> {
     pub(crate) scope: &'a ScopePath,
-    pub(crate) entry: String,
+    /// Steps the walk has committed.
+    pub(crate) local: u64,
+    pub(crate) attempt: u32,
+}
+
+impl Place<'_> {
+    /// How a block started by this step is numbered in its path: the walk's committed
+    /// steps plus one (and the attempt, for a retried block). Built only by a block, so
+    /// other steps pay nothing for it.
+    pub(crate) fn entry(&self) -> String {
+        if self.attempt > 1 {
+            format!("{}.{}", self.local + 1, self.attempt)
+        } else {
+            (self.local + 1).to_string()
+        }
+    }
 }
 
 /// Runs the node of step `at` once, inside its hooks when the workflow has any.
@@ -136,22 +152,7 @@ async fn run_node(
     let ir = shared.workflow().node(node);
     Ok(match &ir.kind {
         NodeKind::Set(set) => set::execute(shared, frame, node, set, seq)?,
-        NodeKind::Emit(emit) => {
-            let scope = shared.scope(frame, Some(node), seq);
-            let mut data = serde_json::Map::new();
-            for (key, template) in &emit.data {
-                data.insert(
-                    key.value.clone(),
-                    shared.program.templates.eval_json(template, &scope)?,
-                );
-            }
-            shared.emit(super::RunEvent::Custom {
-                node: shared.id(node).clone(),
-                name: emit.event.value.clone(),
-                data: serde_json::Value::Object(data),
-            });
-            Vec::new()
-        }
+        NodeKind::Emit(emit) => emit::execute(shared, frame, node, emit, seq)?,
         NodeKind::Agent(_) => agent::execute(shared, frame, node, seq).await?,
         NodeKind::Tool(tool) => tool::execute(shared, frame, node, tool, seq).await?,
         NodeKind::Subgraph(subgraph) => {

@@ -183,8 +183,9 @@ pub(super) async fn execute(
     let mut logs: Vec<Option<Vec<Write>>> = vec![None; count];
     // A resumed parallel: branches that had finished are not run again.
     let mut finished_before = None;
+    let entry = place.entry();
     for mut run in runs {
-        let scope = place.scope.branch(&id, &place.entry, run.index);
+        let scope = place.scope.branch(&id, &entry, run.index);
         let resumed = resume_block(shared, &mut run.frame, &scope, run.entry, Some(join))?;
         if resumed.finished {
             finished_before.get_or_insert(run.index);

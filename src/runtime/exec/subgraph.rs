@@ -29,8 +29,7 @@ pub(super) async fn execute(
             "`{id}` runs a subgraph, but this run cannot load workflows"
         ))
     })?;
-    let written = subgraph.path.as_deref().unwrap_or(&subgraph.workflow.value);
-    let path = shared.ctx.base_dir.join(written);
+    let path = shared.ctx.base_dir.join(subgraph.file());
     let plan = loader
         .load(&path)
         .map_err(|message| NodeError::new(ErrorClass::Provider, format!("`{id}`: {message}")))?;
@@ -57,7 +56,7 @@ pub(super) async fn execute(
     )
     .map_err(|error| NodeError::fatal(format!("`{id}`: {error}")))?;
     let callee = Arc::new(callee);
-    let block_scope = place.scope.subgraph(&id, &place.entry);
+    let block_scope = place.scope.subgraph(&id, &place.entry());
     let mut frame = Frame {
         state: Arc::new(callee.initial_state()),
         outputs: Arc::default(),

@@ -132,14 +132,17 @@ impl Walker<'_> {
         writes: Vec<Write>,
         delta: &mut Delta,
     ) -> Result<(), NodeError> {
-        let schema = self.frame.state.schema().clone();
-        let typed = |idx| matches!(schema.spec(idx).ty, ValueType::Schema(_));
-        let checked = writes
-            .iter()
-            .any(|write| matches!(write, Write::Field(idx, _) if typed(*idx)));
+        let checked = {
+            let schema = self.frame.state.schema();
+            writes.iter().any(|write| {
+                matches!(write, Write::Field(idx, _)
+                    if matches!(schema.spec(*idx).ty, ValueType::Schema(_)))
+            })
+        };
         if !checked {
             return self.frame.apply(writes, delta);
         }
+        let schema = self.frame.state.schema().clone();
         // Only now is the state shared, so only such steps copy it on write.
         let before = (
             self.frame.state.clone(),
@@ -205,7 +208,8 @@ impl Walker<'_> {
             }
             let place = Place {
                 scope: &self.scope,
-                entry: self.entry(attempt),
+                local: self.local,
+                attempt,
             };
             let run = exec::execute(shared, &self.frame, at, node, self.step_no(), &place);
             let result = if inline {

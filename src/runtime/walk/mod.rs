@@ -101,16 +101,6 @@ impl Walker<'_> {
             .unwrap_or_else(|| self.shared.journal.ledger.last() + 1)
     }
 
-    /// Where a block entered by this walk's next step is numbered: the walk's committed
-    /// steps plus one (and the attempt, for a retried block).
-    pub(crate) fn entry(&self, attempt: u32) -> String {
-        if attempt > 1 {
-            format!("{}.{attempt}", self.local + 1)
-        } else {
-            (self.local + 1).to_string()
-        }
-    }
-
     /// Walks from `start` until the end, a pause, or `stop_at`.
     pub(crate) async fn run(
         &mut self,

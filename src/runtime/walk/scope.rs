@@ -65,15 +65,13 @@ impl ScopePath {
 /// (each subgraph runs with tallies of its own), `""` for the run's.
 fn owner(scope: &str) -> &str {
     let mut end = 0;
-    let mut start = 0;
-    for (at, level) in scope.split('/').map(|level| {
-        let at = start;
-        start += level.len() + 1;
-        (at, level)
-    }) {
+    let mut at = 0;
+    for level in scope.split('/') {
+        at += level.len();
         if !level.contains('#') {
-            end = at + level.len();
+            end = at;
         }
+        at += 1; // the `/`
     }
     &scope[..end]
 }
