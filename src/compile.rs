@@ -16,7 +16,7 @@
 mod config;
 mod suppress;
 
-pub use config::{Config, RuleLevel};
+pub use config::{Config, RuleLevel, TemporalConfig};
 
 use std::path::Path;
 

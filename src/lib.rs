@@ -20,3 +20,5 @@ pub mod runtime;
 pub mod source;
 pub mod store;
 pub mod syntax;
+#[cfg(feature = "temporal")]
+pub mod temporal;

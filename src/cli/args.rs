@@ -45,6 +45,33 @@ pub enum Command {
     /// Print a shell completion script (subcommands, options, and the workflow names this
     /// project finds).
     Completions(CompletionsArgs),
+    /// Run workflows and their steps for runs started with `--temporal` (a Temporal worker;
+    /// start any number, on any machines sharing the project's files).
+    Worker(WorkerArgs),
+}
+
+/// Where runs on Temporal are: `--temporal`, else `ATOMIC_TEMPORAL`, else `temporal "…"`
+/// in `.atomic/config.kdl`, else `127.0.0.1:7233`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct TemporalArgs {
+    /// Use the Temporal server at HOST:PORT (with no value: `ATOMIC_TEMPORAL`, the
+    /// project's `temporal "…"`, or 127.0.0.1:7233).
+    #[arg(long, value_name = "HOST:PORT", num_args = 0..=1, default_missing_value = "", global = true)]
+    pub temporal: Option<String>,
+    /// The Temporal namespace (default: the project's, else `default`).
+    #[arg(long, value_name = "NAMESPACE", global = true)]
+    pub namespace: Option<String>,
+    /// The Temporal task queue workers poll (default: the project's, else `atomic`).
+    #[arg(long, value_name = "QUEUE", global = true)]
+    pub task_queue: Option<String>,
+}
+
+/// `atomic worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The server, namespace and task queue.
+    #[command(flatten)]
+    pub temporal: TemporalArgs,
 }
 
 /// `atomic completions`.
@@ -196,6 +223,12 @@ pub struct RunArgs {
     /// adapter.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Run on Temporal (see `atomic worker`).
+    #[command(flatten)]
+    pub temporal: TemporalArgs,
+    /// With `--temporal`: print the run id and return at once instead of following it.
+    #[arg(long, requires = "temporal")]
+    pub detach: bool,
     /// Progress and event output.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -226,6 +259,9 @@ pub struct ResumeArgs {
     /// What a committed step survives.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
     pub durability: DurabilityArg,
+    /// A run on Temporal.
+    #[command(flatten)]
+    pub temporal: TemporalArgs,
     /// Progress and event output.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -250,6 +286,9 @@ pub struct RunsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Runs on Temporal.
+    #[command(flatten)]
+    pub temporal: TemporalArgs,
 }
 
 /// `atomic runs …` subcommands.
@@ -274,6 +313,9 @@ pub enum RunsAction {
 pub struct CancelArgs {
     /// The run (a unique prefix of its id is enough).
     pub run: String,
+    /// A run on Temporal (its whole id).
+    #[command(flatten)]
+    pub temporal: TemporalArgs,
 }
 
 /// `atomic explain`.

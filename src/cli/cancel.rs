@@ -16,6 +16,9 @@ const WAIT_FOR_OWNER: Duration = Duration::from_secs(30);
 
 /// Runs `atomic cancel`.
 pub(super) fn run(args: &CancelArgs) -> Exit {
+    if crate::cli::temporal::wanted(&args.temporal) {
+        return crate::cli::temporal::cancel(args);
+    }
     let project = Project::discover();
     let store = match store::open_for_run(&project, DurabilityArg::Normal) {
         Ok(store) => store,

@@ -25,6 +25,7 @@ mod resume;
 mod run;
 mod runs;
 mod schema;
+mod temporal;
 
 pub use args::{Cli, Command};
 pub use exit::Exit;
@@ -62,6 +63,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::List(args) => list::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Completions(args) => completions::run(&args),
+        Command::Worker(args) => temporal::worker(&args),
     };
     exit.into()
 }

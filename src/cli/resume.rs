@@ -17,6 +17,9 @@ use crate::store::{PendingWait, RunId, RunStatus};
 
 /// Runs `atomic resume`.
 pub(super) fn run(args: &ResumeArgs) -> Exit {
+    if crate::cli::temporal::wanted(&args.temporal) {
+        return crate::cli::temporal::resume(args);
+    }
     let output = match Output::from_args(&args.output) {
         Ok(output) => output,
         Err(message) => {
@@ -200,7 +203,7 @@ fn help(id: &RunId, wait: &PendingWait, several: bool, paint: Paint) -> String {
 
 /// Asks the person at the terminal; `None` at end of input. A choice may be given by
 /// its number.
-pub(super) fn ask(wait: &PendingWait, paint: Paint) -> Option<String> {
+pub(crate) fn ask(wait: &PendingWait, paint: Paint) -> Option<String> {
     let mut err = std::io::stderr().lock();
     for line in wait.prompt.lines() {
         let _ = writeln!(err, "{}", paint.bold(line));

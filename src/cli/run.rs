@@ -10,6 +10,9 @@ use crate::store::RunId;
 
 /// Runs `atomic run`.
 pub(super) fn run(args: &RunArgs) -> Exit {
+    if crate::cli::temporal::wanted(&args.temporal) {
+        return crate::cli::temporal::start(args);
+    }
     let output = match Output::from_args(&args.output) {
         Ok(output) => output,
         Err(message) => {

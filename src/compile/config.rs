@@ -7,6 +7,7 @@
 //!     rule "shell-command" level="error"
 //! }
 //! adapter "opencode"
+//! temporal "127.0.0.1:7233" namespace="default" task-queue="atomic"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -33,6 +34,18 @@ pub struct Config {
     user_dir: Option<PathBuf>,
     discovery: Roots,
     adapter: Option<String>,
+    temporal: Option<TemporalConfig>,
+}
+
+/// Where runs go with `--temporal` and where `atomic worker` polls, from `temporal "…"`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TemporalConfig {
+    /// The server, `HOST:PORT`.
+    pub address: Option<String>,
+    /// The namespace.
+    pub namespace: Option<String>,
+    /// The task queue.
+    pub task_queue: Option<String>,
 }
 
 impl Config {
@@ -86,6 +99,12 @@ impl Config {
         self.adapter.as_deref()
     }
 
+    /// The configured Temporal server, if any.
+    #[must_use]
+    pub fn temporal(&self) -> Option<&TemporalConfig> {
+        self.temporal.as_ref()
+    }
+
     /// Sets one rule's level.
     pub fn set(&mut self, code: Code, level: RuleLevel) {
         self.levels.retain(|(existing, _)| *existing != code);
@@ -103,6 +122,10 @@ impl Config {
                 config.parse_adapter(node, &mut diagnostics);
                 continue;
             }
+            if node.name.value == "temporal" {
+                config.parse_temporal(node, &mut diagnostics);
+                continue;
+            }
             if node.name.value != "rules" {
                 diagnostics.push(
                     Diagnostic::new(
@@ -111,7 +134,7 @@ impl Config {
                         format!("unknown setting `{}`", node.name.value),
                     )
                     .label("not a configuration section")
-                    .help("expected `rules` or `adapter`"),
+                    .help("expected `rules`, `adapter` or `temporal`"),
                 );
                 continue;
             }
@@ -144,6 +167,44 @@ impl Config {
                 );
             }
         }
+    }
+
+    fn parse_temporal(&mut self, node: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {
+        let mut temporal = TemporalConfig::default();
+        for entry in &node.entries {
+            let key = entry.key.as_ref().map(|key| key.value.as_str());
+            let Value::String(text) = &entry.value else {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        entry.value_span,
+                        "`temporal` takes strings",
+                    )
+                    .label("not a string")
+                    .help(r#"write it as `temporal "HOST:PORT" namespace="default" task-queue="atomic"`"#),
+                );
+                continue;
+            };
+            let slot = match key {
+                None => &mut temporal.address,
+                Some("namespace") => &mut temporal.namespace,
+                Some("task-queue") => &mut temporal.task_queue,
+                Some(other) => {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::UnknownProperty,
+                            entry.span,
+                            format!("`temporal` has no property `{other}`"),
+                        )
+                        .label("unknown property")
+                        .help("expected the address, `namespace=` or `task-queue=`"),
+                    );
+                    continue;
+                }
+            };
+            *slot = Some(text.to_string());
+        }
+        self.temporal = Some(temporal);
     }
 
     fn parse_rule(&mut self, rule: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {

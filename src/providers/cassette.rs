@@ -227,7 +227,8 @@ impl From<&ProviderError> for RecordedError {
             ProviderError::MaxTurns { .. }
             | ProviderError::WaitTooLong { .. }
             | ProviderError::Exhausted { .. }
-            | ProviderError::Unavailable { .. } => recorded.message = error.to_string(),
+            | ProviderError::Unavailable { .. }
+            | ProviderError::Remote { .. } => recorded.message = error.to_string(),
         }
         recorded
     }

@@ -405,6 +405,20 @@ pub enum ProviderError {
         /// The provider's name.
         provider: String,
     },
+    /// A failure on another engine's worker (a Temporal activity), carried across as what
+    /// the runtime judges it by: its class, its text, the wait it asked for, and whether
+    /// the adapter already retried it.
+    #[error("{message}")]
+    Remote {
+        /// Its `retry-on` class.
+        class: ErrorClass,
+        /// The failure's text, as the worker's adapter wrote it.
+        message: String,
+        /// How long the backend asked to wait before a retry.
+        retry_after: Option<Duration>,
+        /// Whether the adapter retried it under the step's policy already.
+        retried: bool,
+    },
 }
 
 /// Named constructors, one per kind of failure, so an adapter says what happened and the
@@ -518,6 +532,7 @@ impl ProviderError {
             Self::Auth { .. } => ErrorClass::Auth,
             Self::WaitTooLong { class, .. } => *class,
             Self::Exhausted { last, .. } => last.class(),
+            Self::Remote { class, .. } => *class,
             Self::Rejected { .. }
             | Self::MaxTurns { .. }
             | Self::Config { .. }
@@ -529,16 +544,19 @@ impl ProviderError {
     /// (so the step must not be run again for it).
     #[must_use]
     pub fn was_retried(&self) -> bool {
-        matches!(self, Self::Exhausted { .. } | Self::WaitTooLong { .. })
+        matches!(
+            self,
+            Self::Exhausted { .. } | Self::WaitTooLong { .. } | Self::Remote { retried: true, .. }
+        )
     }
 
     /// The delay the backend asked for before retrying, if any.
     #[must_use]
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            Self::RateLimited { retry_after, .. } | Self::Overloaded { retry_after, .. } => {
-                *retry_after
-            }
+            Self::RateLimited { retry_after, .. }
+            | Self::Overloaded { retry_after, .. }
+            | Self::Remote { retry_after, .. } => *retry_after,
             _ => None,
         }
     }

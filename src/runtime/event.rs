@@ -12,8 +12,10 @@ use serde_json::Value;
 use crate::providers::{AgentEvent, Usage};
 use crate::runtime::state::Delta;
 
-/// One thing that happened in a run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One thing that happened in a run. Read back from JSON by a view that follows a run
+/// elsewhere (on Temporal); its short names (`kind`, `class`, …) come from small fixed
+/// vocabularies and are interned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum RunEvent {
     /// The run started (or resumed).
@@ -34,6 +36,7 @@ pub enum RunEvent {
         /// The node id.
         node: Arc<str>,
         /// The node kind (`agent`, `tool`, `set`, `parallel`, …).
+        #[serde(deserialize_with = "interned")]
         kind: &'static str,
         /// The attempt, from 1.
         attempt: u32,
@@ -79,6 +82,7 @@ pub enum RunEvent {
         /// The wait before it.
         delay_ms: u64,
         /// The failure's class.
+        #[serde(deserialize_with = "interned")]
         class: &'static str,
         /// The failure.
         message: String,
@@ -89,6 +93,7 @@ pub enum RunEvent {
         /// The node id.
         node: Arc<str>,
         /// The failure's class (`error` when unclassified).
+        #[serde(deserialize_with = "interned")]
         class: &'static str,
         /// The failure.
         message: String,
@@ -119,6 +124,7 @@ pub enum RunEvent {
         /// The node whose session it continues (`session=`).
         session_of: String,
         /// `compact` or `fresh`.
+        #[serde(deserialize_with = "interned")]
         action: &'static str,
         /// The fraction the session had reached.
         fraction: f64,
@@ -128,6 +134,7 @@ pub enum RunEvent {
         /// The tool node.
         node: Arc<str>,
         /// `stdout` or `stderr`.
+        #[serde(deserialize_with = "interned")]
         stream: &'static str,
         /// The line, without its newline.
         line: String,
@@ -145,6 +152,7 @@ pub enum RunEvent {
     /// guards (`blocked`); any other hook's failure changes nothing else.
     HookFailed {
         /// The hook's event (`tool.before`, `run.end`, …).
+        #[serde(deserialize_with = "interned")]
         event: &'static str,
         /// The node the event concerns, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -224,6 +232,7 @@ pub enum RunEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         node: Option<Arc<str>>,
         /// The class (`error` when unclassified, `limit` for run limits).
+        #[serde(deserialize_with = "interned")]
         class: &'static str,
         /// What happened.
         message: String,
@@ -235,6 +244,23 @@ pub enum RunEvent {
         /// The last committed step.
         step: u64,
     },
+}
+
+/// Reads a name from a small fixed vocabulary as a `&'static str`: each distinct name is
+/// kept once for the life of the process.
+fn interned<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<&'static str, D::Error> {
+    static NAMES: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<&'static str>>> =
+        std::sync::LazyLock::new(Default::default);
+    let name = String::deserialize(deserializer)?;
+    let mut names = NAMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.get(name.as_str()) {
+        return Ok(known);
+    }
+    let kept: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(kept);
+    Ok(kept)
 }
 
 /// A `choice` of a wait.

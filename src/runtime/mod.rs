@@ -19,6 +19,7 @@ mod error;
 mod event;
 mod exec;
 pub mod executor;
+mod redacted;
 mod frame;
 mod hooks;
 mod journal;
@@ -39,4 +40,7 @@ pub use error::{NodeError, RunError};
 pub use event::{Choice, FailAction, RunEvent, RunSink, StepOutcome, StreamModes};
 pub use executor::{Clock, Executor, LocalExecutor, SystemClock};
 pub use output::{Schemas, parse_output};
-pub use run::{ResumeOptions, RunEnd, RunOutcome, resume, resume_with, run, run_with_id};
+pub use redacted::RedactingStore;
+pub use run::{
+    ResumeOptions, RunEnd, RunOutcome, check_pending_answer, resume, resume_with, run, run_with_id,
+};

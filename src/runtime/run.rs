@@ -417,7 +417,7 @@ fn start_of(
         (Some(at), false, Some(answer)) if !block_waits.is_empty() => {
             let (scope, node) =
                 pick_wait(recovery, run_id, &checkpoint.run.waits, &block_waits, wait)?;
-            check_block_answer(shared, &scope, &node, answer)?;
+            check_block_answer(&shared.program.plan, &shared.ctx, &scope, &node, answer)?;
             recovery.set_answer(scope, answer.to_owned());
             Start::At(at)
         }
@@ -580,10 +580,52 @@ fn pick_wait(
     }
 }
 
-/// Checks an answer for the wait `node` in the block at `scope` before anything runs, so a
-/// refused answer leaves the run paused as it was.
+/// Checks `answer` for one of a paused run's `waits` (the one `wait` names, or the only
+/// one) against its type, running nothing: for an engine that must refuse an answer before
+/// it records it (Temporal's update validator), with the error `resume` would give.
+///
+/// # Errors
+/// [`RunError::BadAnswer`] for an answer that does not fit; [`RunError::Resume`] when no
+/// wait, or several, fit `wait`.
+pub fn check_pending_answer(
+    plan: &Arc<Plan>,
+    ctx: &RunContext,
+    waits: &[PendingWait],
+    answer: &str,
+    wait: Option<&str>,
+) -> Result<(), RunError> {
+    let chosen: Vec<&PendingWait> = match wait {
+        Some(wait) => PendingWait::named(waits, wait),
+        None => waits.iter().collect(),
+    };
+    match chosen.as_slice() {
+        [one] => check_block_answer(
+            plan,
+            ctx,
+            one.scope.as_deref().unwrap_or_default(),
+            &one.node_id,
+            answer,
+        ),
+        [] if waits.is_empty() => Err(RunError::Resume(
+            "the run is not paused at a wait".to_owned(),
+        )),
+        [] => Err(RunError::Resume(format!(
+            "the run has no pending wait `{}`; it is paused at {}",
+            wait.unwrap_or_default(),
+            PendingWait::list(waits)
+        ))),
+        _ => Err(RunError::Resume(format!(
+            "the run is paused at {}: name the one to answer with `--wait`",
+            PendingWait::list(waits)
+        ))),
+    }
+}
+
+/// Checks an answer for the wait `node` in the block at `scope` (empty: the run's own)
+/// before anything runs, so a refused answer leaves the run paused as it was.
 fn check_block_answer(
-    shared: &Shared,
+    plan: &Arc<Plan>,
+    ctx: &RunContext,
     scope: &str,
     node: &str,
     answer: &str,
@@ -593,9 +635,9 @@ fn check_block_answer(
         message,
     };
     // Follow the path through the subgraphs it enters to the workflow the wait is in.
-    let mut plan = shared.program.plan.clone();
-    let mut base = shared.ctx.base_dir.clone();
-    for level in scope.split('/') {
+    let mut plan = plan.clone();
+    let mut base = ctx.base_dir.clone();
+    for level in scope.split('/').filter(|level| !level.is_empty()) {
         if level.contains('#') {
             continue;
         }
@@ -605,7 +647,7 @@ fn check_block_answer(
                 "the wait's block `{scope}` names `{name}`, which is not a subgraph of this workflow"
             )));
         };
-        let loader = shared.ctx.subgraphs.as_ref().ok_or_else(|| {
+        let loader = ctx.subgraphs.as_ref().ok_or_else(|| {
             RunError::Resume("this run cannot load the workflows its subgraphs run".to_owned())
         })?;
         let path = base.join(subgraph.file());
@@ -619,7 +661,7 @@ fn check_block_answer(
             "the workflow has no wait `{node}` in `{scope}`"
         )));
     };
-    super::exec::check_answer(wait, &base, shared.ctx.files.as_ref(), answer).map_err(bad)
+    super::exec::check_answer(wait, &base, ctx.files.as_ref(), answer).map_err(bad)
 }
 
 /// The kind of the node `id` of `plan`'s workflow.

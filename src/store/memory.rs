@@ -196,12 +196,14 @@ impl MemoryStore {
             if upto >= data.live.seq {
                 return Ok(data.live.state.clone());
             }
-            let (base_seq, base) = data
-                .snapshots
-                .iter()
-                .rev()
-                .find(|(seq, _)| *seq <= upto)
-                .expect("the initial snapshot at step 0 is always present");
+            // A run adopted from a carry keeps no state before the step it was carried at.
+            let Some((base_seq, base)) = data.snapshots.iter().rev().find(|(seq, _)| *seq <= upto)
+            else {
+                return Err(StoreError::NotFound(format!(
+                    "the state of run `{run}` after step {upto} (this copy of the run starts at step {})",
+                    data.snapshots.first().map_or(0, |(seq, _)| *seq)
+                )));
+            };
             let mut state = State::clone(base);
             for step in data
                 .steps
@@ -235,6 +237,102 @@ impl MemoryStore {
                 matches: many.iter().take(5).map(ToString::to_string).collect(),
             }),
         }
+    }
+}
+
+/// A run taken out of one [`MemoryStore`] to go on in another (a Temporal workflow that
+/// continues as new): its record, its state and outputs at its last unscoped step, the steps
+/// since (the blocks it is inside), the progress of its calls, and a summary of each
+/// earlier step (no delta, outputs or cursor). Its event log is not carried.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CarriedRun {
+    /// The run.
+    pub record: RunRecord,
+    /// The last unscoped step.
+    pub seq: u64,
+    /// The state after it.
+    pub state: State,
+    /// The node outputs after it.
+    pub outputs: State,
+    /// Every step: the last unscoped one and those after it whole, earlier ones summarised.
+    pub steps: Vec<StepRecord>,
+    /// Progress of calls in flight, by key.
+    pub progress: HashMap<String, Value>,
+}
+
+impl MemoryStore {
+    /// Takes run `run` out as a [`CarriedRun`] (it stays in this store too).
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] when the store has no such run.
+    pub fn carry(&self, run: &RunId) -> Result<CarriedRun, StoreError> {
+        self.with_run(run, |data| {
+            let top = data.steps.iter().rposition(|step| step.scope.is_none());
+            let whole_from = top.unwrap_or(0);
+            let steps = data
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(index, step)| {
+                    let mut record = step.record();
+                    if index < whole_from {
+                        record.delta = StateDelta::new();
+                        record.outputs = State::new();
+                        record.cursor = Value::Null;
+                    }
+                    record
+                })
+                .collect();
+            Ok(CarriedRun {
+                record: data.record.clone(),
+                seq: data.live.seq,
+                state: data.live.state.clone(),
+                outputs: data.live.outputs.clone(),
+                steps,
+                progress: data.progress.clone(),
+            })
+        })
+    }
+
+    /// Puts a carried run in this store, as it was when carried.
+    ///
+    /// # Errors
+    /// [`StoreError::AlreadyExists`] when the store has a run of that id.
+    pub fn adopt(&self, carried: CarriedRun) -> Result<(), StoreError> {
+        let mut runs = self.lock();
+        if runs.contains_key(&carried.record.id) {
+            return Err(StoreError::AlreadyExists(carried.record.id.to_string()));
+        }
+        let bytes = approx_state_len(&carried.state);
+        let snapshots = vec![(carried.seq, Arc::new(carried.state.clone()))];
+        let live = LiveState::from_snapshot(carried.state, carried.outputs, carried.seq, bytes);
+        let steps = carried
+            .steps
+            .into_iter()
+            .map(|step| KeptStep {
+                seq: step.seq,
+                scope: step.scope,
+                node_id: step.node_id,
+                started_at: step.started_at,
+                finished_at: step.finished_at,
+                status: step.status,
+                attempts: step.attempts,
+                delta: step.delta,
+                outputs: step.outputs,
+                cursor: Json::from(step.cursor),
+                error: step.error,
+            })
+            .collect();
+        let run = MemoryRun {
+            record: carried.record,
+            steps,
+            events: Vec::new(),
+            snapshots,
+            live,
+            progress: carried.progress,
+        };
+        runs.insert(run.record.id.clone(), run);
+        Ok(())
     }
 }
 

@@ -30,7 +30,7 @@ pub use delta::{Change, DeltaError, State, StateDelta};
 pub use error::StoreError;
 pub use latest::LatestStore;
 pub use lease::{Acquired, Beat, HEARTBEAT_EVERY, Lease, Owner, STALE_AFTER};
-pub use memory::MemoryStore;
+pub use memory::{CarriedRun, MemoryStore};
 pub use model::{
     Checkpoint, EventRecord, NewRun, OpenStep, PendingWait, RunDetail, RunFilter, RunRecord,
     RunStatus, StepCommit, StepRecord, StepStatus, Timestamp, WaitChoice,

@@ -16,13 +16,14 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use super::redacted::RedactingStore;
 use super::subgraphs::DiskLoader;
 use super::workflow::Loaded;
 use crate::cli::Exit;
 use crate::cli::progress::{Display, Paint, Reporter, Summary};
 use crate::providers::Redactor;
-use crate::runtime::{self, Providers, RunContext, RunEnd, RunError, RunOutcome, StreamModes};
+use crate::runtime::{
+    self, Providers, RedactingStore, RunContext, RunEnd, RunError, RunOutcome, StreamModes,
+};
 use crate::store::{Acquired, HEARTBEAT_EVERY, Owner, RunId, Store, StoreError};
 
 /// Everything a run needs from the command line.
@@ -206,6 +207,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         failed_at,
         show_state: !launch.quiet,
         paint: launch.paint,
+        via: "",
     };
     eprint!("{}", launch.redactor.redact(&summary.render()));
     Ended::Exit(exit_of(&outcome))

@@ -6,7 +6,6 @@ mod drive;
 pub(crate) mod env;
 pub(crate) mod inputs;
 pub(crate) mod providers;
-pub(crate) mod redacted;
 mod setup;
 pub(crate) mod store;
 pub(crate) mod subgraphs;

@@ -28,6 +28,9 @@ pub(crate) struct Summary<'a> {
     pub(crate) show_state: bool,
     /// Colours.
     pub(crate) paint: Paint,
+    /// What `atomic resume` and `atomic runs show` need after the run id to reach the run
+    /// (` --temporal HOST:PORT` for a run on Temporal; empty for a local one).
+    pub(crate) via: &'a str,
 }
 
 impl Summary<'_> {
@@ -35,7 +38,7 @@ impl Summary<'_> {
     pub(crate) fn render(&self) -> String {
         let outcome = self.outcome;
         let paint = self.paint;
-        let run = &outcome.run_id;
+        let run = format!("{}{}", outcome.run_id, self.via);
         let mut out = String::new();
         let figures = self.figures();
         match &outcome.end {
@@ -68,7 +71,7 @@ impl Summary<'_> {
                     }
                     let key = wait.key();
                     out.push_str(&pause_help(
-                        run.as_str(),
+                        &run,
                         &wait.prompt,
                         &wait.answer,
                         &wait_choices(wait),
@@ -292,6 +295,7 @@ mod tests {
             failed_at: None,
             show_state: false,
             paint: Paint { on: false },
+            via: "",
         };
         let text = summary.render();
         assert!(

@@ -12,6 +12,9 @@ use crate::store::{RunFilter, RunRecord, RunStatus};
 
 /// Runs `atomic runs` and `atomic runs show`.
 pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
+    if crate::cli::temporal::wanted(&args.temporal) {
+        return crate::cli::temporal::runs(args);
+    }
     let project = Project::discover();
     let store = match store::open_existing(&project, DurabilityArg::Normal) {
         Ok(Some(store)) => store,

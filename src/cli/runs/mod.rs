@@ -3,6 +3,6 @@
 //! project's store. `--json` prints the same data for machines.
 
 mod list;
-mod show;
+pub(super) mod show;
 
 pub(super) use list::run;

@@ -15,7 +15,7 @@ const OUTPUT_PREFIX: &str = "#output:";
 
 /// How `atomic runs show` prints a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Format {
+pub(in crate::cli) enum Format {
     /// For people.
     Text,
     /// The record, steps, events and state as one JSON document.
@@ -38,10 +38,20 @@ pub(super) fn run(
         let state = store.load_state(&id, u64::MAX).await?;
         Ok::<_, crate::store::StoreError>((detail, state))
     });
-    let (detail, mut state) = match found {
+    let (detail, state) = match found {
         Ok(found) => found,
         Err(error) => return crate::cli::execute::store::report(project, error),
     };
+    print(&detail, state, format);
+    Exit::Ok
+}
+
+/// Prints a run, its steps and events, and its state as `format` says.
+pub(in crate::cli) fn print(
+    detail: &RunDetail,
+    mut state: serde_json::Map<String, Value>,
+    format: Format,
+) {
     state.retain(|name, _| !name.starts_with(OUTPUT_PREFIX));
     if format == Format::Events {
         for record in &detail.events {
@@ -59,9 +69,8 @@ pub(super) fn run(
             serde_json::to_string_pretty(&value).expect("a run's detail serialises")
         );
     } else {
-        print!("{}", text(&detail, &Value::Object(state)));
+        print!("{}", text(detail, &Value::Object(state)));
     }
-    Exit::Ok
 }
 
 fn text(detail: &RunDetail, state: &Value) -> String {

@@ -54,7 +54,8 @@ pub trait Executor: Send + Sync + Debug {
 }
 
 /// Where a command's output line came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum OutputStream {
     /// Standard output.
     Stdout,
@@ -77,7 +78,7 @@ impl OutputStream {
 pub type LineSink<'a> = dyn Fn(OutputStream, &str) + Send + Sync + 'a;
 
 /// A command to run: a tool's, a custom tool's or a hook's, fully rendered.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommandSpec {
     /// The program and its arguments (with `shell`, the words of one `sh -c` line).
     pub argv: Vec<String>,
@@ -96,7 +97,7 @@ pub struct CommandSpec {
 }
 
 /// What a finished command left.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommandOutput {
     /// Standard output (bounded; a marker where it was cut).
     pub stdout: String,
@@ -107,7 +108,7 @@ pub struct CommandOutput {
 }
 
 /// Why a command did not finish.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum CommandError {
     /// It has no program.
     #[error("there is no command to run")]

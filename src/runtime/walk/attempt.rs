@@ -218,7 +218,10 @@ impl Walker<'_> {
                 let timed = async {
                     match ir.timeout.as_ref() {
                         // Dropping `run` at the limit ends whatever it started.
+                        // Biased: the order futures are first polled is the order their
+                        // effects are asked for, which an engine replaying a run relies on.
                         Some(timeout) => tokio::select! {
+                            biased;
                             result = run => result,
                             () = shared.ctx.executor.timer(timeout.value.to_std()) => {
                                 Err(Halt::Failed(NodeError::new(

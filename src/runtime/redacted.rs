@@ -16,14 +16,15 @@ use crate::store::{
 
 /// A store whose writes are redacted.
 #[derive(Debug)]
-pub(crate) struct RedactingStore {
+pub struct RedactingStore {
     inner: Arc<dyn Store>,
     redactor: Redactor,
 }
 
 impl RedactingStore {
     /// Wraps `inner`.
-    pub(crate) fn new(inner: Arc<dyn Store>, redactor: Redactor) -> Self {
+    #[must_use]
+    pub fn new(inner: Arc<dyn Store>, redactor: Redactor) -> Self {
         Self { inner, redactor }
     }
 

@@ -1,0 +1,153 @@
+//! Following a run on Temporal from this terminal: its events (read through the `progress`
+//! query) go to the same reporter a local run uses, so the output, `--stream` modes,
+//! summary and exit codes are a local run's. Ctrl-C cancels the run, as locally.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::Target;
+use crate::cli::Exit;
+use crate::cli::execute::workflow::Loaded;
+use crate::cli::output::Output;
+use crate::cli::progress::{Reporter, Summary};
+use crate::providers::Redactor;
+use crate::runtime::{RunEnd, RunOutcome};
+use crate::store::{RunId, RunStatus};
+use crate::temporal::Temporal;
+use crate::temporal::client::Standing;
+
+/// How often the run is asked how it stands.
+const POLL_EVERY: Duration = Duration::from_millis(100);
+/// After this long without an answer to the query, say that a worker is awaited.
+const NO_WORKER_NOTE_AFTER: Duration = Duration::from_secs(5);
+
+/// Follows run `id` until it ends or pauses; prints the summary and returns the outcome.
+pub(super) fn follow(
+    runtime: &tokio::runtime::Runtime,
+    temporal: &Temporal,
+    target: &Target,
+    loaded: &Loaded,
+    output: &Output,
+    id: &str,
+) -> Result<RunOutcome, Exit> {
+    let started = Instant::now();
+    let reporter = Reporter::start(
+        output.display,
+        output.stream,
+        loaded.workflow(),
+        false,
+        output.paint,
+        Redactor::default(),
+    );
+    let sink = reporter.sink();
+    let notes = reporter.notes();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&interrupted);
+    let listener = runtime.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            flag.store(true, Ordering::SeqCst);
+        }
+    });
+    let mut next = 0;
+    let mut cancelling = false;
+    let mut noted = false;
+    let result = runtime.block_on(async {
+        loop {
+            if interrupted.load(Ordering::SeqCst) && !cancelling {
+                cancelling = true;
+                notes("cancelling (Ctrl-C): the run's step in flight is stopped on its worker");
+                if let Err(message) = temporal.cancel(id).await {
+                    return Err(message);
+                }
+            }
+            let progress = match temporal.progress(id, next).await {
+                Ok(progress) => progress,
+                Err(message) => {
+                    if temporal.standing(id).await? == Standing::Broken {
+                        return Err(message);
+                    }
+                    if !noted && started.elapsed() > NO_WORKER_NOTE_AFTER {
+                        noted = true;
+                        notes(&format!(
+                            "waiting for an `atomic worker` on task queue `{}` ({message})",
+                            target.task_queue
+                        ));
+                    }
+                    tokio::time::sleep(POLL_EVERY).await;
+                    continue;
+                }
+            };
+            for event in progress.run_events() {
+                sink.emit(&event);
+            }
+            next = progress.next;
+            if progress.next < progress.total {
+                continue;
+            }
+            let Some(detail) = progress.detail else {
+                tokio::time::sleep(POLL_EVERY).await;
+                continue;
+            };
+            if progress.paused {
+                return Ok(RunOutcome {
+                    run_id: RunId::new(id),
+                    end: RunEnd::Paused {
+                        waits: detail.run.waits.clone(),
+                    },
+                    state: Value::Object(progress.state),
+                    steps: detail.run.steps,
+                    usage: crate::providers::Usage::default(),
+                    cost_usd: 0.0,
+                });
+            }
+            if matches!(
+                detail.run.status,
+                RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
+            ) && temporal.standing(id).await? == Standing::Closed
+            {
+                return temporal.result(id).await.map(|result| result.outcome(id));
+            }
+            tokio::time::sleep(POLL_EVERY).await;
+        }
+    });
+    listener.abort();
+    drop(sink);
+    let _ = reporter.finish();
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Err(Exit::Fatal);
+        }
+    };
+    let failed_at = match &outcome.end {
+        RunEnd::Failed { node, .. } => loaded.locate_node(node),
+        _ => None,
+    };
+    let via = target.via();
+    let summary = Summary {
+        workflow: &loaded.workflow().name.value,
+        outcome: &outcome,
+        elapsed: started.elapsed(),
+        resumable: true,
+        failed_at,
+        show_state: !output.quiet,
+        paint: output.paint,
+        via: &via,
+    };
+    eprint!("{}", summary.render());
+    Ok(outcome)
+}
+
+/// The exit code of an outcome, as a local run's.
+pub(super) fn exit_of(outcome: &RunOutcome) -> Exit {
+    match outcome.end {
+        RunEnd::Completed => Exit::Ok,
+        RunEnd::Paused { .. } => Exit::Paused,
+        RunEnd::Failed { .. } | RunEnd::LimitReached { .. } => Exit::Problems,
+        RunEnd::Cancelled => Exit::Cancelled,
+    }
+}
