@@ -141,6 +141,7 @@ fn fan(
                     span: Span::new(SourceId(0), 0, 0),
                 },
             }],
+            tasks: None,
         })),
     ));
     wf.nodes.push(node("body", Some(NodeIdx(0)), kind));

@@ -20,7 +20,8 @@ pub use definition::{DefinitionKind, UsedDefinition};
 pub use node::{
     Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, Emit, ForEach,
     Jump, Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode,
-    PermissionMode, Retry, Route, Set, Strategy, Subgraph, Tool, Wait, WaitChoice,
+    PermissionMode, Retry, Route, Set, Strategy, Subgraph, TaskLoop, TaskStatus, Tool, Wait,
+    WaitChoice,
 };
 pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};
 pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow};

@@ -71,6 +71,7 @@ impl NodeKind {
             Self::Decision(_) => "decision",
             Self::Wait(_) => "wait",
             Self::Subgraph(_) => "subgraph",
+            Self::Parallel(parallel) if parallel.tasks.is_some() => "task-loop",
             Self::Parallel(_) => "parallel",
             Self::Loop(_) => "loop",
             Self::Set(_) => "set",
@@ -421,6 +422,58 @@ pub struct Parallel {
     pub for_each: Option<ForEach>,
     /// The branches (for `for-each`, exactly one: the body).
     pub branches: Vec<Branch>,
+    /// A `task-loop`: the items are the ready tasks of a tasks file, read again before
+    /// each task starts, and `for_each.items` is the file's path template (`file=`), not
+    /// an expression. `None` for a `parallel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<Box<TaskLoop>>,
+}
+
+/// ```kdl
+/// task-loop "<id>" file="tasks.json" as="task" max-concurrency=2 max-iterations="input.max"
+///           left-in-progress="passing|failing" {
+///     agent "implement" { prompt "Implement {{ task.id }}: {{ task.title }}" }
+/// }
+/// ```
+/// Runs the body once per ready task of a JSON tasks file (`{"tasks": [...]}` or a bare
+/// list): a task is ready when its status is `pending` (or absent), or `in_progress` (left
+/// so by a run that died), and every task it depends on is `passing` or `skipped`; the
+/// lowest `priority` goes first (none last), then file order. Each task is marked
+/// `in_progress` before its body starts, and its outcome is written back when the body
+/// ends. Resolved into a [`Parallel`] whose `for_each` names the task variable, so the
+/// checker and the lowering treat the body as a for-each body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskLoop {
+    /// `max-iterations=`: the most tasks started in one run of the loop, a whole number
+    /// or an expression evaluated when the loop starts (`max-iterations="input.max"`; a
+    /// number is kept as its text); unbounded (each task still runs at most once) when
+    /// absent.
+    pub max_iterations: Option<Expr>,
+    /// `left-in-progress=`: the status of a task whose body succeeded but left it
+    /// `in_progress` (a body that changed the status itself keeps its status).
+    pub left_in_progress: TaskStatus,
+}
+
+/// A status written back to a tasks file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskStatus {
+    /// Done.
+    #[default]
+    Passing,
+    /// Tried and not done.
+    Failing,
+}
+
+impl TaskStatus {
+    /// The status as the tasks file spells it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Passing => "passing",
+            Self::Failing => "failing",
+        }
+    }
 }
 
 /// `strategy=`.

@@ -37,7 +37,7 @@ fn symbol(snapshot: &Snapshot, frame: Frame<'_>) -> Option<DocumentSymbol> {
         "provider" => SymbolKind::INTERFACE,
         "branch" => SymbolKind::NAMESPACE,
         "decision" => SymbolKind::ENUM,
-        "loop" | "parallel" => SymbolKind::NAMESPACE,
+        "loop" | "parallel" | "task-loop" => SymbolKind::NAMESPACE,
         "set" => SymbolKind::PROPERTY,
         _ if spec.statement => SymbolKind::FUNCTION,
         _ => return None,

@@ -355,7 +355,20 @@ fn compile_templates(workflow: &Workflow) -> Result<Templates, RunError> {
             }
             NodeKind::Parallel(parallel) => {
                 if let Some(for_each) = &parallel.for_each {
-                    templates.add(&for_each.items, Role::Expr)?;
+                    // A task-loop's `items` is its file's path: a template.
+                    let role = if parallel.tasks.is_some() {
+                        Role::Text
+                    } else {
+                        Role::Expr
+                    };
+                    templates.add(&for_each.items, role)?;
+                }
+                if let Some(max) = parallel
+                    .tasks
+                    .as_ref()
+                    .and_then(|t| t.max_iterations.as_ref())
+                {
+                    templates.add(max, Role::Expr)?;
                 }
             }
             NodeKind::Loop(ir) => {

@@ -41,6 +41,10 @@ pub(crate) enum Role {
     While,
     /// A parallel's `for-each` list (evaluated before the branches start).
     ForEach,
+    /// A task-loop's `file` (rendered before each task is picked).
+    TasksFile,
+    /// A task-loop's `max-iterations` (evaluated when the loop starts).
+    MaxIterations,
     /// A wait's `prompt`.
     Question,
     /// A subgraph `input` mapping.
@@ -65,6 +69,8 @@ impl Role {
             Self::Until => "`until` condition".to_owned(),
             Self::While => "`while` condition".to_owned(),
             Self::ForEach => "`for-each` list".to_owned(),
+            Self::TasksFile => "`file` of the task-loop".to_owned(),
+            Self::MaxIterations => "`max-iterations`".to_owned(),
             Self::SubgraphInput => "input mapping".to_owned(),
         }
     }
@@ -438,7 +444,14 @@ fn collect_sites<'w>(
         }
         NodeKind::Parallel(parallel) => {
             if let Some(for_each) = &parallel.for_each {
-                add(Role::ForEach, &for_each.items, true, false);
+                if let Some(tasks) = &parallel.tasks {
+                    add(Role::TasksFile, &for_each.items, false, false);
+                    if let Some(max) = &tasks.max_iterations {
+                        add(Role::MaxIterations, max, true, false);
+                    }
+                } else {
+                    add(Role::ForEach, &for_each.items, true, false);
+                }
             }
         }
         NodeKind::Loop(lp) => {

@@ -108,7 +108,10 @@ impl Taints {
                 && parallel.for_each.is_some()
                 && !self.items.contains_key(&idx)
                 && let Some(source) = self.site_taint(model, idx, |site| {
-                    matches!(site.role, super::model::Role::ForEach)
+                    matches!(
+                        site.role,
+                        super::model::Role::ForEach | super::model::Role::TasksFile
+                    )
                 })
             {
                 self.items.insert(idx, source);

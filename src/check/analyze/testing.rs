@@ -370,6 +370,7 @@ impl Builder {
                 max_concurrency: None,
                 for_each,
                 branches: Vec::new(),
+                tasks: None,
             })),
         );
         self.branches.push(Vec::new());

@@ -213,10 +213,18 @@ mod tests {
         for kind in &kinds {
             assert!(statements.contains(&kind_name(kind)));
         }
-        for name in ["wait", "subgraph", "parallel", "loop", "set", "emit"] {
+        for name in [
+            "wait",
+            "subgraph",
+            "parallel",
+            "loop",
+            "task-loop",
+            "set",
+            "emit",
+        ] {
             assert!(statements.contains(&name), "{name}");
         }
-        assert_eq!(statements.len(), 9);
+        assert_eq!(statements.len(), 10);
         for id in [
             "workflow",
             "description",

@@ -24,6 +24,7 @@ mod set;
 mod state;
 mod statement;
 mod subgraph;
+mod task_loop;
 mod tool;
 mod version;
 mod wait;

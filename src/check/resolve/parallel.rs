@@ -60,6 +60,7 @@ pub(super) fn resolve_parallel(
         max_concurrency: r.integer(checked.prop("max-concurrency")),
         for_each,
         branches,
+        tasks: None,
     }
 }
 

@@ -63,6 +63,9 @@ pub(super) fn resolve_statement(
             NodeKind::Parallel(Box::new(parallel::resolve_parallel(r, ids, checked, idx)))
         }
         "loop" => NodeKind::Loop(Box::new(looping::resolve_loop(r, ids, checked, idx))),
+        "task-loop" => NodeKind::Parallel(Box::new(super::task_loop::resolve_task_loop(
+            r, ids, checked, idx,
+        ))),
         "emit" => NodeKind::Emit(Box::new(super::emit::resolve_emit(r, checked))),
         _ => NodeKind::Set(set::resolve_set(r, checked)),
     };

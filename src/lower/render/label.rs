@@ -74,7 +74,9 @@ pub(super) fn step_lines(plan: &Plan, step: StepIdx) -> Vec<String> {
                 Strategy::Race => "race",
                 Strategy::Any => "any",
             };
-            let what = if ir.for_each.is_some() {
+            let what = if ir.tasks.is_some() {
+                "task-loop"
+            } else if ir.for_each.is_some() {
                 "for-each"
             } else {
                 "parallel"
@@ -138,6 +140,9 @@ pub(super) fn edge_label(plan: &Plan, from: StepIdx, edge: &Edge) -> Option<Stri
         }),
         EdgeKind::LoopExit => Some("exit".to_owned()),
         EdgeKind::Branch { index } => match node.map(|node| &node.kind) {
+            Some(NodeKind::Parallel(ir)) if ir.tasks.is_some() => {
+                Some("each ready task".to_owned())
+            }
             Some(NodeKind::Parallel(ir)) if ir.for_each.is_some() => Some("each item".to_owned()),
             Some(NodeKind::Parallel(ir)) => ir
                 .branches

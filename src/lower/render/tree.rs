@@ -74,6 +74,13 @@ fn block(plan: &Plan, workflow: &Workflow, block: &Block, emitted: &mut [bool]) 
                 let mut inner = vec![Item::Step(entry)];
                 for (index, branch) in ir.branches.iter().enumerate() {
                     let label = match &ir.for_each {
+                        Some(each) if ir.tasks.is_some() => {
+                            format!(
+                                "for each ready {} of {}",
+                                each.as_.value,
+                                cut(&each.items.source)
+                            )
+                        }
                         Some(each) => {
                             format!("for each {} in {}", each.as_.value, cut(&each.items.source))
                         }

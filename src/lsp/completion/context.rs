@@ -339,17 +339,22 @@ fn variable<'t>(snapshot: &'t Snapshot, offset: usize, before: &str) -> Context<
     }
 }
 
-/// Names bound where `offset` is: the item and index of enclosing `for-each` parallels,
-/// `error` in a recovery node.
+/// Names bound where `offset` is: the item and index of enclosing `for-each` parallels and
+/// the task and index of enclosing `task-loop`s, `error` in a recovery node.
 fn locals(snapshot: &Snapshot, offset: usize) -> Vec<String> {
     let (frames, _) = tree::locate(&snapshot.parse.document, offset);
     let mut locals = Vec::new();
     for Frame { node, spec } in &frames {
         let Some(spec) = spec else { continue };
-        if spec.id == "parallel" && tree::property(node, "for-each").is_some() {
+        let default = match spec.id.as_str() {
+            "parallel" if tree::property(node, "for-each").is_some() => Some("item"),
+            "task-loop" => Some("task"),
+            _ => None,
+        };
+        if let Some(default) = default {
             let name = match tree::property(node, "as").map(|entry| &entry.value) {
                 Some(Value::String(name)) => name.as_str().to_owned(),
-                _ => "item".to_owned(),
+                _ => default.to_owned(),
             };
             locals.push(name);
             locals.push("index".to_owned());

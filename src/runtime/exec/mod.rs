@@ -10,6 +10,8 @@ mod mapping;
 mod parallel;
 mod set;
 mod subgraph;
+mod task_file;
+mod task_loop;
 mod tool;
 mod wait;
 
@@ -157,6 +159,9 @@ async fn run_node(
         NodeKind::Tool(tool) => tool::execute(shared, frame, node, tool, seq).await?,
         NodeKind::Subgraph(subgraph) => {
             subgraph::execute(shared, frame, node, subgraph, seq, place).await?
+        }
+        NodeKind::Parallel(parallel) if parallel.tasks.is_some() => {
+            task_loop::execute(shared, frame, at, node, parallel, seq, place).await?
         }
         NodeKind::Parallel(parallel) => {
             parallel::execute(shared, frame, at, node, parallel, seq, place).await?

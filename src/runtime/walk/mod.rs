@@ -17,6 +17,7 @@ mod attempt;
 mod block;
 mod commit;
 mod failure;
+mod mark;
 mod pause;
 mod scope;
 
@@ -32,6 +33,7 @@ use crate::lower::{StepIdx, StepKind};
 use crate::store::{PendingWait, StoreError};
 
 pub(crate) use block::resume_block;
+pub(crate) use mark::{Mark, commit_mark};
 pub(crate) use scope::{Recovery, ScopePath};
 
 /// Why a walk stopped early.

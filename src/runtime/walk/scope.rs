@@ -29,6 +29,32 @@ impl ScopePath {
         self.child(&format!("{node}@{entry}#{branch}"))
     }
 
+    /// The block of the task `key` of the task-loop `node` entered as `entry`: a branch
+    /// named by the task's id (escaped: `%`, `/` and `!` are written `%25`, `%2F`, `%21`),
+    /// not by a position, since the tasks a resumed loop picks need not come in the same
+    /// order.
+    pub(crate) fn task(&self, node: &str, entry: &str, key: &str) -> Self {
+        let mut escaped = String::with_capacity(key.len());
+        for c in key.chars() {
+            match c {
+                '%' => escaped.push_str("%25"),
+                '/' => escaped.push_str("%2F"),
+                '!' => escaped.push_str("%21"),
+                c => escaped.push(c),
+            }
+        }
+        self.child(&format!("{node}@{entry}#{escaped}"))
+    }
+
+    /// The scope beside this block where its task-loop records that the task ended:
+    /// `<block>!status` (a task's escaped id holds no `!`).
+    pub(crate) fn status(&self) -> Self {
+        Self(Some(Arc::from(format!(
+            "{}!status",
+            self.0.as_deref().unwrap_or_default()
+        ))))
+    }
+
     /// The subgraph `node` entered as `entry`.
     pub(crate) fn subgraph(&self, node: &str, entry: &str) -> Self {
         self.child(&format!("{node}@{entry}"))
@@ -115,6 +141,16 @@ impl Recovery {
             .collect()
     }
 
+    /// The marks a task-loop committed for its tasks (scopes `<prefix>…!status`, see
+    /// [`ScopePath::status`]), in the order they were committed.
+    pub(crate) fn marks_under(&self, prefix: &str) -> Vec<(&str, &Cursor)> {
+        self.steps
+            .iter()
+            .filter(|(at, _)| at.starts_with(prefix) && at.ends_with("!status"))
+            .map(|(at, cursor)| (at.as_str(), cursor))
+            .collect()
+    }
+
     /// The last cursor committed by a walk sharing the tallies of the walks at `scope`:
     /// the tallies to restore.
     pub(crate) fn latest_tally(&self, scope: &ScopePath) -> Option<&Cursor> {
@@ -180,5 +216,9 @@ mod tests {
         assert_eq!(branch.as_str(), Some("fan@3#2"));
         assert_eq!(branch.subgraph("sub", "1").as_str(), Some("fan@3#2/sub@1"));
         assert!(ScopePath::top().is_top());
+        let task = ScopePath::top().task("work", "2", "a/b!c%");
+        assert_eq!(task.as_str(), Some("work@2#a%2Fb%21c%25"));
+        assert_eq!(task.status().as_str(), Some("work@2#a%2Fb%21c%25!status"));
+        assert_eq!(owner("work@2#a%2Fb!status"), "");
     }
 }

@@ -227,5 +227,6 @@ pub(crate) fn parallel(
             as_: sp(name.to_owned()),
         }),
         branches: Vec::new(),
+        tasks: None,
     }))
 }

@@ -99,7 +99,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                 }
             }
             NodeKind::Parallel(parallel) => {
-                let Some(each) = &parallel.for_each else {
+                // A task-loop's items are read from its file, not evaluated.
+                let (Some(each), None) = (&parallel.for_each, &parallel.tasks) else {
                     continue;
                 };
                 let Some((path, ty)) = path_type(workflow, &each.items) else {
