@@ -97,13 +97,20 @@ impl RetryPolicy {
     /// The backoff before attempt `attempt + 1` (attempt 1 is the first).
     #[must_use]
     pub fn backoff(&self, attempt: u32) -> Duration {
+        self.backoff_with(attempt, rand::rng().random_range(0.0..1.0))
+    }
+
+    /// [`backoff`](Self::backoff) with the jitter's draw given: `unit` in `0..1` (an
+    /// engine that replays a run draws it deterministically).
+    #[must_use]
+    pub fn backoff_with(&self, attempt: u32, unit: f64) -> Duration {
         let exponent = i32::try_from(attempt.saturating_sub(1)).unwrap_or(i32::MAX);
         let mut seconds = self.backoff.as_secs_f64() * self.factor.powi(exponent);
         if let Some(max) = self.max_backoff {
             seconds = seconds.min(max.as_secs_f64());
         }
         if self.jitter {
-            seconds *= rand::rng().random_range(0.5..1.5);
+            seconds *= 0.5 + unit.clamp(0.0, 1.0);
         }
         Duration::try_from_secs_f64(seconds.max(0.0)).unwrap_or(Duration::MAX)
     }

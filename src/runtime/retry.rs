@@ -11,12 +11,18 @@ pub(crate) use crate::providers::RetryPolicy;
 /// or `None` when the failure is not retried: its class is not in the policy, the attempts
 /// are used up, or the adapter already retried it under the same policy (a model request
 /// retried until it gave up is not re-run as a whole step, which would repeat its tools).
-pub(crate) fn delay(policy: &RetryPolicy, error: &NodeError, attempt: u32) -> Option<Duration> {
+/// `unit` (in `0..1`) is the jitter's draw, from the executor.
+pub(crate) fn delay(
+    policy: &RetryPolicy,
+    error: &NodeError,
+    attempt: u32,
+    unit: f64,
+) -> Option<Duration> {
     let class = error.class?;
     if error.retried || !policy.retries(class) || attempt >= policy.attempts {
         return None;
     }
-    let delay = policy.backoff(attempt);
+    let delay = policy.backoff_with(attempt, unit);
     Some(error.retry_after.map_or(delay, |after| delay.max(after)))
 }
 
@@ -41,7 +47,7 @@ mod tests {
         let policy = policy(Vec::new());
         let error = NodeError::new(ErrorClass::Timeout, "slow");
         let delays: Vec<Option<Duration>> = (1..=4)
-            .map(|attempt| delay(&policy, &error, attempt))
+            .map(|attempt| delay(&policy, &error, attempt, 0.5))
             .collect();
         assert_eq!(
             delays,
@@ -57,18 +63,21 @@ mod tests {
     #[test]
     fn retries_only_chosen_classes_and_honours_retry_after() {
         let transient = policy(Vec::new());
-        assert!(delay(&transient, &NodeError::new(ErrorClass::Schema, "x"), 1).is_none());
-        assert!(delay(&transient, &NodeError::fatal("template"), 1).is_none());
+        assert!(delay(&transient, &NodeError::new(ErrorClass::Schema, "x"), 1, 0.5).is_none());
+        assert!(delay(&transient, &NodeError::fatal("template"), 1, 0.5).is_none());
         let schema = policy(vec![ErrorClass::Schema]);
-        assert!(delay(&schema, &NodeError::new(ErrorClass::Schema, "x"), 1).is_some());
-        assert!(delay(&schema, &NodeError::new(ErrorClass::Timeout, "x"), 1).is_none());
+        assert!(delay(&schema, &NodeError::new(ErrorClass::Schema, "x"), 1, 0.5).is_some());
+        assert!(delay(&schema, &NodeError::new(ErrorClass::Timeout, "x"), 1, 0.5).is_none());
         let mut limited = NodeError::new(ErrorClass::RateLimit, "429");
         limited.retry_after = Some(Duration::from_secs(5));
-        assert_eq!(delay(&transient, &limited, 1), Some(Duration::from_secs(5)));
+        assert_eq!(
+            delay(&transient, &limited, 1, 0.5),
+            Some(Duration::from_secs(5))
+        );
         let mut retried = NodeError::new(ErrorClass::ServerError, "500");
         retried.retried = true;
         assert_eq!(
-            delay(&transient, &retried, 1),
+            delay(&transient, &retried, 1, 0.5),
             None,
             "the adapter retried it"
         );
@@ -80,7 +89,7 @@ mod tests {
         policy.jitter = true;
         let error = NodeError::new(ErrorClass::Network, "reset");
         for _ in 0..100 {
-            let wait = delay(&policy, &error, 1).unwrap();
+            let wait = delay(&policy, &error, 1, 0.5).unwrap();
             assert!(
                 wait >= Duration::from_millis(50) && wait < Duration::from_millis(150),
                 "{wait:?}"

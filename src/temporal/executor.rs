@@ -22,7 +22,7 @@ use crate::store::Timestamp;
 /// An effect the interpreter asked for, with where its result goes.
 pub(super) enum Effect {
     /// An agent call (the `agent` activity).
-    Agent(AgentCall, oneshot::Sender<AgentDone>),
+    Agent(Box<AgentCall>, oneshot::Sender<AgentDone>),
     /// A command (the `command` activity).
     Command(CommandCall, oneshot::Sender<CommandDone>),
     /// A timer.
@@ -39,21 +39,32 @@ pub(super) struct TemporalExecutor {
     /// Whether each provider can compact a session (from the plan's providers, which every
     /// worker builds alike from the same workflow).
     compactable: HashMap<String, bool>,
+    /// The state of the jitter's draws.
+    random: AtomicU64,
 }
 
 impl TemporalExecutor {
-    /// An executor whose effects go to `effects`, reading the time from `now_ms`.
+    /// The executor of run `run_id`, whose effects go to `effects`, reading the time from
+    /// `now_ms`.
     pub(super) fn new(
+        run_id: &str,
         effects: mpsc::UnboundedSender<Effect>,
         workflow: WorkflowRef,
         now_ms: Arc<AtomicU64>,
         compactable: HashMap<String, bool>,
     ) -> Self {
+        // The seed: the run's id, hashed (FNV-1a), so each run draws its own sequence.
+        let seed = run_id
+            .bytes()
+            .fold(0xCBF2_9CE4_8422_2325_u64, |hash, byte| {
+                (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01B3)
+            });
         Self {
             effects,
             workflow,
             now_ms,
             compactable,
+            random: AtomicU64::new(seed),
         }
     }
 }
@@ -77,7 +88,9 @@ impl Executor for TemporalExecutor {
             request: request.clone(),
         };
         let (reply, done) = oneshot::channel();
-        let sent = self.effects.unbounded_send(Effect::Agent(call, reply));
+        let sent = self
+            .effects
+            .unbounded_send(Effect::Agent(Box::new(call), reply));
         Box::pin(async move {
             if sent.is_err() {
                 return Err(ProviderError::unavailable(provider));
@@ -139,5 +152,19 @@ impl Executor for TemporalExecutor {
 
     fn now(&self) -> Timestamp {
         Timestamp(self.now_ms.load(Ordering::Relaxed))
+    }
+
+    fn random_unit(&self) -> f64 {
+        // splitmix64 over a seed from the run id: the same draws, in the same order, on
+        // every replay of the run.
+        let mut z = self
+            .random
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+            .wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // The top 53 bits as a fraction.
+        (z >> 11) as f64 / (1_u64 << 53) as f64
     }
 }

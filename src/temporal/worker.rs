@@ -3,12 +3,16 @@
 
 use std::sync::Arc;
 
+use temporalio_sdk::runtime::PollerBehavior;
 use temporalio_sdk::{Runtime, Worker, WorkerOptions};
 
 use super::activities::Activities;
 use super::client::connect;
 use super::engine::Engine;
 use super::workflow::AtomicRun;
+
+/// Polls each worker keeps open for each kind of task.
+const POLLERS: usize = 5;
 
 /// Where a worker polls.
 #[derive(Clone, Debug)]
@@ -41,6 +45,10 @@ pub async fn serve(
         })
         .map_err(|error| format!("cannot register atomic's workflow: {error}"))?
         .register_activities(Activities::new(engine))
+        // Fixed pollers: several waiting at all times, so a task the server creates meets a
+        // waiting poll instead of the database (autoscaling starts from one).
+        .workflow_task_poller_behavior(PollerBehavior::SimpleMaximum(POLLERS))
+        .activity_task_poller_behavior(PollerBehavior::SimpleMaximum(POLLERS))
         .build();
     let mut worker = Worker::new(&runtime, client, options)
         .map_err(|error| format!("cannot start the worker: {error}"))?;

@@ -160,6 +160,7 @@ impl AtomicRun {
             })
             .collect();
         let executor = TemporalExecutor::new(
+            &start.run_id,
             effects_in,
             start.workflow.clone(),
             Arc::clone(&now_ms),
@@ -434,7 +435,7 @@ impl<'a> InFlight<'a> {
     fn start(ctx: &'a WorkflowContext<AtomicRun>, effect: Effect) -> Self {
         match effect {
             Effect::Agent(call, reply) => Self::Agent(
-                Box::pin(ctx.execute_activity(Activities::agent, call, activity_options())),
+                Box::pin(ctx.execute_activity(Activities::agent, *call, activity_options())),
                 Some(reply),
             ),
             Effect::Command(call, reply) => Self::Command(

@@ -20,7 +20,7 @@ use crate::temporal::Temporal;
 use crate::temporal::client::Standing;
 
 /// How often the run is asked how it stands.
-const POLL_EVERY: Duration = Duration::from_millis(100);
+const POLL_EVERY: Duration = Duration::from_millis(200);
 /// After this long without an answer to the query, say that a worker is awaited.
 const NO_WORKER_NOTE_AFTER: Duration = Duration::from_secs(5);
 
@@ -59,9 +59,7 @@ pub(super) fn follow(
             if interrupted.load(Ordering::SeqCst) && !cancelling {
                 cancelling = true;
                 notes("cancelling (Ctrl-C): the run's step in flight is stopped on its worker");
-                if let Err(message) = temporal.cancel(id).await {
-                    return Err(message);
-                }
+                temporal.cancel(id).await?;
             }
             let progress = match temporal.progress(id, next).await {
                 Ok(progress) => progress,

@@ -68,4 +68,8 @@ impl Executor for LocalExecutor {
     fn now(&self) -> Timestamp {
         self.clock.now()
     }
+
+    fn random_unit(&self) -> f64 {
+        rand::random_range(0.0..1.0)
+    }
 }

@@ -51,6 +51,10 @@ pub trait Executor: Send + Sync + Debug {
 
     /// The current time.
     fn now(&self) -> Timestamp;
+
+    /// A random number in `0..1` (retry jitter): drawn afresh locally, from a seeded
+    /// sequence on an engine that must decide the same way when it replays a run.
+    fn random_unit(&self) -> f64;
 }
 
 /// Where a command's output line came from.

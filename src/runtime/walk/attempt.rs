@@ -248,10 +248,10 @@ impl Walker<'_> {
                 Err(Halt::Paused(waits)) => return Err(Stop::Paused(waits)),
                 Err(Halt::Failed(error)) => error,
             };
-            let Some(delay) = policy
-                .as_ref()
-                .and_then(|policy| crate::runtime::retry::delay(policy, &error, attempt))
-            else {
+            let Some(delay) = policy.as_ref().and_then(|policy| {
+                let unit = shared.ctx.executor.random_unit();
+                crate::runtime::retry::delay(policy, &error, attempt, unit)
+            }) else {
                 return Ok(Err((error, attempt)));
             };
             attempt += 1;

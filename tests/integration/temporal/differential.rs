@@ -1,0 +1,258 @@
+//! The same workflow, the same result: the example that needs no live model and no person
+//! (`hello`, played from its cassette; `approval-gate` waits a day for its auto-approval)
+//! and a workflow using every kind of block and a wait, run on the local engine and on
+//! Temporal, ending in the same state after the same steps.
+
+use serde_json::Value;
+
+use super::Cluster;
+use crate::support::cli_project::{CliProject, stderr};
+
+/// A workflow to run on both engines: its files, the file to run, its inputs and the
+/// answer to give its waits.
+struct Case {
+    name: &'static str,
+    files: Vec<(String, String)>,
+    run: &'static str,
+    inputs: Vec<&'static str>,
+    answer: Option<&'static str>,
+}
+
+impl Case {
+    fn project(&self) -> CliProject {
+        let project = CliProject::new();
+        for (name, text) in &self.files {
+            project.write(name, text);
+        }
+        project
+    }
+
+    fn run_args(&self) -> Vec<&str> {
+        let mut args = vec!["run", self.run, "--quiet"];
+        for input in &self.inputs {
+            args.extend(["--input", input]);
+        }
+        args
+    }
+}
+
+/// An example's file (and what it reads), as it is in the repository.
+fn example(name: &str) -> (String, String) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(name);
+    (
+        name.to_owned(),
+        std::fs::read_to_string(&path).expect("an example"),
+    )
+}
+
+/// What a finished run ends with: its state, and its steps' nodes in order — the run's own
+/// in commit order, each block's (`scope/node`) in its own order after them (concurrent
+/// blocks finish in whatever order their work takes, on either engine).
+fn ending(shown: &Value) -> (Value, Vec<String>) {
+    let mut order: Vec<String> = shown["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|step| {
+            format!(
+                "{}{}",
+                step["scope"]
+                    .as_str()
+                    .map(|scope| format!("{scope}/"))
+                    .unwrap_or_default(),
+                step["node_id"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    order.sort_by_key(|step| step.rsplit_once('/').map(|(scope, _)| scope.to_owned()));
+    (shown["state"].clone(), order)
+}
+
+fn run_locally(case: &Case) -> (Value, Vec<String>) {
+    let project = case.project();
+    let output = project
+        .atomic()
+        .args(case.run_args())
+        .output()
+        .expect("atomic run");
+    let id = project.last_run();
+    if let Some(answer) = case.answer {
+        assert_eq!(
+            output.status.code(),
+            Some(4),
+            "{}: {}",
+            case.name,
+            stderr(&output)
+        );
+        let resumed = project
+            .atomic()
+            .args(["resume", &id, "--answer", answer, "--quiet"])
+            .output()
+            .expect("atomic resume");
+        assert_eq!(
+            resumed.status.code(),
+            Some(0),
+            "{}: {}",
+            case.name,
+            stderr(&resumed)
+        );
+    } else {
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {}",
+            case.name,
+            stderr(&output)
+        );
+    }
+    ending(&project.show(&id))
+}
+
+fn run_on_temporal(cluster: &mut Cluster, case: &Case, queue: &str) -> (Value, Vec<String>) {
+    let project = case.project();
+    cluster.worker(&project, queue, queue);
+    let output = cluster.atomic(&project, queue, &case.run_args());
+    let listed = cluster.atomic(&project, queue, &["runs", "--json"]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let id = listed[0]["id"].as_str().expect("a run").to_owned();
+    if let Some(answer) = case.answer {
+        assert_eq!(
+            output.status.code(),
+            Some(4),
+            "{}: {}",
+            case.name,
+            stderr(&output)
+        );
+        let resumed = cluster.atomic(
+            &project,
+            queue,
+            &["resume", &id, "--answer", answer, "--quiet"],
+        );
+        assert_eq!(
+            resumed.status.code(),
+            Some(0),
+            "{}: {}",
+            case.name,
+            stderr(&resumed)
+        );
+    } else {
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {}",
+            case.name,
+            stderr(&output)
+        );
+    }
+    ending(&cluster.show(&project, queue, &id))
+}
+
+/// A workflow with a loop, a decision, a parallel of branches, a for-each, a subgraph,
+/// tools, `set`s and a retried failure taking its `on-error` path.
+fn every_block() -> Vec<(String, String)> {
+    let main = r#"workflow "blocks" {
+    input "rounds" type="integer" default=3
+    state {
+        field "n" type="integer" default=0
+        field "log" type="array" reduce="append" default="[]"
+        field "items" type="array" default="[1, 2, 3, 4]"
+        field "squares" type="array" reduce="append" default="[]"
+        field "sub" type="integer" default=0
+        field "note" type="string" default=""
+        field "fine" type="boolean" default=#false
+    }
+    loop "count" max=10 until="state.n >= input.rounds" {
+        tool "tick" idempotent=#true {
+            run "echo" "{{ state.n + 1 }}"
+            output "n" parse="json"
+        }
+        set "log" expr="['tick ' ~ state.n]"
+    }
+    decision "which" {
+        when "state.n > 2" goto="fan"
+        otherwise goto="end"
+    }
+    parallel "fan" {
+        branch "a" {
+            set "log" expr="['branch a']"
+        }
+        branch "b" {
+            tool "b-tool" {
+                run "sh" "-c" "echo '\"branch b\"'"
+                output "log" parse="json"
+            }
+        }
+    }
+    parallel "each" for-each="state.items" as="it" max-concurrency=2 {
+        tool "square" {
+            run "echo" "{{ it * it }}"
+            output "squares" parse="json"
+        }
+    }
+    subgraph "inner" workflow="inner.kdl" {
+        input "base" "{{ state.n }}"
+        output "sub" from="total"
+    }
+    tool "flaky" {
+        run "sh" "-c" "exit 2"
+        retry "tool-exit" attempts=2 backoff="50ms" jitter=#false
+        on-error "skip" {
+            set "note" "skipped"
+        }
+    }
+    wait "ok" prompt="Fine after {{ state.n }} rounds?" answer="yes-no" {
+        output "fine"
+    }
+}
+"#;
+    let inner = r#"workflow "inner" {
+    input "base" type="integer"
+    state {
+        field "total" type="integer" default=0
+    }
+    tool "add" {
+        run "echo" "{{ input.base + 10 }}"
+        output "total" parse="json"
+    }
+}
+"#;
+    vec![
+        ("blocks.kdl".to_owned(), main.to_owned()),
+        ("inner.kdl".to_owned(), inner.to_owned()),
+    ]
+}
+
+#[test]
+fn examples_and_every_block_end_alike_on_both_engines() {
+    let cases = [
+        Case {
+            name: "hello",
+            files: vec![example("hello.kdl"), example("hello.cassette.json")],
+            run: "hello.kdl",
+            inputs: Vec::new(),
+            answer: None,
+        },
+        Case {
+            name: "blocks",
+            files: every_block(),
+            run: "blocks.kdl",
+            inputs: vec!["rounds=4"],
+            answer: Some("yes"),
+        },
+    ];
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    for case in &cases {
+        let local = run_locally(case);
+        let remote = run_on_temporal(&mut cluster, case, case.name);
+        assert_eq!(remote.0, local.0, "{}: the same final state", case.name);
+        assert_eq!(
+            remote.1, local.1,
+            "{}: the same steps in the same order",
+            case.name
+        );
+    }
+}

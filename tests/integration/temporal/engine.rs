@@ -1,0 +1,359 @@
+//! The engine's promises on Temporal: work shared by workers, each step once; a dead
+//! worker's run moving to another; a wait answered through `resume` (a bad answer
+//! refused, the run still paused); cancel; `on-error`; a restarted worker; a run long
+//! enough to continue as new.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::{Cluster, await_lines, lines};
+use crate::support::cli_project::{CliProject, stderr};
+
+/// A tool step appending `line` (and the worker's name) to `out.txt` after `pause`
+/// seconds, printing `value` as its output.
+fn step(id: &str, line: &str, pause: &str, value: &str, output: &str) -> String {
+    format!(
+        r#"tool "{id}" idempotent=#true {{
+            run "sh" "-c" "sleep {pause}; echo {line} $WORKER_NAME >> out.txt; echo {value}"
+            output "{output}" parse="json"
+        }}"#
+    )
+}
+
+/// How often each line (without the worker's name) was written.
+fn tally(written: &[String]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for line in written {
+        let step = line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        *counts.entry(step).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// The run id `atomic run --detach` printed.
+fn detached(output: &std::process::Output) -> String {
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(output));
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[test]
+fn two_workers_share_a_for_each_and_run_each_item_once() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    let items: Vec<String> = (0..12).map(|i| i.to_string()).collect();
+    project.write(
+        "fan.kdl",
+        &format!(
+            r#"workflow "fan" {{
+    state {{
+        field "items" type="array" default="[{items}]"
+        field "out" type="array" reduce="append" default="[]"
+    }}
+    parallel "fan" for-each="state.items" as="it" max-concurrency=6 {{
+        {work}
+    }}
+}}
+"#,
+            items = items.join(", "),
+            work = step("work", "item-{{ it }}", "0.4", "{{ it * 2 }}", "out"),
+        ),
+    );
+    cluster.worker(&project, "fan", "one");
+    cluster.worker(&project, "fan", "two");
+    cluster.await_pollers("fan", 2);
+    let output = cluster.atomic(&project, "fan", &["run", "fan.kdl"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`fan` completed"),
+        "{}",
+        stderr(&output)
+    );
+
+    let written = lines(&project, "out.txt");
+    let counts = tally(&written);
+    assert_eq!(counts.len(), 12, "every item ran: {written:?}");
+    assert!(
+        counts.values().all(|&n| n == 1),
+        "each item ran once: {written:?}"
+    );
+    for worker in ["one", "two"] {
+        assert!(
+            written.iter().any(|line| line.ends_with(worker)),
+            "worker `{worker}` did some of the work: {written:?}"
+        );
+    }
+    let run = cluster.atomic(&project, "fan", &["runs", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+    let id = listed[0]["id"].as_str().expect("a listed run").to_owned();
+    let shown = cluster.show(&project, "fan", &id);
+    let doubled: Vec<serde_json::Value> = (0..12).map(|i| (i * 2).into()).collect();
+    assert_eq!(shown["state"]["out"], serde_json::Value::Array(doubled));
+    assert_eq!(shown["run"]["status"], "completed");
+}
+
+/// A chain of `n` steps of `pause` seconds each, counting `state.n` up.
+fn chain(n: usize, pause: &str) -> String {
+    let steps: Vec<String> = (1..=n)
+        .map(|i| {
+            step(
+                &format!("s{i}"),
+                &format!("step-{i}"),
+                pause,
+                &i.to_string(),
+                "n",
+            )
+        })
+        .collect();
+    format!(
+        r#"workflow "chain" {{
+    state {{
+        field "n" type="integer" default=0
+    }}
+    {}
+}}
+"#,
+        steps.join("\n    ")
+    )
+}
+
+/// Runs the chain in the background, waits for `lines` lines, disturbs the workers with
+/// `disturb`, follows the run to its end, and checks that every step ran, the completed ones
+/// once.
+fn disturbed_chain(disturb: impl FnOnce(&mut Cluster, &CliProject)) {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write("chain.kdl", &chain(6, "0.5"));
+    cluster.worker(&project, "chain", "one");
+    let run = detached(&cluster.atomic(&project, "chain", &["run", "chain.kdl", "--detach"]));
+    await_lines(&project, "out.txt", 2, Duration::from_secs(60));
+    disturb(&mut cluster, &project);
+    let followed = cluster.atomic(&project, "chain", &["resume", &run]);
+    assert_eq!(followed.status.code(), Some(0), "{}", stderr(&followed));
+
+    let written = lines(&project, "out.txt");
+    let counts = tally(&written);
+    assert_eq!(counts.len(), 6, "every step ran: {written:?}");
+    let repeats: usize = counts.values().map(|n| n - 1).sum();
+    assert!(
+        repeats <= 1,
+        "only the step in flight may run again: {written:?}"
+    );
+    let shown = cluster.show(&project, "chain", &run);
+    assert_eq!(shown["state"]["n"], 6);
+    let order: Vec<&str> = shown["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|step| step["node_id"].as_str())
+        .collect();
+    assert_eq!(order, ["s1", "s2", "s3", "s4", "s5", "s6"]);
+}
+
+#[test]
+fn a_worker_killed_mid_chain_hands_the_run_to_another() {
+    disturbed_chain(|cluster, project| {
+        cluster.worker(project, "chain", "two");
+        cluster.kill_worker("one");
+    });
+}
+
+#[test]
+fn a_worker_restarted_mid_run_goes_on_with_it() {
+    disturbed_chain(|cluster, project| {
+        cluster.stop_worker("one");
+        cluster.worker(project, "chain", "again");
+    });
+}
+
+#[test]
+fn a_wait_is_answered_through_resume_and_a_bad_answer_leaves_it_paused() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "gate.kdl",
+        &format!(
+            r#"workflow "gate" {{
+    state {{
+        field "n" type="integer" default=0
+        field "approved" type="boolean" default=#false
+    }}
+    {before}
+    wait "approve" prompt="Ship?" answer="yes-no" {{
+        output "approved"
+    }}
+    {after}
+}}
+"#,
+            before = step("before", "before", "0", "1", "n"),
+            after = step("after", "after", "0", "2", "n"),
+        ),
+    );
+    cluster.worker(&project, "gate", "one");
+    let output = cluster.atomic(&project, "gate", &["run", "gate.kdl"]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(text.contains("paused at `approve`"), "{text}");
+    let hint = format!("--temporal {}", cluster.address);
+    assert!(
+        text.contains(&hint),
+        "the resume hint reaches Temporal: {text}"
+    );
+    let run = text
+        .split("run ")
+        .filter_map(|rest| rest.split_whitespace().next())
+        .find(|word| word.len() > 10 && word.chars().all(char::is_alphanumeric))
+        .expect("the run id in the summary")
+        .to_owned();
+
+    let refused = cluster.atomic(&project, "gate", &["resume", &run, "--answer", "perhaps"]);
+    assert_eq!(refused.status.code(), Some(4), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("yes") && stderr(&refused).contains("approve"),
+        "the refusal says what was expected: {}",
+        stderr(&refused)
+    );
+    let shown = cluster.show(&project, "gate", &run);
+    assert_eq!(shown["run"]["status"], "paused", "{shown}");
+    assert_eq!(lines(&project, "out.txt").len(), 1);
+
+    let answered = cluster.atomic(&project, "gate", &["resume", &run, "--answer", "yes"]);
+    assert_eq!(answered.status.code(), Some(0), "{}", stderr(&answered));
+    let shown = cluster.show(&project, "gate", &run);
+    assert_eq!(shown["state"]["approved"], true);
+    assert_eq!(shown["state"]["n"], 2);
+    assert_eq!(shown["run"]["status"], "completed");
+    assert_eq!(tally(&lines(&project, "out.txt")).len(), 2);
+}
+
+#[test]
+fn cancel_stops_a_run_and_its_step_in_flight() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "slow.kdl",
+        r#"workflow "slow" {
+    state {
+        field "n" type="integer" default=0
+    }
+    tool "slow" {
+        run "sh" "-c" "echo started >> out.txt; sleep 30; echo finished >> out.txt"
+    }
+}
+"#,
+    );
+    cluster.worker(&project, "slow", "one");
+    let run = detached(&cluster.atomic(&project, "slow", &["run", "slow.kdl", "--detach"]));
+    await_lines(&project, "out.txt", 1, Duration::from_secs(60));
+    let cancelled = cluster.atomic(&project, "slow", &["cancel", &run]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    assert!(
+        stderr(&cancelled).contains("cancelled"),
+        "{}",
+        stderr(&cancelled)
+    );
+    let shown = cluster.show(&project, "slow", &run);
+    assert_eq!(shown["run"]["status"], "cancelled", "{shown}");
+    // The step's process was ended on its worker, not left to finish.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(lines(&project, "out.txt"), ["started"]);
+}
+
+#[test]
+fn a_failing_step_takes_its_on_error_path() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "recover.kdl",
+        r#"workflow "recover" {
+    state {
+        field "note" type="string" default=""
+    }
+    tool "flaky" {
+        run "sh" "-c" "echo tried >> out.txt; exit 3"
+        retry "tool-exit" attempts=2 backoff="100ms" jitter=#false
+        on-error "goto" "mend"
+    }
+    set "note" "not reached" goto="end"
+    set "note" "mended after: {{ error.message }}" id="mend" recovery=#true
+}
+"#,
+    );
+    cluster.worker(&project, "recover", "one");
+    let output = cluster.atomic(&project, "recover", &["run", "recover.kdl", "--quiet"]);
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert_eq!(
+        lines(&project, "out.txt"),
+        ["tried", "tried"],
+        "retried once"
+    );
+    let listed = cluster.atomic(&project, "recover", &["runs", "--json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let id = listed[0]["id"].as_str().expect("a run").to_owned();
+    let shown = cluster.show(&project, "recover", &id);
+    let note = shown["state"]["note"].as_str().unwrap_or_default();
+    assert!(note.starts_with("mended after"), "{shown}");
+    assert!(
+        note.contains("exit"),
+        "the recovery reads the failure: {note}"
+    );
+}
+
+#[test]
+fn a_run_of_5000_steps_continues_as_new_and_completes() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "long.kdl",
+        r#"workflow "long" {
+    state {
+        field "n" type="integer" default=0
+    }
+    limits max-steps=20000
+    loop "count" max=5001 until="state.n >= 5000" {
+        tool "tick" idempotent=#true {
+            run "echo" "{{ state.n + 1 }}"
+            output "n" parse="json"
+        }
+    }
+}
+"#,
+    );
+    cluster.worker(&project, "long", "one");
+    let output = cluster.atomic_within(
+        &project,
+        "long",
+        &["run", "long.kdl", "--quiet"],
+        Duration::from_secs(600),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let listed = cluster.atomic(&project, "long", &["runs", "--json", "--limit", "100"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let executions = listed.as_array().expect("a list");
+    assert!(
+        executions
+            .iter()
+            .any(|run| run["status"] == "continued-as-new"),
+        "the run continued as new: {listed}"
+    );
+    let id = executions[0]["id"].as_str().expect("an id").to_owned();
+    let shown = cluster.show(&project, "long", &id);
+    assert_eq!(shown["state"]["n"], 5000);
+    assert_eq!(shown["run"]["status"], "completed");
+}
