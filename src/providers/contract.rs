@@ -55,6 +55,54 @@ pub struct AgentRequest {
     /// reported cost after every call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_usd: Option<f64>,
+    /// Asked before the agent's own tool calls run, by adapters where atomic runs them (the
+    /// HTTP adapters' tool loop): a refusal stops the tool and the model is told why. Set
+    /// by the runtime when the workflow has an `agent.tool.before` hook; not carried to
+    /// another engine's worker.
+    #[serde(skip)]
+    pub tool_guard: Option<ToolGuard>,
+}
+
+/// One tool call of an agent, as a [`ToolGuard`] is asked about it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCheck {
+    /// The backend's tool-call id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// Its input.
+    pub input: serde_json::Value,
+}
+
+/// What decides whether an agent's tool call may run: the runtime's `agent.tool.before`
+/// hooks.
+pub trait ToolGuardBackend: Send + Sync {
+    /// `Ok(())` lets the call run; `Err(reason)` refuses it, `reason` being what the model
+    /// is told.
+    fn check<'a>(
+        &'a self,
+        call: &'a ToolCheck,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+}
+
+/// A call's tool guard (see [`AgentRequest::tool_guard`]).
+#[derive(Clone)]
+pub struct ToolGuard(pub std::sync::Arc<dyn ToolGuardBackend>);
+
+impl ToolGuard {
+    /// Asks whether `call` may run (no guard: it may).
+    pub async fn allows(guard: Option<&Self>, call: &ToolCheck) -> Result<(), String> {
+        match guard {
+            Some(guard) => guard.0.check(call).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolGuard")
+    }
 }
 
 /// The storage behind a [`CallJournal`]: the runtime implements it over its checkpoint

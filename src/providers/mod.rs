@@ -52,7 +52,8 @@ pub use claude_code::ClaudeCode;
 pub use command::CommandProvider;
 pub use contract::{
     AgentEvent, AgentReply, AgentRequest, CallJournal, EventSink, JournalBackend, Provider,
-    ProviderError, ProviderFuture, ToolGrant, Usage, tool_summary,
+    ProviderError, ProviderFuture, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend, Usage,
+    tool_summary,
 };
 pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment, ToolEnv};

@@ -3,13 +3,17 @@
 //! A hook gets the event as one JSON object on stdin and in `ATOMIC_HOOK_EVENT`,
 //! `ATOMIC_RUN_ID` and `ATOMIC_NODE`; it runs in the run's working directory, in its own
 //! process group, for at most [`HOOK_TIMEOUT`]. A non-zero exit (or a timeout) of a
-//! `*.before` hook blocks the action; any other hook's failure is reported and the run
-//! goes on, because a notification must not change what the workflow computes.
+//! blocking hook (`tool.before`, and `agent.tool.before` where the adapter lets atomic
+//! answer the tool call) blocks the action; any other hook's failure is reported and the
+//! run goes on, because a notification must not change what the workflow computes.
 //!
 //! Which actions atomic can see, and so block: its own `tool` nodes (`tool.before` /
 //! `tool.after`, each attempt), agent calls (`session.start` / `session.end`), steps
-//! (`node.start` / `node.end`) and the run (`run.start` / `run.end`). Tool calls an agent
-//! CLI makes inside its own session are that agent's business and are not seen here.
+//! (`node.start` / `node.end`) and the run (`run.start` / `run.end`). What an agent does
+//! inside its call (`agent.tool.before` / `agent.tool.after`, `permission.request`,
+//! `message.complete`, `subagent.start` / `subagent.end`, `session.error`) comes from the
+//! adapter's events (`runtime::agent_hooks`); an agent's tool call is blocked only where
+//! atomic runs it or answers its permission request.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -40,10 +44,20 @@ pub(crate) enum HookEvent {
     SessionEnd,
     ToolBefore,
     ToolAfter,
+    AgentToolBefore,
+    AgentToolAfter,
+    PermissionRequest,
+    MessageComplete,
+    SubagentStart,
+    SubagentEnd,
+    SessionError,
 }
 
+/// How many hook events there are.
+const EVENTS: usize = 15;
+
 impl HookEvent {
-    const ALL: [Self; 8] = [
+    const ALL: [Self; EVENTS] = [
         Self::RunStart,
         Self::RunEnd,
         Self::NodeStart,
@@ -52,6 +66,13 @@ impl HookEvent {
         Self::SessionEnd,
         Self::ToolBefore,
         Self::ToolAfter,
+        Self::AgentToolBefore,
+        Self::AgentToolAfter,
+        Self::PermissionRequest,
+        Self::MessageComplete,
+        Self::SubagentStart,
+        Self::SubagentEnd,
+        Self::SessionError,
     ];
 
     /// The name a workflow writes: `on "tool.before"`.
@@ -65,6 +86,13 @@ impl HookEvent {
             Self::SessionEnd => "session.end",
             Self::ToolBefore => "tool.before",
             Self::ToolAfter => "tool.after",
+            Self::AgentToolBefore => "agent.tool.before",
+            Self::AgentToolAfter => "agent.tool.after",
+            Self::PermissionRequest => "permission.request",
+            Self::MessageComplete => "message.complete",
+            Self::SubagentStart => "subagent.start",
+            Self::SubagentEnd => "subagent.end",
+            Self::SessionError => "session.error",
         }
     }
 
@@ -72,9 +100,10 @@ impl HookEvent {
         Self::ALL.into_iter().find(|event| event.name() == name)
     }
 
-    /// Whether a failing hook stops the action it precedes.
+    /// Whether a failing hook stops the action it precedes (`agent.tool.before` only
+    /// where atomic answers the tool call: see [`fire_as`]).
     pub(crate) fn blocks(self) -> bool {
-        matches!(self, Self::ToolBefore)
+        matches!(self, Self::ToolBefore | Self::AgentToolBefore)
     }
 
     fn index(self) -> usize {
@@ -108,7 +137,7 @@ impl std::fmt::Display for HookFailure {
 /// The workflow's hooks, by event; empty for most workflows, which then pay nothing.
 #[derive(Debug, Default)]
 pub(crate) struct Hooks {
-    by_event: [Vec<Arc<[String]>>; 8],
+    by_event: [Vec<Arc<[String]>>; EVENTS],
     /// No hook at all: checked on every step, so worked out once.
     none: bool,
 }
@@ -142,13 +171,13 @@ impl Hooks {
         !self.by_event[event.index()].is_empty()
     }
 
-    /// Runs the hooks of `event` in declaration order. For a blocking event the first
+    /// Runs the hooks of `event` in declaration order. When `blocks`, the first
     /// failure stops and is returned; otherwise every hook runs and the failures are
     /// returned for the caller to report.
     pub(crate) async fn fire(
         &self,
         executor: &dyn Executor,
-        event: HookEvent,
+        (event, blocks): (HookEvent, bool),
         payload: &Value,
         (dir, env): (&Path, &Environment),
     ) -> Vec<HookFailure> {
@@ -157,7 +186,7 @@ impl Hooks {
             let ran = run_one(executor, event, argv, payload, (dir, env), HOOK_TIMEOUT).await;
             if let Err(failure) = ran {
                 failures.push(failure);
-                if event.blocks() {
+                if blocks {
                     break;
                 }
             }
@@ -176,8 +205,26 @@ pub(crate) async fn fire(
     node: Option<NodeIdx>,
     fields: serde_json::Map<String, Value>,
 ) -> Result<(), NodeError> {
+    match fire_as(shared, event, node, fields, event.blocks()).await {
+        Some(failure) => {
+            let what = node.map_or_else(String::new, |node| format!(" `{}`", shared.id(node)));
+            Err(NodeError::fatal(format!("{failure}, so{what} did not run")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// [`fire`], saying whether a failure blocks the action (an agent's tool call blocks only
+/// where atomic answers it); the blocking failure, if any, is returned.
+pub(crate) async fn fire_as(
+    shared: &Shared,
+    event: HookEvent,
+    node: Option<NodeIdx>,
+    fields: serde_json::Map<String, Value>,
+    blocked: bool,
+) -> Option<HookFailure> {
     if !shared.program.hooks.wants(event) || shared.ctx.dry_run {
-        return Ok(());
+        return None;
     }
     let node = node.map(|node| shared.id(node).clone());
     let mut payload = serde_json::Map::new();
@@ -196,12 +243,11 @@ pub(crate) async fn fire(
         .hooks
         .fire(
             shared.ctx.executor.as_ref(),
-            event,
+            (event, blocked),
             &Value::Object(payload),
             (&shared.ctx.working_dir, &shared.ctx.tool_env),
         )
         .await;
-    let blocked = event.blocks();
     for failure in &failures {
         tracing::debug!(%failure, "hook failed");
         shared.emit(RunEvent::HookFailed {
@@ -212,13 +258,7 @@ pub(crate) async fn fire(
             blocked,
         });
     }
-    match failures.into_iter().next() {
-        Some(failure) if blocked => {
-            let what = node.map_or_else(String::new, |node| format!(" `{node}`"));
-            Err(NodeError::fatal(format!("{failure}, so{what} did not run")))
-        }
-        _ => Ok(()),
-    }
+    failures.into_iter().next().filter(|_| blocked)
 }
 
 /// Runs one hook to its end through `executor`, or ends it (and all it started) at
@@ -299,6 +339,33 @@ mod tests {
 
     fn payload() -> Value {
         json!({"event": "tool.before", "run_id": "r1", "node": "build"})
+    }
+
+    #[test]
+    fn the_grammar_offers_exactly_the_events_hooks_fire_on() {
+        let grammar: Value =
+            serde_json::from_str(include_str!("../../grammar/atomic.grammar.json")).unwrap();
+        let on = grammar["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|node| node["id"] == "on")
+            .expect("the grammar has `on`");
+        let choices: Vec<&str> = on["arguments"][0]["choices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let names: Vec<&str> = HookEvent::ALL.iter().map(|event| event.name()).collect();
+        assert_eq!(choices, names);
+        for event in HookEvent::ALL {
+            assert_eq!(HookEvent::parse(event.name()), Some(event));
+            assert_eq!(
+                event.index(),
+                HookEvent::ALL.iter().position(|e| *e == event).unwrap()
+            );
+        }
     }
 
     #[tokio::test]

@@ -12,6 +12,7 @@
 //! continues the run and every block it was inside from their last committed steps,
 //! re-running only the steps that were in flight.
 
+mod agent_hooks;
 mod context;
 mod context_window;
 mod cursor;

@@ -86,6 +86,7 @@ pub(crate) async fn run<C: Conversation>(
         pricing: parts.pricing,
         retry: &retry,
         journal: request.journal.as_ref(),
+        guard: request.tool_guard.as_ref(),
     };
     run_loop(conversation, settings, events).await
 }

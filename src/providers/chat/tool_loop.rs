@@ -12,6 +12,9 @@
 //! tool results included, and no tool runs twice. The deltas a failed turn streamed before
 //! it failed are not taken back; its retry streams the turn again.
 //!
+//! Before a tool runs, the call's tool guard (the workflow's `agent.tool.before` hooks) is
+//! asked; a refused tool does not run, and its result, an error the model sees, says why.
+//!
 //! After each round of tool calls the conversation is saved to the call's journal (when
 //! the runtime gives one): a run resumed after a crash sends the next turn from there, so
 //! only tools that were running at the crash run again.
@@ -27,7 +30,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::providers::{
-    AgentEvent, AgentReply, CallJournal, EventSink, ProviderError, ToolEnv, Usage,
+    AgentEvent, AgentReply, CallJournal, EventSink, ProviderError, ToolCheck, ToolEnv, ToolGuard,
+    Usage,
 };
 
 /// Model turns allowed when the agent sets no `max-turns`.
@@ -140,6 +144,8 @@ pub(crate) struct LoopSettings<'a> {
     pub(crate) retry: &'a RequestRetry,
     /// Where the conversation is kept after each round of tool calls.
     pub(crate) journal: Option<&'a CallJournal>,
+    /// Asked before each tool call runs (the `agent.tool.before` hooks).
+    pub(crate) guard: Option<&'a ToolGuard>,
 }
 
 /// Runs the loop to the final answer.
@@ -223,21 +229,33 @@ pub(crate) async fn run_loop<C: Conversation>(
             carried.clear();
             let mut results = Vec::with_capacity(turn.tool_calls.len());
             for call in turn.tool_calls {
-                session.emit(AgentEvent::ToolStart {
+                let check = ToolCheck {
                     id: call.id.clone(),
                     name: call.name.clone(),
                     input: call.input.clone(),
+                };
+                let allowed = ToolGuard::allows(settings.guard, &check).await;
+                session.emit(AgentEvent::ToolStart {
+                    id: check.id,
+                    name: check.name,
+                    input: check.input,
                 });
-                let outcome = settings
-                    .tools
-                    .run(
-                        &call,
-                        settings.working_dir,
-                        settings.tool_timeout,
-                        settings.tool_env,
-                        settings.hide_env,
-                    )
-                    .await;
+                let outcome = match allowed {
+                    Ok(()) => {
+                        settings
+                            .tools
+                            .run(
+                                &call,
+                                settings.working_dir,
+                                settings.tool_timeout,
+                                settings.tool_env,
+                                settings.hide_env,
+                            )
+                            .await
+                    }
+                    // The model sees why, and may do something else.
+                    Err(reason) => ToolOutcome::refused(&call.name, &reason),
+                };
                 session.emit(AgentEvent::ToolComplete {
                     id: call.id.clone(),
                     name: call.name.clone(),

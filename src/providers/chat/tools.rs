@@ -63,6 +63,16 @@ impl ToolOutcome {
         }
     }
 
+    /// A tool call the tool guard refused: an error the model sees, saying why.
+    pub(crate) fn refused(name: &str, reason: &str) -> Self {
+        let reason = reason.trim();
+        Self::error(if reason.is_empty() {
+            format!("the tool call `{name}` was blocked by a hook")
+        } else {
+            format!("the tool call `{name}` was blocked by a hook: {reason}")
+        })
+    }
+
     /// The `ToolComplete` summary.
     pub(crate) fn summary(&self) -> String {
         crate::providers::tool_summary(&self.content)

@@ -13,6 +13,7 @@ use crate::ir::{
     Template, UsedDefinition, Workflow, adapter_info,
 };
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
+use crate::runtime::agent_hooks::AgentHooks;
 use crate::runtime::context_window::{ContextWatch, Thresholds};
 use crate::runtime::frame::{Frame, Write};
 use crate::runtime::journal::StoreJournal;
@@ -194,7 +195,10 @@ pub(super) async fn execute(
             call_index,
         ))
     });
+    // The hooks on what the agent does inside the call (`agent.tool.before`, …).
+    let hooks = AgentHooks::new(shared, node, seq, provider_name);
     let request = AgentRequest {
+        tool_guard: hooks.as_ref().and_then(AgentHooks::guard),
         budget_usd: settings
             .first(|agent| agent.budget_usd.as_ref())
             .map(|budget| budget.value),
@@ -231,7 +235,11 @@ pub(super) async fn execute(
     let forward = shared.wants_events();
     let sink_shared = shared.clone();
     let sink_id = id.clone();
+    let hooking = hooks.as_ref();
     let sink = move |event: AgentEvent| {
+        if let Some(hooks) = hooking {
+            hooks.observe(&event);
+        }
         // Watched whether or not events are forwarded: the policy needs the fraction.
         if let AgentEvent::ContextWindow { fraction } = event
             && watching.observe(fraction)
@@ -255,11 +263,11 @@ pub(super) async fn execute(
             ..AgentReply::default()
         }
     } else {
-        shared
+        let call = shared
             .ctx
             .executor
-            .call_agent(&shared.ctx, provider_name, &request, &sink)
-            .await?
+            .call_agent(&shared.ctx, provider_name, &request, &sink);
+        AgentHooks::around(hooks.as_ref(), call).await?
     };
     // Kept after a failure: a resumed run continues the conversation instead of
     // repeating its tools.
