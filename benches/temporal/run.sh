@@ -17,7 +17,7 @@ rounds="${1:-3}"
 
 bash .ci/install-temporal.sh --python-sdk
 cargo build --release --features temporal --quiet
-atomic="$root/target/release/atomic"
+atomic="${CARGO_TARGET_DIR:-$root/target}/release/atomic"
 temporal="$root/.ci/temporal/bin/temporal"
 python="$root/.ci/temporal/venv/bin/python"
 

@@ -4,6 +4,7 @@
 //! it is redacted first, as the store would be; a command's environment is this worker's
 //! (without provider keys) beneath what the workflow set.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,10 +13,14 @@ use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
 
 use super::engine::Engine;
-use super::wire::{AgentCall, AgentDone, CommandCall, CommandDone, RemoteFailure};
+use super::wire::{
+    AgentCall, AgentDone, CommandCall, CommandDone, FileCall, FileDone, RemoteFailure,
+};
 use crate::ir::ErrorClass;
 use crate::providers::{AgentEvent, CallJournal, JournalBackend, Redactor};
-use crate::runtime::executor::{CommandError, CommandSpec, Executor, LocalExecutor, OutputStream};
+use crate::runtime::executor::{
+    CommandError, CommandSpec, Executor, LocalExecutor, OutputStream, read_text, write_text,
+};
 
 /// How often a running activity tells Temporal it is alive.
 pub(super) const BEAT_EVERY: Duration = Duration::from_secs(2);
@@ -81,6 +86,19 @@ impl Activities {
         };
         redact_agent(&prepared.redactor, &mut done);
         Ok(done)
+    }
+
+    /// Reads or replaces a file the run keeps its work in.
+    #[activity(name = "atomic-file")]
+    pub async fn file(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        call: FileCall,
+    ) -> Result<FileDone, ActivityError> {
+        Ok(match call {
+            FileCall::Read { path } => read_text(Path::new(&path)).map(Some),
+            FileCall::Write { path, text } => write_text(Path::new(&path), &text).map(|()| None),
+        })
     }
 
     /// One command (a tool's, a custom tool's or a hook's).

@@ -5,6 +5,7 @@
 //! the interpreter asks for them, so a replay issues the same commands in the same order.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -13,7 +14,9 @@ use futures::channel::{mpsc, oneshot};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use super::wire::{AgentCall, AgentDone, CommandCall, CommandDone, WorkflowRef};
+use super::wire::{
+    AgentCall, AgentDone, CommandCall, CommandDone, FileCall, FileDone, WorkflowRef,
+};
 use crate::providers::{AgentRequest, EventSink, ProviderError, ProviderFuture};
 use crate::runtime::RunContext;
 use crate::runtime::executor::{CommandError, CommandOutput, CommandSpec, Executor, LineSink};
@@ -25,6 +28,8 @@ pub(super) enum Effect {
     Agent(Box<AgentCall>, oneshot::Sender<AgentDone>),
     /// A command (the `command` activity).
     Command(CommandCall, oneshot::Sender<CommandDone>),
+    /// A file read or written (the `file` activity).
+    File(FileCall, oneshot::Sender<FileDone>),
     /// A timer.
     Timer(Duration, oneshot::Sender<()>),
 }
@@ -66,6 +71,21 @@ impl TemporalExecutor {
             compactable,
             random: AtomicU64::new(seed),
         }
+    }
+}
+
+impl TemporalExecutor {
+    /// Asks for the `file` activity.
+    fn file(&self, call: FileCall) -> BoxFuture<'static, FileDone> {
+        let (reply, done) = oneshot::channel();
+        let sent = self.effects.unbounded_send(Effect::File(call, reply));
+        async move {
+            if sent.is_err() {
+                return Err(gone());
+            }
+            done.await.map_err(|_| gone())?
+        }
+        .boxed()
     }
 }
 
@@ -135,6 +155,23 @@ impl Executor for TemporalExecutor {
             done.result
         }
         .boxed()
+    }
+
+    fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>> {
+        let call = FileCall::Read {
+            path: path.display().to_string(),
+        };
+        let done = self.file(call);
+        async move { done.await.map(Option::unwrap_or_default) }.boxed()
+    }
+
+    fn write_text<'a>(&'a self, path: &'a Path, text: String) -> BoxFuture<'a, Result<(), String>> {
+        let call = FileCall::Write {
+            path: path.display().to_string(),
+            text,
+        };
+        let done = self.file(call);
+        async move { done.await.map(|_| ()) }.boxed()
     }
 
     fn timer(&self, duration: Duration) -> BoxFuture<'static, ()> {

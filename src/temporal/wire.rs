@@ -242,6 +242,28 @@ impl RemoteFailure {
     }
 }
 
+/// The `file` activity's input: a file the run keeps its work in (a tasks file), on the
+/// workers' shared project files.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum FileCall {
+    /// Read it.
+    Read {
+        /// The file.
+        path: String,
+    },
+    /// Replace it.
+    Write {
+        /// The file.
+        path: String,
+        /// Its new text.
+        text: String,
+    },
+}
+
+/// The `file` activity's result: the text read (`None` for a write), or why not.
+pub type FileDone = Result<Option<String>, String>;
+
 /// The `command` activity's input: a tool's, a custom tool's or a hook's command. Its
 /// environment holds only what the workflow set; the worker adds its own tool environment
 /// (atomic's without provider keys) beneath it, so no worker's variables enter the history.

@@ -26,7 +26,9 @@ use temporalio_sdk::{
 use super::activities::Activities;
 use super::engine::Engine;
 use super::executor::{Effect, TemporalExecutor};
-use super::wire::{AgentDone, Answer, CommandDone, Progress, RemoteFailure, RunResult, RunStart};
+use super::wire::{
+    AgentDone, Answer, CommandDone, FileDone, Progress, RemoteFailure, RunResult, RunStart,
+};
 use crate::ir::ErrorClass;
 use crate::lower::Plan;
 use crate::runtime::executor::CommandError;
@@ -428,6 +430,10 @@ enum InFlight<'a> {
         Sdk<'a, Result<CommandDone, ActivityExecutionError>>,
         Option<oneshot::Sender<CommandDone>>,
     ),
+    File(
+        Sdk<'a, Result<FileDone, ActivityExecutionError>>,
+        Option<oneshot::Sender<FileDone>>,
+    ),
     Timer(Sdk<'a, TimerResult>, Option<oneshot::Sender<()>>),
 }
 
@@ -440,6 +446,10 @@ impl<'a> InFlight<'a> {
             ),
             Effect::Command(call, reply) => Self::Command(
                 Box::pin(ctx.execute_activity(Activities::command, call, activity_options())),
+                Some(reply),
+            ),
+            Effect::File(call, reply) => Self::File(
+                Box::pin(ctx.execute_activity(Activities::file, call, activity_options())),
                 Some(reply),
             ),
             Effect::Timer(duration, reply) => {
@@ -470,6 +480,9 @@ impl<'a> InFlight<'a> {
                     ))),
                     lines: Vec::new(),
                 })
+            }),
+            Self::File(future, reply) => step(future, reply, cx, |done| {
+                done.unwrap_or_else(|error| Err(format!("the file failed on Temporal: {error}")))
             }),
             Self::Timer(future, reply) => step(future, reply, cx, |_| ()),
         }

@@ -36,11 +36,9 @@ pub(super) struct TaskFile {
 }
 
 impl TaskFile {
-    /// Reads and checks the file at `path`. Synchronous on purpose: the tasks of a loop
-    /// are futures polled by one step, so a read-modify-write that never yields cannot
-    /// interleave with another task's (and a small file is read in microseconds).
-    pub(super) fn read(path: &Path) -> Result<Self, NodeError> {
-        let text = std::fs::read_to_string(path).map_err(|error| {
+    /// Checks the text read from `path` (or says why it could not be read).
+    pub(super) fn read(path: &Path, text: Result<String, String>) -> Result<Self, NodeError> {
+        let text = text.map_err(|error| {
             NodeError::fatal(format!(
                 "cannot read the tasks file `{}`: {error}; create it (`{{\"tasks\": []}}`) or point `file=` at it",
                 path.display()
@@ -168,23 +166,12 @@ impl TaskFile {
         }
     }
 
-    /// Writes the file back to `path`: a sibling file renamed over it (synchronous, as
-    /// [`TaskFile::read`]).
-    pub(super) fn write(&self, path: &Path) -> Result<(), NodeError> {
+    /// The file's text, to write back.
+    pub(super) fn text(&self) -> Result<String, NodeError> {
         let mut text = serde_json::to_string_pretty(&self.root)
             .map_err(|error| NodeError::fatal(format!("cannot encode the tasks file: {error}")))?;
         text.push('\n');
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".atomic-tmp");
-        let temporary = path.with_file_name(name);
-        let failed = |error: std::io::Error| {
-            NodeError::fatal(format!(
-                "cannot write the tasks file `{}`: {error}",
-                path.display()
-            ))
-        };
-        std::fs::write(&temporary, text).map_err(failed)?;
-        std::fs::rename(&temporary, path).map_err(failed)
+        Ok(text)
     }
 }
 

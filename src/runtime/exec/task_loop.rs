@@ -98,6 +98,8 @@ pub(super) async fn execute(
         path,
         dry: shared.ctx.dry_run,
         overlay: Mutex::new(HashMap::new()),
+        executor: Arc::clone(&shared.ctx.executor),
+        turn: tokio::sync::Mutex::new(()),
     });
     let mut started = ended.len();
     let mut running: HashSet<String> = HashSet::new();
@@ -107,7 +109,8 @@ pub(super) async fn execute(
     // Tasks a run that died had started and not marked: they continue first, whatever the
     // file now says (it may already hold the status written just before the crash).
     let mut unmarked: Vec<String> = file
-        .read()?
+        .read()
+        .await?
         .tasks
         .iter()
         .filter(|task| !done.contains(&task.id))
@@ -123,10 +126,12 @@ pub(super) async fn execute(
         .collect();
 
     loop {
-        // Fill the free slots, best ready task first. A paused task stops new starts.
-        // Nothing here yields: the running tasks are not polled meanwhile.
+        // Fill the free slots, best ready task first. A paused task stops new starts. The
+        // running tasks are not polled meanwhile, and each read-modify-write of the file
+        // holds its turn.
         while paused.is_empty() && walks.len() < limit && started < most {
-            let mut read = file.read()?;
+            let turn = file.turn.lock().await;
+            let mut read = file.read().await?;
             let busy = |task: &str| done.contains(task) || running.contains(task);
             let next = match unmarked.pop() {
                 Some(task) => read.tasks.iter().find(|other| other.id == task),
@@ -137,8 +142,9 @@ pub(super) async fn execute(
                 break;
             };
             if matches!(read.status_of(&task_id), Some("pending")) {
-                file.set(&mut read, &task_id, "in_progress")?;
+                file.set(&mut read, &task_id, "in_progress").await?;
             }
+            drop(turn);
             view["status"] = Value::from("in_progress");
             let index = u32::try_from(started).map_err(|_| NodeError::fatal("too many tasks"))?;
             let mut counters = frame.counters.clone();
@@ -233,7 +239,7 @@ pub(super) async fn execute(
     if !paused.is_empty() {
         return Err(Halt::Paused(paused));
     }
-    let blocked = file.read()?.blocked(|task| done.contains(task));
+    let blocked = file.read().await?.blocked(|task| done.contains(task));
     let mut writes = Vec::new();
     let mut summary = Vec::new();
     for task in ended.into_iter().flatten() {
@@ -247,11 +253,15 @@ pub(super) async fn execute(
     Ok(writes)
 }
 
-/// The tasks file, with a dry run's statuses kept in memory over it.
+/// The tasks file, with a dry run's statuses kept in memory over it. It is read and
+/// written through the executor (an effect like any other: on Temporal, an activity), and a
+/// read-modify-write holds `turn`, so no other task's write interleaves with it.
 struct Tasks {
     path: PathBuf,
     dry: bool,
     overlay: Mutex<HashMap<String, String>>,
+    executor: Arc<dyn crate::runtime::Executor>,
+    turn: tokio::sync::Mutex<()>,
 }
 
 impl Tasks {
@@ -263,11 +273,11 @@ impl Tasks {
 
     /// The file as it is now. A dry run reads a file that does not exist as one with no
     /// tasks, as its tools and agents need nothing to exist either.
-    fn read(&self) -> Result<TaskFile, NodeError> {
+    async fn read(&self) -> Result<TaskFile, NodeError> {
         let mut file = if self.dry && !self.path.exists() {
             TaskFile::parse("[]").map_err(NodeError::fatal)?
         } else {
-            TaskFile::read(&self.path)?
+            TaskFile::read(&self.path, self.executor.read_text(&self.path).await)?
         };
         for (task, status) in self.overlay().iter() {
             file.set_status(task, status);
@@ -276,14 +286,22 @@ impl Tasks {
     }
 
     /// Sets a status in `file` (as just read) and writes it back; a dry run only keeps it.
-    fn set(&self, file: &mut TaskFile, task: &str, status: &str) -> Result<(), NodeError> {
+    async fn set(&self, file: &mut TaskFile, task: &str, status: &str) -> Result<(), NodeError> {
         file.set_status(task, status);
         if self.dry {
             self.overlay().insert(task.to_owned(), status.to_owned());
-            Ok(())
-        } else {
-            file.write(&self.path)
+            return Ok(());
         }
+        let text = file.text()?;
+        self.executor
+            .write_text(&self.path, text)
+            .await
+            .map_err(|error| {
+                NodeError::fatal(format!(
+                    "cannot write the tasks file `{}`: {error}",
+                    self.path.display()
+                ))
+            })
     }
 }
 
@@ -321,17 +339,19 @@ impl TaskRun {
             }
             Err(Stop::Store(error)) => return Err(NodeError::fatal(error.to_string()).into()),
         };
-        // Read, decide and write without yielding, so no other task's write interleaves.
-        let mut file = self.file.read()?;
+        // Read, decide and write in one turn, so no other task's write interleaves.
+        let turn = self.file.turn.lock().await;
+        let mut file = self.file.read().await?;
         let status = match (ok, file.status_of(&self.id)) {
             (false, _) => "failing".to_owned(),
             (true, None | Some("pending" | "in_progress")) => self.left_in_progress.to_owned(),
             (true, Some(other)) => other.to_owned(),
         };
         if file.status_of(&self.id) != Some(status.as_str()) {
-            self.file.set(&mut file, &self.id, &status)?;
+            self.file.set(&mut file, &self.id, &status).await?;
         }
         drop(file);
+        drop(turn);
         let failed = error.is_some();
         commit_mark(
             &self.shared,

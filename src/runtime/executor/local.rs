@@ -1,5 +1,6 @@
 //! [`LocalExecutor`]: the effects in this process.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,6 +68,15 @@ impl Executor for LocalExecutor {
 
     fn now(&self) -> Timestamp {
         self.clock.now()
+    }
+
+    // Synchronous, so a read-modify-write in this process never yields between its parts.
+    fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>> {
+        std::future::ready(super::read_text(path)).boxed()
+    }
+
+    fn write_text<'a>(&'a self, path: &'a Path, text: String) -> BoxFuture<'a, Result<(), String>> {
+        std::future::ready(super::write_text(path, &text)).boxed()
     }
 
     fn random_unit(&self) -> f64 {

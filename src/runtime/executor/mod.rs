@@ -7,15 +7,17 @@
 
 mod clock;
 mod command;
+mod files;
 mod local;
 
 use std::fmt::Debug;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
 pub use clock::{Clock, SystemClock};
+pub use files::{read_text, write_text};
 pub use local::LocalExecutor;
 
 use super::RunContext;
@@ -51,6 +53,13 @@ pub trait Executor: Send + Sync + Debug {
 
     /// The current time.
     fn now(&self) -> Timestamp;
+
+    /// Reads a text file the run keeps its work in (a `task-loop`'s tasks file).
+    fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, Result<String, String>>;
+
+    /// Replaces a text file the run keeps its work in, atomically (a sibling file renamed
+    /// over it).
+    fn write_text<'a>(&'a self, path: &'a Path, text: String) -> BoxFuture<'a, Result<(), String>>;
 
     /// A random number in `0..1` (retry jitter): drawn afresh locally, from a seeded
     /// sequence on an engine that must decide the same way when it replays a run.
