@@ -8,11 +8,16 @@
 //! }
 //! adapter "opencode"
 //! temporal "127.0.0.1:7233" namespace="default" task-queue="atomic"
+//! prices {
+//!     // USD per million tokens; cache prices default to the input price
+//!     model "claude-sonnet-4-5" input=3.0 output=15.0 cache-read=0.3 cache-write=3.75
+//! }
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::ir::{ModelPrice, PriceOverride};
 use crate::registry::agents::Roots;
 use crate::source::{SourceId, Sources, Span};
 use crate::syntax::kdl::{self, Value};
@@ -35,6 +40,7 @@ pub struct Config {
     discovery: Roots,
     adapter: Option<String>,
     temporal: Option<TemporalConfig>,
+    prices: Vec<PriceOverride>,
 }
 
 /// Where runs go with `--temporal` and where `atomic worker` polls, from `temporal "…"`.
@@ -105,6 +111,13 @@ impl Config {
         self.temporal.as_ref()
     }
 
+    /// The model prices the project sets (`prices { model … }`), before atomic's shipped
+    /// table.
+    #[must_use]
+    pub fn prices(&self) -> &[PriceOverride] {
+        &self.prices
+    }
+
     /// Sets one rule's level.
     pub fn set(&mut self, code: Code, level: RuleLevel) {
         self.levels.retain(|(existing, _)| *existing != code);
@@ -126,6 +139,12 @@ impl Config {
                 config.parse_temporal(node, &mut diagnostics);
                 continue;
             }
+            if node.name.value == "prices" {
+                for model in node.children.iter().flat_map(|children| &children.nodes) {
+                    config.parse_price(model, &mut diagnostics);
+                }
+                continue;
+            }
             if node.name.value != "rules" {
                 diagnostics.push(
                     Diagnostic::new(
@@ -134,7 +153,7 @@ impl Config {
                         format!("unknown setting `{}`", node.name.value),
                     )
                     .label("not a configuration section")
-                    .help("expected `rules`, `adapter` or `temporal`"),
+                    .help("expected `rules`, `adapter`, `temporal` or `prices`"),
                 );
                 continue;
             }
@@ -205,6 +224,128 @@ impl Config {
             *slot = Some(text.to_string());
         }
         self.temporal = Some(temporal);
+    }
+
+    fn parse_price(&mut self, node: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {
+        const FORM: &str = r#"write `model "<name>" input=<USD> output=<USD>` (per million tokens; optional `cache-read=`, `cache-write=`)"#;
+        if node.name.value != "model" {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::UnknownNodeKind,
+                    node.name.span,
+                    format!("unknown entry `{}` in `prices`", node.name.value),
+                )
+                .label("not a price")
+                .help(FORM),
+            );
+            return;
+        }
+        let mut model = None;
+        let (mut input, mut output, mut cache_read, mut cache_write) = (None, None, None, None);
+        let mut valid = true;
+        // Properties given, valid or not: a bad one is reported once, not also as missing.
+        let mut given = Vec::new();
+        for entry in &node.entries {
+            let Some(key) = &entry.key else {
+                match &entry.value {
+                    Value::String(name) if model.is_none() && !name.trim().is_empty() => {
+                        model = Some(name.to_string());
+                    }
+                    _ => {
+                        diagnostics.push(
+                            Diagnostic::new(
+                                Code::InvalidValue,
+                                entry.value_span,
+                                "a price names one model, as a non-empty string",
+                            )
+                            .label("not a model name")
+                            .help(FORM),
+                        );
+                        model = Some(String::new());
+                        valid = false;
+                    }
+                }
+                continue;
+            };
+            given.push(key.value.as_str());
+            let slot = match key.value.as_str() {
+                "input" => &mut input,
+                "output" => &mut output,
+                "cache-read" => &mut cache_read,
+                "cache-write" => &mut cache_write,
+                other => {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::UnknownProperty,
+                            entry.span,
+                            format!("a price has no property `{other}`"),
+                        )
+                        .label("unknown property")
+                        .maybe_help(
+                            crate::diagnostic::did_you_mean(
+                                other,
+                                ["input", "output", "cache-read", "cache-write"],
+                            )
+                            .map(|near| format!("did you mean `{near}`?")),
+                        ),
+                    );
+                    valid = false;
+                    continue;
+                }
+            };
+            let usd = match entry.value {
+                Value::Integer(n) => Some(n as f64),
+                Value::Float(x) => Some(x),
+                _ => None,
+            };
+            match usd {
+                Some(usd) if usd.is_finite() && usd >= 0.0 => *slot = Some(usd),
+                _ => {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            entry.value_span,
+                            format!("`{}` must be a price in USD per million tokens", key.value),
+                        )
+                        .label("not a non-negative number")
+                        .help(FORM),
+                    );
+                    valid = false;
+                }
+            }
+        }
+        let missing: Vec<&str> = [
+            ("a model name", model.is_none()),
+            ("`input=`", !given.contains(&"input")),
+            ("`output=`", !given.contains(&"output")),
+        ]
+        .into_iter()
+        .filter_map(|(what, missing)| missing.then_some(what))
+        .collect();
+        if !missing.is_empty() {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::MissingProperty,
+                    node.span,
+                    format!("this price lacks {}", missing.join(" and ")),
+                )
+                .label("incomplete price")
+                .help(FORM),
+            );
+            return;
+        }
+        if let (true, Some(model), Some(input), Some(output)) = (valid, model, input, output) {
+            self.prices.retain(|known| known.model != model);
+            self.prices.push(PriceOverride {
+                model,
+                price: ModelPrice {
+                    input,
+                    output,
+                    cache_read,
+                    cache_write,
+                },
+            });
+        }
     }
 
     fn parse_rule(&mut self, rule: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {

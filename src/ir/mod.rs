@@ -10,6 +10,7 @@ mod adapter;
 mod custom_tool;
 mod definition;
 mod node;
+mod price;
 mod types;
 pub mod value;
 mod workflow;
@@ -23,5 +24,6 @@ pub use node::{
     PermissionMode, Retry, Route, Set, Strategy, Subgraph, TaskLoop, TaskStatus, Tool, Wait,
     WaitChoice,
 };
+pub use price::{ModelPrice, PriceOverride, model_matches};
 pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};
 pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow};

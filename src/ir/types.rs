@@ -229,6 +229,9 @@ pub enum ErrorClass {
     Auth,
     /// `provider`: any other provider failure (4xx, protocol errors).
     Provider,
+    /// `budget`: the call would spend more than the node's `budget-usd` or the run's
+    /// `limits max-budget-usd`, and was stopped. Never retried by default.
+    Budget,
 }
 
 impl ErrorClass {
@@ -246,6 +249,7 @@ impl ErrorClass {
         Self::ToolExit,
         Self::Auth,
         Self::Provider,
+        Self::Budget,
     ];
 
     /// The KDL spelling.
@@ -264,6 +268,7 @@ impl ErrorClass {
             Self::ToolExit => "tool-exit",
             Self::Auth => "auth",
             Self::Provider => "provider",
+            Self::Budget => "budget",
         }
     }
 

@@ -218,6 +218,7 @@ impl From<&ProviderError> for RecordedError {
             ProviderError::Network { message, .. }
             | ProviderError::StreamCut { message, .. }
             | ProviderError::BadOutput { message, .. }
+            | ProviderError::OverBudget { message, .. }
             | ProviderError::Config { message, .. } => recorded.message.clone_from(message),
             ProviderError::Timeout { after, .. } => recorded.after_ms = Some(millis(after)),
             ProviderError::ProcessExit { code, stderr, .. } => {
@@ -261,6 +262,7 @@ impl RecordedError {
             ErrorClass::Provider => {
                 ProviderError::rejected(adapter, self.status.unwrap_or(0), message)
             }
+            ErrorClass::Budget => ProviderError::over_budget(adapter, message),
             ErrorClass::Schema | ErrorClass::ToolExit => return None,
         })
     }

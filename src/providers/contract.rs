@@ -51,10 +51,14 @@ pub struct AgentRequest {
     #[serde(skip)]
     pub journal: Option<CallJournal>,
     /// The node's `budget-usd`: the most the call may spend. Backends that enforce a budget
-    /// themselves get it (Claude Code's `--max-budget-usd`); the runtime checks the
-    /// reported cost after every call.
+    /// themselves get it (Claude Code's `--max-budget-usd`); every provider is wrapped to
+    /// stop the call as soon as its streamed usage costs more (`providers::budget`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_usd: Option<f64>,
+    /// What is left of the run's `limits max-budget-usd` when the call starts: the call is
+    /// stopped the same way when it would spend more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_budget_left_usd: Option<f64>,
     /// Asked before the agent's own tool calls run, by adapters where atomic runs them (the
     /// HTTP adapters' tool loop): a refusal stops the tool and the model is told why. Set
     /// by the runtime when the workflow has an `agent.tool.before` hook; not carried to
@@ -447,6 +451,15 @@ pub enum ProviderError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// The call was stopped because what it spent passed the node's `budget-usd` or what
+    /// was left of the run's `max-budget-usd` (see `providers::budget`).
+    #[error("`{adapter}` call stopped: {message}")]
+    OverBudget {
+        /// The adapter.
+        adapter: &'static str,
+        /// What was spent, against which budget, and how to raise it.
+        message: String,
+    },
     /// The run has no provider of this name (it was not declared, or not built).
     #[error("provider `{provider}` is not available to this run")]
     Unavailable {
@@ -547,6 +560,14 @@ impl ProviderError {
         }
     }
 
+    /// [`ProviderError::OverBudget`]: the call was stopped for spending past a budget.
+    pub fn over_budget(adapter: &'static str, message: impl Into<String>) -> Self {
+        Self::OverBudget {
+            adapter,
+            message: message.into(),
+        }
+    }
+
     /// [`ProviderError::RateLimited`], with the wait the server asked for.
     pub fn rate_limited(adapter: &'static str, retry_after: Option<Duration>) -> Self {
         Self::RateLimited {
@@ -581,6 +602,7 @@ impl ProviderError {
             Self::WaitTooLong { class, .. } => *class,
             Self::Exhausted { last, .. } => last.class(),
             Self::Remote { class, .. } => *class,
+            Self::OverBudget { .. } => ErrorClass::Budget,
             Self::Rejected { .. }
             | Self::MaxTurns { .. }
             | Self::Config { .. }

@@ -16,6 +16,11 @@
 //! Chat Completions server), sharing `http/` (client, SSE, error classification, keys) and
 //! `chat/` (the tool-use loop over custom tool commands, options, pricing).
 //!
+//! Budgets: every provider [`build`] makes is wrapped in `budget::Budgeted`, which prices
+//! streamed usage (`prices.rs`: the shipped table `prices.json`, overridden in the project
+//! config) and stops a call as soon as it passes its node's `budget-usd` or the run's
+//! remaining `max-budget-usd`.
+//!
 //! Agent CLIs: `claude-code` and `copilot` (one child process per call, NDJSON/JSONL on
 //! stdout) and `opencode` (an `opencode serve` server over HTTP + SSE), sharing `binary.rs`
 //! (finding the CLI), `env.rs` (the child's environment), `process.rs` (process groups) and
@@ -23,6 +28,7 @@
 
 pub mod anthropic;
 mod binary;
+mod budget;
 mod cassette;
 mod chat;
 mod claude_code;
@@ -37,6 +43,7 @@ mod ndjson;
 pub mod openai;
 mod opencode;
 mod options;
+mod prices;
 mod process;
 mod record;
 mod redact;
@@ -59,6 +66,7 @@ pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment, ToolEnv};
 pub use in_process::InProcess;
 pub use opencode::OpenCode;
+pub use prices::{FoundPrice, PriceSource, PriceTable};
 pub use record::{CassetteRecorder, Recording};
 pub use redact::{REDACTED, Redactor};
 pub use registry::{ProviderContext, build};

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::anthropic::AnthropicProvider;
+use super::budget::Budgeted;
 use super::claude_code::ClaudeCode;
 use super::command::CommandProvider;
 use super::copilot::Copilot;
@@ -11,6 +12,7 @@ use super::env::{Environment, ToolEnv};
 use super::in_process::InProcess;
 use super::openai::OpenAiProvider;
 use super::opencode::OpenCode;
+use super::prices::PriceTable;
 use super::record::{CassetteRecorder, Recording};
 use super::replay::Replay;
 use super::{Provider, ProviderError};
@@ -28,6 +30,9 @@ pub struct ProviderContext<'a> {
     /// Where the custom tools an agent's tool loop runs get their environment (the run's
     /// without provider keys) and which secrets are redacted from their output.
     pub tool_env: ToolEnv,
+    /// The model prices budgets are metered with: the shipped table and the project's
+    /// `prices` (`PriceTable::default()`: the shipped table alone).
+    pub prices: Arc<PriceTable>,
 }
 
 /// Builds the provider `decl` declares.
@@ -56,10 +61,11 @@ pub fn build(
         ));
     };
     let provider = build(decl, cx)?;
-    Ok(match &cx.recorder {
+    let provider = match &cx.recorder {
         Some(recorder) => Arc::new(Recording::new(provider, Arc::clone(recorder))),
         None => provider,
-    })
+    };
+    Ok(Arc::new(Budgeted::new(provider, Arc::clone(&cx.prices))))
 }
 
 /// Builds one adapter's provider from its declaration.
@@ -158,6 +164,7 @@ mod tests {
             env,
             recorder: None,
             tool_env: ToolEnv::default(),
+            prices: Arc::default(),
         }
     }
 

@@ -719,6 +719,7 @@ async fn run_example_with(
             env,
             recorder: None,
             tool_env: atomic::providers::ToolEnv::default(),
+            prices: Arc::default(),
         },
     )
     .expect("the example's provider builds");

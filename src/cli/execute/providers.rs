@@ -79,7 +79,7 @@ pub(crate) fn tool_env(env: &Environment, decls: &[Declared]) -> Environment {
 }
 
 /// Builds the providers `decls` declare, recording into `record` when given; their custom
-/// tools run with `tool_env`.
+/// tools run with `tool_env`, their budgets are metered with `prices`.
 ///
 /// # Errors
 /// A message naming the provider, where it is declared and what is wrong (a missing
@@ -90,6 +90,7 @@ pub(crate) fn build(
     tool_env: ToolEnv,
     record: Option<&Path>,
     workflow: &str,
+    prices: Arc<providers::PriceTable>,
 ) -> Result<Providers, String> {
     let recorder = match record {
         Some(path) => {
@@ -106,6 +107,7 @@ pub(crate) fn build(
             env,
             recorder: recorder.clone(),
             tool_env: tool_env.clone(),
+            prices: Arc::clone(&prices),
         };
         let provider = providers::build(decl, &cx).map_err(|error| {
             format!(

@@ -42,6 +42,7 @@ pub(crate) fn setup(
 ) -> Result<Setup, String> {
     let mut sources = crate::source::Sources::new();
     let (config, _) = project.config(&mut sources);
+    let prices = crate::providers::PriceTable::with_overrides(config.prices().to_vec());
     let loader = Arc::new(DiskLoader::new(config));
     // The one read of the process environment.
     let environment = Environment::from_process();
@@ -64,6 +65,7 @@ pub(crate) fn setup(
             tools,
             record,
             &loaded.workflow().name.value,
+            prices,
         )?
     } else {
         Providers::new()

@@ -218,8 +218,10 @@ impl Conversation for AnthropicConversation<'_> {
         while let Some(event) = reader.next().await? {
             match builder.apply(&event.event, &event.data, key)? {
                 Step::Started(model) => {
-                    session.start(Some(model.as_deref().unwrap_or(&self.model)))
+                    session.start(Some(model.as_deref().unwrap_or(&self.model)));
+                    session.streamed_usage(builder.usage());
                 }
+                Step::Usage(usage) => session.streamed_usage(usage),
                 Step::Text(text) if !text.is_empty() => {
                     session.emit(AgentEvent::TextDelta { text });
                 }

@@ -23,6 +23,9 @@ pub(super) enum Step {
     Text(String),
     /// A piece of thinking.
     Thinking(String),
+    /// The message's usage so far (after `message_start` and each `message_delta` that
+    /// carries usage), for the budget to see mid-stream.
+    Usage(Usage),
     /// `message_stop`: the message is complete.
     Stopped,
 }
@@ -78,6 +81,15 @@ impl MessageBuilder {
                 }
                 let model = message.and_then(|m| m.get("model")).and_then(Value::as_str);
                 Ok(Step::Started(model.map(str::to_owned)))
+            }
+            "message_delta" if event.get("usage").is_some_and(Value::is_object) => {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(usage) = event.get("usage") {
+                    self.merge_usage(usage);
+                }
+                Ok(Step::Usage(self.usage()))
             }
             "content_block_start" => {
                 let index = index_of(&event)?;
@@ -212,6 +224,17 @@ impl MessageBuilder {
         }
     }
 
+    /// The message's usage so far (`message_delta` counts replace `message_start`'s).
+    pub(super) fn usage(&self) -> Usage {
+        let count = |name: &str| self.usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+        Usage {
+            input_tokens: count("input_tokens"),
+            output_tokens: count("output_tokens"),
+            cache_read_tokens: count("cache_read_input_tokens"),
+            cache_write_tokens: count("cache_creation_input_tokens"),
+        }
+    }
+
     /// The finished message; a stream that ended before `message_stop` was cut.
     pub(super) fn finish(self) -> Result<Message, ProviderError> {
         if !self.stopped {
@@ -220,13 +243,7 @@ impl MessageBuilder {
                 "the event stream ended before `message_stop`".to_owned(),
             ));
         }
-        let count = |name: &str| self.usage.get(name).and_then(Value::as_u64).unwrap_or(0);
-        let usage = Usage {
-            input_tokens: count("input_tokens"),
-            output_tokens: count("output_tokens"),
-            cache_read_tokens: count("cache_read_input_tokens"),
-            cache_write_tokens: count("cache_creation_input_tokens"),
-        };
+        let usage = self.usage();
         let content = self
             .blocks
             .into_values()

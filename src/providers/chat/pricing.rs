@@ -1,6 +1,8 @@
 //! Cost of a call from token counts and per-million-token prices given as options
 //! (`price-input`, `price-output`, `price-cache-read`, `price-cache-write`, in USD).
-//! Prices change too often to ship a table; an unpriced provider reports no cost.
+//! These options price every model of the provider and come first; without them the
+//! adapter reports no cost and the budget guard (`providers::budget`) prices the usage
+//! from the model price table (`providers::prices`).
 
 use super::options::Options;
 use crate::providers::{ProviderError, Usage};

@@ -3,8 +3,10 @@
 //! without calling tools. `max-turns` bounds the number of model turns.
 //!
 //! Events, in order: `SessionStart` (when the first response starts, with the model the
-//! server reports), per turn the backend's `TextDelta`/`ThinkingDelta`s, `MessageComplete`,
-//! cumulative `Usage`, then a `ToolStart`/`ToolComplete` pair per tool; `SessionEnd` after
+//! server reports), per turn the backend's `TextDelta`/`ThinkingDelta`s (with cumulative
+//! `Usage` as the server reports it mid-stream: Anthropic at the message's start and in
+//! each `message_delta`, OpenAI-compatible servers in any chunk that carries usage),
+//! `MessageComplete`, cumulative `Usage`, then a `ToolStart`/`ToolComplete` pair per tool; `SessionEnd` after
 //! the last turn. A failed call ends with its error and no `SessionEnd`.
 //!
 //! A failed turn is sent again under the request retry policy (`http::RequestRetry`): the
@@ -61,10 +63,14 @@ pub(crate) struct Turn {
     pub(crate) next: Next,
 }
 
-/// The event sink of a call, remembering whether the session start was announced.
+/// The event sink of a call, remembering whether the session start was announced, and
+/// what the turns before the current one used (so a turn can report its usage as it
+/// streams, cumulative for the call, and the budget guard can stop it mid-stream).
 pub(crate) struct Session<'a> {
     events: &'a dyn EventSink,
     started: bool,
+    before: Usage,
+    pricing: Pricing,
 }
 
 impl Session<'_> {
@@ -82,6 +88,17 @@ impl Session<'_> {
     /// Passes an event on.
     pub(crate) fn emit(&self, event: AgentEvent) {
         self.events.emit(event);
+    }
+
+    /// Reports the usage of the turn being streamed, so far: a cumulative `Usage` event
+    /// for the call (priced when the provider sets prices).
+    pub(crate) fn streamed_usage(&self, turn: Usage) {
+        let mut usage = self.before;
+        usage.add(turn);
+        self.emit(AgentEvent::Usage {
+            usage,
+            cost_usd: self.pricing.cost(usage),
+        });
     }
 }
 
@@ -157,6 +174,8 @@ pub(crate) async fn run_loop<C: Conversation>(
     let mut session = Session {
         events,
         started: false,
+        before: Usage::default(),
+        pricing: settings.pricing,
     };
     let mut usage = Usage::default();
     let mut turns = 0;
@@ -178,6 +197,7 @@ pub(crate) async fn run_loop<C: Conversation>(
     let mut carried = String::new();
     loop {
         let mut attempt = 1;
+        session.before = usage;
         let turn = loop {
             match conversation.turn(&mut session).await {
                 Ok(turn) => break turn,

@@ -204,6 +204,7 @@ impl Conversation for OpenAiConversation<'_> {
                     }
                     Step::Text(text) => session.emit(AgentEvent::TextDelta { text }),
                     Step::Thinking(text) => session.emit(AgentEvent::ThinkingDelta { text }),
+                    Step::Usage(usage) => session.streamed_usage(usage),
                     Step::Done => break 'stream,
                 }
             }

@@ -19,6 +19,9 @@ pub(super) enum Step {
     Text(String),
     /// A piece of reasoning (`reasoning_content` or `reasoning`).
     Thinking(String),
+    /// A chunk's usage (the final usage chunk, or any chunk of a server that reports
+    /// usage as it streams), for the budget to see.
+    Usage(Usage),
     /// `[DONE]`.
     Done,
 }
@@ -98,7 +101,9 @@ impl ChunkAccumulator {
             steps.push(Step::Started(model));
         }
         if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
-            self.usage = Some(read_usage(usage));
+            let usage = read_usage(usage);
+            self.usage = Some(usage);
+            steps.push(Step::Usage(usage));
         }
         let choices = chunk
             .get("choices")

@@ -202,6 +202,12 @@ pub(super) async fn execute(
         budget_usd: settings
             .first(|agent| agent.budget_usd.as_ref())
             .map(|budget| budget.value),
+        // The provider's budget guard stops the call when it would pass either.
+        run_budget_left_usd: workflow
+            .limits
+            .max_budget_usd
+            .as_ref()
+            .map(|budget| budget.value - shared.tally().cost_usd),
         node_id: id.to_string(),
         call_index,
         prompt,
@@ -292,10 +298,13 @@ pub(super) async fn execute(
         reply.cost_usd,
     ) && cost > budget.value
     {
-        return Err(NodeError::fatal(format!(
-            "`{id}` cost ${cost:.4}, over its budget of ${:.4}",
-            budget.value
-        )));
+        return Err(NodeError::new(
+            ErrorClass::Budget,
+            format!(
+                "`{id}` cost ${cost:.4}, over its `budget-usd` of ${:.4}",
+                budget.value
+            ),
+        ));
     }
 
     let mut writes = map_outputs(shared, settings.outputs(), |from| match from {

@@ -100,6 +100,19 @@ pub enum Turn {
         /// Text streamed before the silence.
         text: String,
     },
+    /// HTTP 200, `message_start` with `input` tokens, then per step a text delta and a
+    /// `message_delta` reporting the cumulative `output_tokens` so far (as a long reply's
+    /// usage grows). With `finish` the message then ends (`end_turn`); without it the
+    /// server falls silent and waits for the client to close the stream (counted in
+    /// [`HttpServer::hang_ups`]).
+    Metered {
+        /// `input_tokens` of `message_start`.
+        input: u64,
+        /// Text pieces with the cumulative output tokens reported after each.
+        steps: Vec<(String, u64)>,
+        /// End the message after the steps.
+        finish: bool,
+    },
 }
 
 impl Turn {
@@ -511,6 +524,53 @@ fn render(
             let mut list = vec![start(model)];
             list.extend(text_block(text));
             events(list, End::Hang)
+        }
+        Turn::Metered {
+            input,
+            steps,
+            finish,
+        } => {
+            let mut list = vec![sse(
+                "message_start",
+                &json!({"type": "message_start", "message": {
+                "id": format!("msg_fake_{number}"), "type": "message", "role": "assistant",
+                "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": input, "cache_creation_input_tokens": 0,
+                          "cache_read_input_tokens": 0, "output_tokens": 1}}}),
+            )];
+            list.push(sse(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+            ));
+            for (text, output) in steps {
+                list.push(sse(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": text}}),
+                ));
+                list.push(sse(
+                    "message_delta",
+                    &json!({"type": "message_delta", "delta": {"stop_reason": null},
+                    "usage": {"output_tokens": output}}),
+                ));
+            }
+            if !finish {
+                return events(list, End::Hang);
+            }
+            let output = steps.last().map_or(1, |(_, output)| *output);
+            list.push(sse(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": 0}),
+            ));
+            list.push(sse(
+                "message_delta",
+                &json!({"type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                "usage": {"output_tokens": output}}),
+            ));
+            list.push(sse("message_stop", &json!({"type": "message_stop"})));
+            events(list, End::Complete)
         }
     }
 }
