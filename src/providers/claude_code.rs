@@ -536,7 +536,9 @@ fn classify(result: &Value, assistant_error: Option<&str>, stderr: &str) -> Prov
         message = format!("the CLI reported `{subtype}`");
     }
     match subtype.as_str() {
-        "error_max_turns" | "error_max_budget_usd" | "error_max_structured_output_retries" => {
+        // Claude Code stopped itself at `--max-budget-usd` (the node's `budget-usd`).
+        "error_max_budget_usd" => return ProviderError::over_budget(NAME, message),
+        "error_max_turns" | "error_max_structured_output_retries" => {
             return ProviderError::rejected(NAME, 0, message);
         }
         "error_during_execution" => {
@@ -704,6 +706,10 @@ mod tests {
             (
                 r#"{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (2)"]}"#,
                 "provider",
+            ),
+            (
+                r#"{"type":"result","subtype":"error_max_budget_usd","is_error":true,"total_cost_usd":0.26,"errors":["Reached maximum budget ($0.25)"]}"#,
+                "budget",
             ),
             (
                 r#"{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["crashed"]}"#,
