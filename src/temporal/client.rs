@@ -10,7 +10,7 @@ use temporalio_client::{
     WorkflowGetResultOptions, WorkflowListOptions, WorkflowQueryOptions, WorkflowStartOptions,
 };
 
-use super::wire::{Answer, Progress, RunResult, RunStart};
+use super::wire::{Answer, Detail, Progress, RunResult, RunStart};
 use super::workflow::AtomicRun;
 
 /// The workflow type atomic's runs have on Temporal.
@@ -113,6 +113,18 @@ impl Temporal {
         self.client
             .get_workflow_handle::<AtomicRun>(run_id)
             .query(AtomicRun::progress, since, WorkflowQueryOptions::default())
+            .await
+            .map_err(|error| format!("cannot read run `{run_id}` from Temporal: {error}"))
+    }
+
+    /// The run with its steps and events, and its state.
+    ///
+    /// # Errors
+    /// When there is no such run, or no worker answers the query.
+    pub async fn detail(&self, run_id: &str) -> Result<Detail, String> {
+        self.client
+            .get_workflow_handle::<AtomicRun>(run_id)
+            .query(AtomicRun::detail, (), WorkflowQueryOptions::default())
             .await
             .map_err(|error| format!("cannot read run `{run_id}` from Temporal: {error}"))
     }

@@ -9,7 +9,7 @@ use crate::ir::ErrorClass;
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, ProviderError, Usage};
 use crate::runtime::executor::{CommandError, CommandOutput, CommandSpec, OutputStream};
 use crate::runtime::{RunEnd, RunEvent, RunOutcome};
-use crate::store::{CarriedRun, RunDetail};
+use crate::store::{CarriedRun, RunDetail, RunRecord};
 
 /// Which workflow a run runs, as every worker finds it: workers share the project's files.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -151,11 +151,12 @@ pub struct Answer {
     pub wait: Option<String>,
 }
 
-/// The `progress` query: the run as the store holds it, and its events from `since` on.
+/// The `progress` query, asked several times a second by a follower, so it stays small:
+/// the run's record, its events from `since` on, and its state once it is paused or over.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Progress {
-    /// The run with its steps and stored events (`None` before it started).
-    pub detail: Option<RunDetail>,
+    /// The run's record (`None` before it started).
+    pub run: Option<RunRecord>,
     /// The events (all of them, as the run's sink saw them) from the asked index on, as
     /// JSON ([`Progress::run_events`] reads them).
     pub events: Vec<Value>,
@@ -163,10 +164,21 @@ pub struct Progress {
     pub next: u64,
     /// The index after the last event the run has emitted so far.
     pub total: u64,
+    /// The state after the last committed step, once the run is paused or over (empty
+    /// while it runs).
+    pub state: Map<String, Value>,
+    /// Whether the run is paused at waits, waiting for an answer (`run.waits`).
+    pub paused: bool,
+}
+
+/// The `detail` query (`atomic runs show`): the run with its steps and stored events, and
+/// its state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Detail {
+    /// The run, its steps and events (`None` before it started).
+    pub detail: Option<RunDetail>,
     /// The state after the last committed step.
     pub state: Map<String, Value>,
-    /// Whether the run is paused at waits, waiting for an answer (`detail.run.waits`).
-    pub paused: bool,
 }
 
 impl Progress {

@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
+use serde_json::{Map, Value};
+
 use futures::channel::{mpsc, oneshot};
 use futures_util::{FutureExt, StreamExt};
 use temporalio_macros::{workflow, workflow_methods};
@@ -27,7 +29,7 @@ use super::activities::Activities;
 use super::engine::Engine;
 use super::executor::{Effect, TemporalExecutor};
 use super::wire::{
-    AgentDone, Answer, CommandDone, FileDone, Progress, RemoteFailure, RunResult, RunStart,
+    AgentDone, Answer, CommandDone, Detail, FileDone, Progress, RemoteFailure, RunResult, RunStart,
 };
 use crate::ir::ErrorClass;
 use crate::lower::Plan;
@@ -71,6 +73,17 @@ struct Paused {
     plan: Arc<Plan>,
     ctx: RunContext,
     waits: Vec<PendingWait>,
+}
+
+impl Live {
+    /// The state after the last committed step.
+    fn state(&self) -> Map<String, Value> {
+        self.store
+            .load_state(&self.id, u64::MAX)
+            .now_or_never()
+            .and_then(Result::ok)
+            .unwrap_or_default()
+    }
 }
 
 /// Every event the run emits, numbered from the first execution's first event.
@@ -267,17 +280,14 @@ impl AtomicRun {
         }
     }
 
-    /// The run as its store holds it, and its events from `since` on.
+    /// The run's record, its events from `since` on, and its state once it is paused or
+    /// over: what a follower asks several times a second.
     #[query]
     pub fn progress(&self, _ctx: &WorkflowContextView, since: u64) -> Progress {
         let Some(live) = &self.run else {
             return Progress::default();
         };
-        let detail = live
-            .store
-            .run_detail(&live.id)
-            .now_or_never()
-            .and_then(Result::ok);
+        let run = live.store.run(&live.id).now_or_never().and_then(Result::ok);
         let events = live
             .events
             .events
@@ -286,22 +296,37 @@ impl AtomicRun {
         let from = usize::try_from(since.saturating_sub(live.events.before)).unwrap_or(usize::MAX);
         let from = from.min(events.len());
         let to = (from + EVENTS_PER_QUERY).min(events.len());
-        let state = live
-            .store
-            .load_state(&live.id, u64::MAX)
-            .now_or_never()
-            .and_then(Result::ok)
-            .unwrap_or_default();
+        let paused = live.paused.is_some();
+        let settled = paused
+            || run
+                .as_ref()
+                .is_some_and(|run| !matches!(run.status, RunStatus::Running));
         Progress {
-            detail,
+            run,
             events: events[from..to]
                 .iter()
                 .map(|event| serde_json::to_value(event).unwrap_or_default())
                 .collect(),
             next: live.events.before + to as u64,
             total: live.events.before + events.len() as u64,
-            state,
-            paused: live.paused.is_some(),
+            state: if settled { live.state() } else { Map::new() },
+            paused,
+        }
+    }
+
+    /// The run with its steps and stored events, and its state (`atomic runs show`).
+    #[query]
+    pub fn detail(&self, _ctx: &WorkflowContextView) -> Detail {
+        let Some(live) = &self.run else {
+            return Detail::default();
+        };
+        Detail {
+            detail: live
+                .store
+                .run_detail(&live.id)
+                .now_or_never()
+                .and_then(Result::ok),
+            state: live.state(),
         }
     }
 

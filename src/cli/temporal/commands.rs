@@ -188,29 +188,29 @@ pub(in crate::cli) fn resume(args: &ResumeArgs) -> Exit {
             return Exit::Fatal;
         }
     };
-    let Some(detail) = &progress.detail else {
+    let Some(record) = &progress.run else {
         eprintln!("error: run `{id}` has not started on a worker yet");
         return Exit::Problems;
     };
     if !progress.paused
         && matches!(
-            detail.run.status,
+            record.status,
             RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
         )
     {
         eprintln!(
             "error: run `{id}` has {} and cannot be resumed",
-            detail.run.status.as_str()
+            record.status.as_str()
         );
         return Exit::Problems;
     }
-    let path = std::path::PathBuf::from(&detail.run.path);
+    let path = std::path::PathBuf::from(&record.path);
     let loaded = match workflow::load(&project, &path, false) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
     if progress.paused {
-        let waits = &detail.run.waits;
+        let waits = &record.waits;
         match &args.answer {
             Some(answer) => {
                 let answer = Answer {
@@ -315,10 +315,10 @@ pub(in crate::cli) fn runs(args: &RunsArgs) -> Exit {
         } else {
             show::Format::Text
         };
-        return match runtime.block_on(temporal.progress(run, u64::MAX)) {
-            Ok(progress) => match progress.detail {
+        return match runtime.block_on(temporal.detail(run)) {
+            Ok(found) => match found.detail {
                 Some(detail) => {
-                    show::print(&detail, progress.state, format);
+                    show::print(&detail, found.state, format);
                     Exit::Ok
                 }
                 None => {

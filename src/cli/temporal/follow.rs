@@ -85,7 +85,7 @@ pub(super) fn follow(
             if progress.next < progress.total {
                 continue;
             }
-            let Some(detail) = progress.detail else {
+            let Some(run) = progress.run else {
                 tokio::time::sleep(POLL_EVERY).await;
                 continue;
             };
@@ -93,16 +93,16 @@ pub(super) fn follow(
                 return Ok(RunOutcome {
                     run_id: RunId::new(id),
                     end: RunEnd::Paused {
-                        waits: detail.run.waits.clone(),
+                        waits: run.waits.clone(),
                     },
                     state: Value::Object(progress.state),
-                    steps: detail.run.steps,
+                    steps: run.steps,
                     usage: crate::providers::Usage::default(),
                     cost_usd: 0.0,
                 });
             }
             if matches!(
-                detail.run.status,
+                run.status,
                 RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
             ) && temporal.standing(id).await? == Standing::Closed
             {

@@ -1,7 +1,8 @@
 //! The same workflow, the same result: the example that needs no live model and no person
-//! (`hello`, played from its cassette; `approval-gate` waits a day for its auto-approval)
-//! and a workflow using every kind of block and a wait, run on the local engine and on
-//! Temporal, ending in the same state after the same steps.
+//! (`hello`, played from its cassette; `approval-gate` waits a day for its auto-approval),
+//! a workflow using every kind of block and a wait, and a `task-loop` over a tasks file,
+//! run on the local engine and on Temporal, ending in the same state after the same steps,
+//! with the same files written.
 
 use serde_json::Value;
 
@@ -16,6 +17,8 @@ struct Case {
     run: &'static str,
     inputs: Vec<&'static str>,
     answer: Option<&'static str>,
+    /// Files the run writes, compared after it.
+    written: Vec<&'static str>,
 }
 
 impl Case {
@@ -70,7 +73,14 @@ fn ending(shown: &Value) -> (Value, Vec<String>) {
     (shown["state"].clone(), order)
 }
 
-fn run_locally(case: &Case) -> (Value, Vec<String>) {
+/// A run's ending with the files it wrote.
+type Ending = (Value, Vec<String>, Vec<String>);
+
+fn files(project: &CliProject, case: &Case) -> Vec<String> {
+    case.written.iter().map(|name| project.read(name)).collect()
+}
+
+fn run_locally(case: &Case) -> Ending {
     let project = case.project();
     let output = project
         .atomic()
@@ -107,16 +117,15 @@ fn run_locally(case: &Case) -> (Value, Vec<String>) {
             stderr(&output)
         );
     }
-    ending(&project.show(&id))
+    let (state, order) = ending(&project.show(&id));
+    (state, order, files(&project, case))
 }
 
-fn run_on_temporal(cluster: &mut Cluster, case: &Case, queue: &str) -> (Value, Vec<String>) {
+fn run_on_temporal(cluster: &mut Cluster, case: &Case, queue: &str) -> Ending {
     let project = case.project();
     cluster.worker(&project, queue, queue);
     let output = cluster.atomic(&project, queue, &case.run_args());
-    let listed = cluster.atomic(&project, queue, &["runs", "--json"]);
-    let listed: Value = serde_json::from_slice(&listed.stdout).expect("JSON");
-    let id = listed[0]["id"].as_str().expect("a run").to_owned();
+    let id = super::run_id(&output);
     if let Some(answer) = case.answer {
         assert_eq!(
             output.status.code(),
@@ -146,7 +155,8 @@ fn run_on_temporal(cluster: &mut Cluster, case: &Case, queue: &str) -> (Value, V
             stderr(&output)
         );
     }
-    ending(&cluster.show(&project, queue, &id))
+    let (state, order) = ending(&cluster.show(&project, queue, &id));
+    (state, order, files(&project, case))
 }
 
 /// A workflow with a loop, a decision, a parallel of branches, a for-each, a subgraph,
@@ -224,6 +234,33 @@ fn every_block() -> Vec<(String, String)> {
     ]
 }
 
+/// A `task-loop` over a tasks file with a dependency and priorities (its file is read and
+/// written through the executor: on Temporal, by the `file` activity).
+fn task_loop() -> Vec<(String, String)> {
+    let flow = r#"workflow "tasks" {
+    state {
+        field "log" type="array" reduce="append" default="[]"
+    }
+    task-loop "work" file="tasks.json" as="task" {
+        tool "do" {
+            run "echo" "\"{{ task.id }}\""
+            output "log" parse="json"
+        }
+    }
+}
+"#;
+    let tasks = r#"{"tasks": [
+    {"id": "a", "priority": 2},
+    {"id": "b", "dependencies": ["a"]},
+    {"id": "c", "priority": 1}
+]}
+"#;
+    vec![
+        ("tasks.kdl".to_owned(), flow.to_owned()),
+        ("tasks.json".to_owned(), tasks.to_owned()),
+    ]
+}
+
 #[test]
 fn examples_and_every_block_end_alike_on_both_engines() {
     let cases = [
@@ -233,6 +270,7 @@ fn examples_and_every_block_end_alike_on_both_engines() {
             run: "hello.kdl",
             inputs: Vec::new(),
             answer: None,
+            written: Vec::new(),
         },
         Case {
             name: "blocks",
@@ -240,6 +278,15 @@ fn examples_and_every_block_end_alike_on_both_engines() {
             run: "blocks.kdl",
             inputs: vec!["rounds=4"],
             answer: Some("yes"),
+            written: Vec::new(),
+        },
+        Case {
+            name: "tasks",
+            files: task_loop(),
+            run: "tasks.kdl",
+            inputs: Vec::new(),
+            answer: None,
+            written: vec!["tasks.json"],
         },
     ];
     let Some(mut cluster) = Cluster::start() else {

@@ -88,9 +88,7 @@ fn two_workers_share_a_for_each_and_run_each_item_once() {
             "worker `{worker}` did some of the work: {written:?}"
         );
     }
-    let run = cluster.atomic(&project, "fan", &["runs", "--json"]);
-    let listed: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
-    let id = listed[0]["id"].as_str().expect("a listed run").to_owned();
+    let id = super::run_id(&output);
     let shown = cluster.show(&project, "fan", &id);
     let doubled: Vec<serde_json::Value> = (0..12).map(|i| (i * 2).into()).collect();
     assert_eq!(shown["state"]["out"], serde_json::Value::Array(doubled));
@@ -208,12 +206,7 @@ fn a_wait_is_answered_through_resume_and_a_bad_answer_leaves_it_paused() {
         text.contains(&hint),
         "the resume hint reaches Temporal: {text}"
     );
-    let run = text
-        .split("run ")
-        .filter_map(|rest| rest.split_whitespace().next())
-        .find(|word| word.len() > 10 && word.chars().all(char::is_alphanumeric))
-        .expect("the run id in the summary")
-        .to_owned();
+    let run = super::run_id(&output);
 
     let refused = cluster.atomic(&project, "gate", &["resume", &run, "--answer", "perhaps"]);
     assert_eq!(refused.status.code(), Some(4), "{}", stderr(&refused));
@@ -301,9 +294,7 @@ fn a_failing_step_takes_its_on_error_path() {
         ["tried", "tried"],
         "retried once"
     );
-    let listed = cluster.atomic(&project, "recover", &["runs", "--json"]);
-    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
-    let id = listed[0]["id"].as_str().expect("a run").to_owned();
+    let id = super::run_id(&output);
     let shown = cluster.show(&project, "recover", &id);
     let note = shown["state"]["note"].as_str().unwrap_or_default();
     assert!(note.starts_with("mended after"), "{shown}");
@@ -343,17 +334,21 @@ fn a_run_of_5000_steps_continues_as_new_and_completes() {
         Duration::from_secs(600),
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let listed = cluster.atomic(&project, "long", &["runs", "--json", "--limit", "100"]);
-    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
-    let executions = listed.as_array().expect("a list");
-    assert!(
-        executions
-            .iter()
-            .any(|run| run["status"] == "continued-as-new"),
-        "the run continued as new: {listed}"
-    );
-    let id = executions[0]["id"].as_str().expect("an id").to_owned();
+    let id = super::run_id(&output);
     let shown = cluster.show(&project, "long", &id);
+    // The server lists each execution; the listing catches up with the run shortly.
+    let continued = (0..50).any(|_| {
+        let listed = cluster.atomic(&project, "long", &["runs", "--json", "--limit", "100"]);
+        let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap_or_default();
+        let found = listed.as_array().into_iter().flatten().any(|run| {
+            run["id"].as_str() == Some(id.as_str()) && run["status"] == "continued-as-new"
+        });
+        if !found {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        found
+    });
+    assert!(continued, "the run continued as new");
     assert_eq!(shown["state"]["n"], 5000);
     assert_eq!(shown["run"]["status"], "completed");
 }

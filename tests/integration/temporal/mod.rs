@@ -279,3 +279,15 @@ pub(crate) fn lines(project: &CliProject, file: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// The run id a run's summary names (`… · run <id>`): read from the output, not from the
+/// server's list, whose visibility store lags.
+pub(crate) fn run_id(output: &std::process::Output) -> String {
+    let text = stderr(output);
+    text.rsplit(" · run ")
+        .next()
+        .and_then(|rest| rest.split_whitespace().next())
+        .filter(|id| id.len() > 10 && id.chars().all(char::is_alphanumeric))
+        .unwrap_or_else(|| panic!("no run id in the summary: {text}"))
+        .to_owned()
+}
