@@ -306,8 +306,9 @@ mod tests {
         };
         let provider = build(&test_decl("i", "in-process"), &cx).unwrap();
         assert_eq!(provider.adapter(), "in-process");
+        // Recorded inside the budget guard, which wraps every provider.
         assert!(
-            format!("{provider:?}").starts_with("Recording"),
+            format!("{provider:?}").starts_with("Budgeted { inner: Recording"),
             "{provider:?}"
         );
     }

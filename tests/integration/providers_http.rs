@@ -173,14 +173,17 @@ async fn anthropic_streams_text_and_thinking() {
                 .count()
                 > 1
     );
+    // Usage as it streams: `message_start`'s, then the final `message_delta`'s (the
+    // turn's own report repeats it, so it is not sent again).
     assert_eq!(
         dedup_kinds(recorder.kinds()),
         [
             "session-start",
+            "usage",
             "thinking-delta",
             "text-delta",
-            "message-complete",
             "usage",
+            "message-complete",
             "session-end"
         ]
     );
@@ -451,13 +454,26 @@ async fn anthropic_usage_with_cache_tokens_and_cost() {
             _ => None,
         })
         .collect();
+    // Cumulative for the call, as each turn streams: its start, then its last count.
     assert_eq!(
         usages,
         [
             Usage {
                 input_tokens: 1000,
+                output_tokens: 1,
+                cache_read_tokens: 5000,
+                cache_write_tokens: 2000
+            },
+            Usage {
+                input_tokens: 1000,
                 output_tokens: 100,
                 cache_read_tokens: 5000,
+                cache_write_tokens: 2000
+            },
+            Usage {
+                input_tokens: 1200,
+                output_tokens: 101,
+                cache_read_tokens: 12_000,
                 cache_write_tokens: 2000
             },
             expected
@@ -815,14 +831,15 @@ async fn openai_streams_text_and_reasoning() {
     let reply = run(&provider, &req, &recorder).await.expect("a reply");
     assert_eq!(reply.text, text);
     assert_eq!(recorder.text(), text);
+    // The usage chunk comes before `[DONE]`, so before the message completes.
     assert_eq!(
         dedup_kinds(recorder.kinds()),
         [
             "session-start",
             "thinking-delta",
             "text-delta",
-            "message-complete",
             "usage",
+            "message-complete",
             "session-end"
         ]
     );

@@ -2,17 +2,19 @@
 //! API on 127.0.0.1: a streamed reply whose usage passes the node's `budget-usd` midway is
 //! cut (the server sees the client close the stream) and the step fails with the `budget`
 //! class; a project's price for the model changes the outcome; the run-wide
-//! `limits max-budget-usd` stops a call in flight the same way.
+//! `limits max-budget-usd` stops a call in flight the same way; an `openai` turn whose
+//! usage passes the budget runs none of the tools it asked for.
 //!
 //! Prices (shipped table, USD per million tokens): `claude-sonnet-4-5` 3 in / 15 out,
 //! `claude-haiku-4-5` 1 in / 5 out.
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::cli_project::{CliProject, stderr};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::fake_openai::{FakeOpenAi, Turn as OpenAiTurn, Usage as OpenAiUsage};
 use crate::support::within;
 
 /// 1,000 input tokens, then output growing to 10,000 and 20,000 tokens, and silence: the
@@ -246,4 +248,64 @@ fn a_bad_price_in_the_config_is_reported_with_its_place() {
         "{shown}"
     );
     assert!(shown.contains("3 errors"), "{shown}");
+}
+
+/// An `openai` tool loop: the first turn asks for a tool, and its usage chunk (at
+/// `gpt-4o` prices: 50,000 prompt tokens, $0.125) already passes the budget, so the tool
+/// never runs and no second request is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_openai_turn_over_budget_runs_no_tool_and_sends_no_more() {
+    let fake = FakeOpenAi::start();
+    fake.push(
+        OpenAiTurn::tool_call("edit", json!({"text": "spent"})).with_usage(OpenAiUsage {
+            prompt: 50_000,
+            completion: 1_000,
+            cached: 0,
+        }),
+    )
+    .push(OpenAiTurn::text("Done."));
+    let project = project(
+        &format!(
+            r#"workflow "spend" {{
+    provider "gpt" adapter="openai" model="gpt-4o-2024-08-06" api-key-env="TEST_OPENAI_KEY" base-url="{}"
+    agent "edit" provider="gpt" budget-usd=0.1 {{
+        prompt "Rewrite notes.txt."
+        tools "edit"
+    }}
+}}
+"#,
+            fake.url()
+        ),
+        None,
+    );
+    project.write(
+        ".atomic/tools/edit.kdl",
+        "tool \"edit\" description=\"Replaces notes.txt\" {\n    argument \"text\"\n    command \"sh\" \"-c\" \"echo edited > notes.txt\"\n}\n",
+    );
+    let mut command = project.atomic();
+    command
+        .args(["run", "flow.kdl"])
+        .env("TEST_OPENAI_KEY", "test-key");
+    let output = within(
+        Duration::from_secs(90),
+        tokio::task::spawn_blocking(move || command.output().expect("atomic run")),
+    )
+    .await
+    .expect("the run finished");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let shown = project.show(&project.last_run());
+    let error = failure(&shown, "edit");
+    assert_eq!(error["class"], "budget", "{shown:#}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("shipped price of `gpt-4o`"), "{message}");
+    assert!(
+        message.contains("over its `budget-usd` of $0.1000"),
+        "{message}"
+    );
+    assert_eq!(project.read("notes.txt"), "", "the tool never ran");
+    assert_eq!(
+        fake.completion_bodies().len(),
+        1,
+        "no turn after the budget passed"
+    );
 }

@@ -3,10 +3,10 @@
 //! without calling tools. `max-turns` bounds the number of model turns.
 //!
 //! Events, in order: `SessionStart` (when the first response starts, with the model the
-//! server reports), per turn the backend's `TextDelta`/`ThinkingDelta`s (with cumulative
-//! `Usage` as the server reports it mid-stream: Anthropic at the message's start and in
+//! server reports), per turn the backend's `TextDelta`/`ThinkingDelta`s with cumulative
+//! `Usage` as the server reports it mid-stream (Anthropic at the message's start and in
 //! each `message_delta`, OpenAI-compatible servers in any chunk that carries usage),
-//! `MessageComplete`, cumulative `Usage`, then a `ToolStart`/`ToolComplete` pair per tool; `SessionEnd` after
+//! `MessageComplete`, the turn's cumulative `Usage` unless just reported, then a `ToolStart`/`ToolComplete` pair per tool; `SessionEnd` after
 //! the last turn. A failed call ends with its error and no `SessionEnd`.
 //!
 //! A failed turn is sent again under the request retry policy (`http::RequestRetry`): the
@@ -71,6 +71,8 @@ pub(crate) struct Session<'a> {
     started: bool,
     before: Usage,
     pricing: Pricing,
+    /// The last cumulative usage reported: the same counts are not reported twice.
+    reported: Option<Usage>,
 }
 
 impl Session<'_> {
@@ -92,13 +94,21 @@ impl Session<'_> {
 
     /// Reports the usage of the turn being streamed, so far: a cumulative `Usage` event
     /// for the call (priced when the provider sets prices).
-    pub(crate) fn streamed_usage(&self, turn: Usage) {
+    pub(crate) fn streamed_usage(&mut self, turn: Usage) {
         let mut usage = self.before;
         usage.add(turn);
-        self.emit(AgentEvent::Usage {
-            usage,
-            cost_usd: self.pricing.cost(usage),
-        });
+        self.report_usage(usage);
+    }
+
+    /// Reports the call's cumulative usage, unless it is what was last reported.
+    fn report_usage(&mut self, usage: Usage) {
+        if self.reported != Some(usage) {
+            self.reported = Some(usage);
+            self.emit(AgentEvent::Usage {
+                usage,
+                cost_usd: self.pricing.cost(usage),
+            });
+        }
     }
 }
 
@@ -176,6 +186,7 @@ pub(crate) async fn run_loop<C: Conversation>(
         started: false,
         before: Usage::default(),
         pricing: settings.pricing,
+        reported: None,
     };
     let mut usage = Usage::default();
     let mut turns = 0;
@@ -220,7 +231,10 @@ pub(crate) async fn run_loop<C: Conversation>(
         session.emit(AgentEvent::MessageComplete {
             text: turn.text.clone(),
         });
-        session.emit(AgentEvent::Usage { usage, cost_usd });
+        session.report_usage(usage);
+        // Lets the budget guard (which checks between polls) stop the call on this usage
+        // before any tool of the turn runs.
+        tokio::task::yield_now().await;
         let wants_more = match turn.next {
             Next::Done => false,
             Next::Continue => true,
