@@ -97,16 +97,23 @@ start_workers() {
     sleep 2
 }
 
+python_ms() {
+    (cd "$root/benches/temporal" && "$python" hand_written.py "$address" "$@")
+}
 best() { sort -n | head -1; }
 declare -A result
 for case in w1 w3 w5; do
     start_workers "atomic-$case" 1
     result[atomic-$case]="$(for _ in $(seq 1 "$rounds"); do atomic_ms "$case" "atomic-$case"; done | best)"
-    result[python-$case]="$(for _ in $(seq 1 "$rounds"); do (cd "$root/benches/temporal" && "$python" hand_written.py "$address" "$case"); done | best)"
+    echo "atomic $case: ${result[atomic-$case]} ms"
+    result[python-$case]="$(for _ in $(seq 1 "$rounds"); do python_ms "$case"; done | best)"
+    echo "python $case: ${result[python-$case]} ms"
 done
 start_workers "atomic-w5-two" 2
 result[atomic-w5-two]="$(for _ in $(seq 1 "$rounds"); do atomic_ms w5 atomic-w5-two; done | best)"
-result[python-w5-two]="$(for _ in $(seq 1 "$rounds"); do (cd "$root/benches/temporal" && "$python" hand_written.py "$address" w5 --workers 2); done | best)"
+echo "atomic w5, two workers: ${result[atomic-w5-two]} ms"
+result[python-w5-two]="$(for _ in $(seq 1 "$rounds"); do python_ms w5 --workers 2; done | best)"
+echo "python w5, two workers: ${result[python-w5-two]} ms"
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-16s %12s %12s %8s\n' case "atomic ms" "python ms" ratio

@@ -352,3 +352,40 @@ fn a_run_of_5000_steps_continues_as_new_and_completes() {
     assert_eq!(shown["state"]["n"], 5000);
     assert_eq!(shown["run"]["status"], "completed");
 }
+
+#[test]
+fn the_address_comes_from_the_environment_or_the_project_config() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write("one.kdl", &chain(1, "0"));
+    project.write(
+        ".atomic/config.kdl",
+        &format!(
+            "temporal \"{}\" namespace=\"default\" task-queue=\"configured\"\n",
+            cluster.address
+        ),
+    );
+    cluster.worker(&project, "configured", "one");
+    // `--temporal` with no value: the project's server and task queue.
+    let output = project
+        .atomic()
+        .args(["run", "one.kdl", "--quiet", "--temporal"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // ATOMIC_TEMPORAL wins over the config; a server that is not there is named.
+    let output = project
+        .atomic()
+        .env("ATOMIC_TEMPORAL", "127.0.0.1:9")
+        .args(["run", "one.kdl", "--quiet", "--temporal"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot reach the Temporal server at `127.0.0.1:9`"),
+        "{}",
+        stderr(&output)
+    );
+}
