@@ -10,9 +10,6 @@ use crate::store::RunId;
 
 /// Runs `atomic run`.
 pub(super) fn run(args: &RunArgs) -> Exit {
-    if crate::cli::temporal::wanted(&args.temporal) {
-        return crate::cli::temporal::start(args);
-    }
     let output = match Output::from_args(&args.output) {
         Ok(output) => output,
         Err(message) => {
@@ -39,6 +36,9 @@ pub(super) fn run(args: &RunArgs) -> Exit {
             return Exit::Usage;
         }
     };
+    if crate::cli::temporal::wanted(&args.temporal) {
+        return crate::cli::temporal::start(args, &project, &output, &loaded, given);
+    }
 
     let setup = match execute::setup(&project, &loaded, !args.dry_run, args.record.as_deref()) {
         Ok(setup) => setup,

@@ -23,7 +23,8 @@ use crate::store::{NewRun, PendingWait, RunId, RunStatus};
 const LEGACY_OUTPUT_PREFIX: &str = "#output:";
 
 /// How a run (or a resumed stretch of it) ended.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "end", rename_all = "kebab-case")]
 pub enum RunEnd {
     /// It reached its end (exit code 0).
     Completed,
@@ -54,8 +55,8 @@ pub enum RunEnd {
     Cancelled,
 }
 
-/// The result of [`run`] or [`resume`].
-#[derive(Clone, Debug, PartialEq)]
+/// The result of [`run`] or [`resume`] (also the result of a run's Temporal workflow).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunOutcome {
     /// The run.
     pub run_id: RunId,

@@ -10,8 +10,9 @@ use temporalio_client::{
     WorkflowGetResultOptions, WorkflowListOptions, WorkflowQueryOptions, WorkflowStartOptions,
 };
 
-use super::wire::{Answer, Detail, Progress, RunResult, RunStart};
+use super::wire::{Answer, Detail, Progress, RunStart};
 use super::workflow::AtomicRun;
+use crate::runtime::RunOutcome;
 
 /// The workflow type atomic's runs have on Temporal.
 pub const WORKFLOW_TYPE: &str = "atomic-run";
@@ -154,7 +155,7 @@ impl Temporal {
     /// # Errors
     /// A message saying how the workflow ended when it has no result (it failed as a
     /// workflow, was terminated or timed out).
-    pub async fn result(&self, run_id: &str) -> Result<RunResult, String> {
+    pub async fn result(&self, run_id: &str) -> Result<RunOutcome, String> {
         self.client
             .get_workflow_handle::<AtomicRun>(run_id)
             .get_result(WorkflowGetResultOptions::default())

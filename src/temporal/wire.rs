@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ir::ErrorClass;
-use crate::providers::{AgentEvent, AgentReply, AgentRequest, ProviderError, Usage};
+use crate::providers::{AgentEvent, AgentReply, AgentRequest, ProviderError};
+use crate::runtime::RunEvent;
 use crate::runtime::executor::{CommandError, CommandOutput, CommandSpec, OutputStream};
-use crate::runtime::{RunEnd, RunEvent, RunOutcome};
 use crate::store::{CarriedRun, RunDetail, RunRecord};
 
 /// Which workflow a run runs, as every worker finds it: workers share the project's files.
@@ -41,104 +41,6 @@ pub struct RunStart {
     /// Events of the earlier executions that are not carried (only counted).
     #[serde(default)]
     pub events_before: u64,
-}
-
-/// How a run on Temporal ended (the workflow's result).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// How it ended.
-    pub end: EndWire,
-    /// The final state.
-    pub state: Value,
-    /// Steps committed.
-    pub steps: u64,
-    /// Tokens used.
-    pub usage: Usage,
-    /// Cost in USD, where known.
-    pub cost_usd: f64,
-}
-
-/// [`RunEnd`] as data (a run on Temporal never ends paused: it waits for the answer).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "end", rename_all = "kebab-case")]
-pub enum EndWire {
-    /// It reached its end.
-    Completed,
-    /// A node failed with no `on-error` route.
-    Failed {
-        /// The node.
-        node: String,
-        /// Its failure class.
-        class: Option<ErrorClass>,
-        /// What happened.
-        message: String,
-    },
-    /// A run limit stopped it.
-    LimitReached {
-        /// Which limit.
-        message: String,
-    },
-    /// It was cancelled.
-    Cancelled,
-}
-
-impl RunResult {
-    /// The result of an outcome (`None` for a paused one, which is not an end here).
-    #[must_use]
-    pub fn of(outcome: &RunOutcome) -> Option<Self> {
-        let end = match &outcome.end {
-            RunEnd::Completed => EndWire::Completed,
-            RunEnd::Paused { .. } => return None,
-            RunEnd::Failed {
-                node,
-                class,
-                message,
-            } => EndWire::Failed {
-                node: node.clone(),
-                class: *class,
-                message: message.clone(),
-            },
-            RunEnd::LimitReached { message } => EndWire::LimitReached {
-                message: message.clone(),
-            },
-            RunEnd::Cancelled => EndWire::Cancelled,
-        };
-        Some(Self {
-            end,
-            state: outcome.state.clone(),
-            steps: outcome.steps,
-            usage: outcome.usage,
-            cost_usd: outcome.cost_usd,
-        })
-    }
-
-    /// Back to an outcome of run `run_id`.
-    #[must_use]
-    pub fn outcome(&self, run_id: &str) -> RunOutcome {
-        RunOutcome {
-            run_id: crate::store::RunId::new(run_id),
-            end: match &self.end {
-                EndWire::Completed => RunEnd::Completed,
-                EndWire::Failed {
-                    node,
-                    class,
-                    message,
-                } => RunEnd::Failed {
-                    node: node.clone(),
-                    class: *class,
-                    message: message.clone(),
-                },
-                EndWire::LimitReached { message } => RunEnd::LimitReached {
-                    message: message.clone(),
-                },
-                EndWire::Cancelled => RunEnd::Cancelled,
-            },
-            state: self.state.clone(),
-            steps: self.steps,
-            usage: self.usage,
-            cost_usd: self.cost_usd,
-        }
-    }
 }
 
 /// The `answer` update: the answer to a pending wait.

@@ -29,7 +29,7 @@ use super::activities::Activities;
 use super::engine::Engine;
 use super::executor::{Effect, TemporalExecutor};
 use super::wire::{
-    AgentDone, Answer, CommandDone, Detail, FileDone, Progress, RemoteFailure, RunResult, RunStart,
+    AgentDone, Answer, CommandDone, Detail, FileDone, Progress, RemoteFailure, RunStart,
 };
 use crate::ir::ErrorClass;
 use crate::lower::Plan;
@@ -132,7 +132,7 @@ impl AtomicRun {
     pub async fn run(
         ctx: &mut WorkflowContext<Self>,
         start: RunStart,
-    ) -> WorkflowResult<RunResult> {
+    ) -> WorkflowResult<RunOutcome> {
         let engine = ctx.state(|state| Arc::clone(&state.engine));
         let prepared = engine
             .prepared(&start.workflow)
@@ -233,9 +233,9 @@ impl AtomicRun {
                 Driven::Returned(Ok(outcome)) => outcome,
                 Driven::Returned(Err(error)) => return Err(failed(&error.to_string())),
             };
+            // A paused run is not over here: it waits for its answer.
             let RunEnd::Paused { waits } = &outcome.end else {
-                let result = RunResult::of(&outcome).expect("only a paused outcome has no result");
-                return Ok(result);
+                return Ok(outcome);
             };
             ctx.state_mut(|state| {
                 if let Some(live) = &mut state.run {
@@ -255,12 +255,9 @@ impl AtomicRun {
             if answered.is_err() {
                 // Cancelled while paused: committed steps stay; the run ends cancelled.
                 let _ = store.set_status(&run_id, RunStatus::Cancelled, None).await;
-                return Ok(RunResult {
-                    end: super::wire::EndWire::Cancelled,
-                    state: outcome.state,
-                    steps: outcome.steps,
-                    usage: outcome.usage,
-                    cost_usd: outcome.cost_usd,
+                return Ok(RunOutcome {
+                    end: RunEnd::Cancelled,
+                    ..outcome
                 });
             }
             let answer = ctx

@@ -37,13 +37,7 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         Err(exit) => return exit,
     };
     if let Some(RunsAction::Show { run, json, events }) = &args.action {
-        let format = if *events {
-            show::Format::Events
-        } else if *json {
-            show::Format::Json
-        } else {
-            show::Format::Text
-        };
+        let format = show::Format::of(*json, *events);
         return show::run(&runtime, &project, store.as_ref(), run, format);
     }
     let status = match args

@@ -24,6 +24,19 @@ pub(in crate::cli) enum Format {
     Events,
 }
 
+impl Format {
+    /// The format `--json` and `--events` ask for.
+    pub(in crate::cli) fn of(json: bool, events: bool) -> Self {
+        if events {
+            Self::Events
+        } else if json {
+            Self::Json
+        } else {
+            Self::Text
+        }
+    }
+}
+
 /// Prints one run.
 pub(super) fn run(
     runtime: &tokio::runtime::Runtime,

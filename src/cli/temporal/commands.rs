@@ -8,8 +8,10 @@ use super::Target;
 use super::follow::{exit_of, follow};
 use super::prepare::FromProject;
 use crate::cli::Exit;
-use crate::cli::args::{CancelArgs, ResumeArgs, RunArgs, RunsAction, RunsArgs, WorkerArgs};
-use crate::cli::execute::{self, inputs, workflow};
+use crate::cli::args::{
+    CancelArgs, ResumeArgs, RunArgs, RunsAction, RunsArgs, TemporalArgs, WorkerArgs,
+};
+use crate::cli::execute::{self, workflow};
 use crate::cli::output::Output;
 use crate::cli::project::Project;
 use crate::cli::runs::show;
@@ -22,17 +24,35 @@ use crate::temporal::{Engine, Temporal, WorkerSettings};
 /// How long `atomic cancel --temporal` waits for the run to stop.
 const WAIT_FOR_CANCEL: Duration = Duration::from_secs(30);
 
-fn connect(runtime: &tokio::runtime::Runtime, target: &Target) -> Result<Temporal, Exit> {
-    runtime
-        .block_on(Temporal::connect(
-            &target.address,
-            &target.namespace,
-            &target.task_queue,
-        ))
-        .map_err(|message| {
-            eprintln!("error: {message}");
-            Exit::Fatal
+/// What every command about runs on Temporal starts from: where they are, an async
+/// runtime, and a connection.
+struct Session {
+    target: Target,
+    runtime: tokio::runtime::Runtime,
+    temporal: Temporal,
+}
+
+impl Session {
+    /// Connects to the server `args` (or the project, or the environment) name.
+    fn open(project: &Project, args: &TemporalArgs) -> Result<Self, Exit> {
+        let target = Target::resolve(project, args);
+        let runtime = execute::runtime()?;
+        let temporal = runtime
+            .block_on(Temporal::connect(
+                &target.address,
+                &target.namespace,
+                &target.task_queue,
+            ))
+            .map_err(|message| {
+                eprintln!("error: {message}");
+                Exit::Fatal
+            })?;
+        Ok(Self {
+            target,
+            runtime,
+            temporal,
         })
+    }
 }
 
 fn usage(message: &str) -> Exit {
@@ -40,41 +60,22 @@ fn usage(message: &str) -> Exit {
     Exit::Usage
 }
 
-/// `atomic run FLOW --temporal`.
-pub(in crate::cli) fn start(args: &RunArgs) -> Exit {
-    let output = match Output::from_args(&args.output) {
-        Ok(output) => output,
-        Err(message) => return usage(&message),
-    };
+/// `atomic run FLOW --temporal`, once the workflow compiled and its inputs were read.
+pub(in crate::cli) fn start(
+    args: &RunArgs,
+    project: &Project,
+    output: &Output,
+    loaded: &workflow::Loaded,
+    given: serde_json::Map<String, serde_json::Value>,
+) -> Exit {
     if args.dry_run {
         return usage("`--dry-run` walks the workflow here; drop `--temporal`");
     }
     if args.record.is_some() {
         return usage("`--record` records the calls of a local run; drop `--temporal`");
     }
-    let project = Project::discover().with_adapter(args.provider.clone());
-    let path = match workflow::resolve(&project, &args.flow) {
-        Ok(path) => path,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return Exit::Fatal;
-        }
-    };
-    let loaded = match workflow::load(&project, &path, !args.output.quiet) {
-        Ok(loaded) => loaded,
-        Err(exit) => return exit,
-    };
-    let given = match inputs::gather(loaded.workflow(), &args.inputs, args.input_file.as_deref()) {
-        Ok(given) => given,
-        Err(message) => return usage(&message),
-    };
-    let target = Target::resolve(&project, &args.temporal);
-    let runtime = match execute::runtime() {
-        Ok(runtime) => runtime,
-        Err(exit) => return exit,
-    };
-    let temporal = match connect(&runtime, &target) {
-        Ok(temporal) => temporal,
+    let session = match Session::open(project, &args.temporal) {
+        Ok(session) => session,
         Err(exit) => return exit,
     };
     let id = RunId::generate();
@@ -90,7 +91,7 @@ pub(in crate::cli) fn start(args: &RunArgs) -> Exit {
         carried: None,
         events_before: 0,
     };
-    if let Err(message) = runtime.block_on(temporal.start(start)) {
+    if let Err(message) = session.runtime.block_on(session.temporal.start(start)) {
         eprintln!("error: {message}");
         return Exit::Fatal;
     }
@@ -98,23 +99,26 @@ pub(in crate::cli) fn start(args: &RunArgs) -> Exit {
         println!("{id}");
         eprintln!(
             "started run `{id}` on Temporal (task queue `{}`); follow it with: atomic resume {id}{}",
-            target.task_queue,
-            target.via()
+            session.target.task_queue,
+            session.target.via()
         );
         return Exit::Ok;
     }
-    follow_answering(&runtime, &temporal, &target, &loaded, &output, id.as_str())
+    follow_answering(&session, loaded, output, id.as_str())
 }
 
 /// Follows a run; on a terminal, a wait it reaches is answered right here (as locally).
 fn follow_answering(
-    runtime: &tokio::runtime::Runtime,
-    temporal: &Temporal,
-    target: &Target,
+    session: &Session,
     loaded: &workflow::Loaded,
     output: &Output,
     id: &str,
 ) -> Exit {
+    let Session {
+        target,
+        runtime,
+        temporal,
+    } = session;
     loop {
         let outcome = match follow(runtime, temporal, target, loaded, output, id) {
             Ok(outcome) => outcome,
@@ -171,15 +175,11 @@ pub(in crate::cli) fn resume(args: &ResumeArgs) -> Exit {
         );
     }
     let project = Project::discover().with_adapter(args.provider.clone());
-    let target = Target::resolve(&project, &args.temporal);
-    let runtime = match execute::runtime() {
-        Ok(runtime) => runtime,
+    let session = match Session::open(&project, &args.temporal) {
+        Ok(session) => session,
         Err(exit) => return exit,
     };
-    let temporal = match connect(&runtime, &target) {
-        Ok(temporal) => temporal,
-        Err(exit) => return exit,
-    };
+    let (runtime, temporal) = (&session.runtime, &session.temporal);
     let id = args.run.as_str();
     let progress = match runtime.block_on(temporal.progress(id, u64::MAX)) {
         Ok(progress) => progress,
@@ -234,7 +234,7 @@ pub(in crate::cli) fn resume(args: &ResumeArgs) -> Exit {
                     );
                     return Exit::Usage;
                 };
-                if !ask_until_taken(&runtime, &temporal, id, wait, waits.len() > 1, &output) {
+                if !ask_until_taken(runtime, temporal, id, wait, waits.len() > 1, &output) {
                     return Exit::Paused;
                 }
             }
@@ -247,21 +247,16 @@ pub(in crate::cli) fn resume(args: &ResumeArgs) -> Exit {
             }
         }
     }
-    follow_answering(&runtime, &temporal, &target, &loaded, &output, id)
+    follow_answering(&session, &loaded, &output, id)
 }
 
 /// `atomic cancel RUN --temporal`.
 pub(in crate::cli) fn cancel(args: &CancelArgs) -> Exit {
-    let project = Project::discover();
-    let target = Target::resolve(&project, &args.temporal);
-    let runtime = match execute::runtime() {
-        Ok(runtime) => runtime,
+    let session = match Session::open(&Project::discover(), &args.temporal) {
+        Ok(session) => session,
         Err(exit) => return exit,
     };
-    let temporal = match connect(&runtime, &target) {
-        Ok(temporal) => temporal,
-        Err(exit) => return exit,
-    };
+    let (runtime, temporal) = (&session.runtime, &session.temporal);
     let id = args.run.as_str();
     let stopped = runtime.block_on(async {
         if temporal.standing(id).await? != Standing::Running {
@@ -297,24 +292,17 @@ pub(in crate::cli) fn cancel(args: &CancelArgs) -> Exit {
 
 /// `atomic runs --temporal` and `atomic runs show RUN --temporal`.
 pub(in crate::cli) fn runs(args: &RunsArgs) -> Exit {
-    let project = Project::discover();
-    let target = Target::resolve(&project, &args.temporal);
-    let runtime = match execute::runtime() {
-        Ok(runtime) => runtime,
+    let session = match Session::open(&Project::discover(), &args.temporal) {
+        Ok(session) => session,
         Err(exit) => return exit,
     };
-    let temporal = match connect(&runtime, &target) {
-        Ok(temporal) => temporal,
-        Err(exit) => return exit,
-    };
+    let Session {
+        target,
+        runtime,
+        temporal,
+    } = &session;
     if let Some(RunsAction::Show { run, json, events }) = &args.action {
-        let format = if *events {
-            show::Format::Events
-        } else if *json {
-            show::Format::Json
-        } else {
-            show::Format::Text
-        };
+        let format = show::Format::of(*json, *events);
         return match runtime.block_on(temporal.detail(run)) {
             Ok(found) => match found.detail {
                 Some(detail) => {

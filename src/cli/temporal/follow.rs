@@ -106,7 +106,7 @@ pub(super) fn follow(
                 RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled
             ) && temporal.standing(id).await? == Standing::Closed
             {
-                return temporal.result(id).await.map(|result| result.outcome(id));
+                return temporal.result(id).await;
             }
             tokio::time::sleep(POLL_EVERY).await;
         }

@@ -37,8 +37,17 @@ pub(super) fn unavailable() -> Exit {
 mod absent {
     use super::{Exit, unavailable};
     use crate::cli::args::{CancelArgs, ResumeArgs, RunArgs, RunsArgs, WorkerArgs};
+    use crate::cli::execute::workflow::Loaded;
+    use crate::cli::output::Output;
+    use crate::cli::project::Project;
 
-    pub(in crate::cli) fn start(_: &RunArgs) -> Exit {
+    pub(in crate::cli) fn start(
+        _: &RunArgs,
+        _: &Project,
+        _: &Output,
+        _: &Loaded,
+        _: serde_json::Map<String, serde_json::Value>,
+    ) -> Exit {
         unavailable()
     }
     pub(in crate::cli) fn resume(_: &ResumeArgs) -> Exit {

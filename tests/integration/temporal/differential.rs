@@ -80,27 +80,26 @@ fn files(project: &CliProject, case: &Case) -> Vec<String> {
     case.written.iter().map(|name| project.read(name)).collect()
 }
 
-fn run_locally(case: &Case) -> Ending {
-    let project = case.project();
-    let output = project
-        .atomic()
-        .args(case.run_args())
-        .output()
-        .expect("atomic run");
-    let id = project.last_run();
+/// Runs `case` with `atomic` (a command line, run in the case's project): started, then
+/// answered when it waits; the ending read with `show`.
+fn run_case(
+    case: &Case,
+    project: &CliProject,
+    atomic: impl Fn(&[&str]) -> std::process::Output,
+    show: impl Fn(&str) -> Value,
+) -> Ending {
+    let output = atomic(&case.run_args());
+    let id = super::run_id(&output);
+    let expected = if case.answer.is_some() { 4 } else { 0 };
+    assert_eq!(
+        output.status.code(),
+        Some(expected),
+        "{}: {}",
+        case.name,
+        stderr(&output)
+    );
     if let Some(answer) = case.answer {
-        assert_eq!(
-            output.status.code(),
-            Some(4),
-            "{}: {}",
-            case.name,
-            stderr(&output)
-        );
-        let resumed = project
-            .atomic()
-            .args(["resume", &id, "--answer", answer, "--quiet"])
-            .output()
-            .expect("atomic resume");
+        let resumed = atomic(&["resume", &id, "--answer", answer, "--quiet"]);
         assert_eq!(
             resumed.status.code(),
             Some(0),
@@ -108,55 +107,31 @@ fn run_locally(case: &Case) -> Ending {
             case.name,
             stderr(&resumed)
         );
-    } else {
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}: {}",
-            case.name,
-            stderr(&output)
-        );
     }
-    let (state, order) = ending(&project.show(&id));
-    (state, order, files(&project, case))
+    let (state, order) = ending(&show(&id));
+    (state, order, files(project, case))
+}
+
+fn run_locally(case: &Case) -> Ending {
+    let project = case.project();
+    run_case(
+        case,
+        &project,
+        |args| project.atomic().args(args).output().expect("atomic"),
+        |id| project.show(id),
+    )
 }
 
 fn run_on_temporal(cluster: &mut Cluster, case: &Case, queue: &str) -> Ending {
     let project = case.project();
     cluster.worker(&project, queue, queue);
-    let output = cluster.atomic(&project, queue, &case.run_args());
-    let id = super::run_id(&output);
-    if let Some(answer) = case.answer {
-        assert_eq!(
-            output.status.code(),
-            Some(4),
-            "{}: {}",
-            case.name,
-            stderr(&output)
-        );
-        let resumed = cluster.atomic(
-            &project,
-            queue,
-            &["resume", &id, "--answer", answer, "--quiet"],
-        );
-        assert_eq!(
-            resumed.status.code(),
-            Some(0),
-            "{}: {}",
-            case.name,
-            stderr(&resumed)
-        );
-    } else {
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}: {}",
-            case.name,
-            stderr(&output)
-        );
-    }
-    let (state, order) = ending(&cluster.show(&project, queue, &id));
-    (state, order, files(&project, case))
+    let cluster = &*cluster;
+    run_case(
+        case,
+        &project,
+        |args| cluster.atomic(&project, queue, args),
+        |id| cluster.show(&project, queue, id),
+    )
 }
 
 /// A workflow with a loop, a decision, a parallel of branches, a for-each, a subgraph,
