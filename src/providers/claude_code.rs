@@ -174,13 +174,18 @@ impl ClaudeCode {
                 }
             }
         }
-        // The node's `budget-usd` stops Claude Code itself once spent (an explicit
-        // `max-budget-usd` option wins).
+        // The node's `budget-usd`, or what is left of the run's `max-budget-usd` when that
+        // is less, stops Claude Code itself once spent (an explicit `max-budget-usd` option
+        // wins).
         let budget_option = request
             .options
             .get("max-budget-usd")
             .or(self.options.get("max-budget-usd"));
-        if let (None, Some(budget)) = (budget_option, request.budget_usd) {
+        let budget = match (request.budget_usd, request.run_budget_left_usd) {
+            (Some(node), Some(run)) => Some(node.min(run)),
+            (node, run) => node.or(run),
+        };
+        if let (None, Some(budget)) = (budget_option, budget) {
             args.extend(["--max-budget-usd".to_owned(), budget.to_string()]);
         }
         let strict = request
@@ -782,5 +787,19 @@ mod tests {
         let args = adapter.args(&request).expect("valid").join(" ");
         assert!(args.ends_with("--max-budget-usd 1"), "{args}");
         assert!(!args.contains("0.25"), "{args}");
+        // What is left of the run's budget, when it is less than the node's.
+        let request = AgentRequest {
+            budget_usd: Some(0.25),
+            run_budget_left_usd: Some(0.1),
+            ..AgentRequest::default()
+        };
+        let args = adapter.args(&request).expect("valid").join(" ");
+        assert!(args.ends_with("--max-budget-usd 0.1"), "{args}");
+        let request = AgentRequest {
+            run_budget_left_usd: Some(0.5),
+            ..AgentRequest::default()
+        };
+        let args = adapter.args(&request).expect("valid").join(" ");
+        assert!(args.ends_with("--max-budget-usd 0.5"), "{args}");
     }
 }

@@ -618,13 +618,10 @@ async fn anthropic_hang_times_out() {
 
 #[tokio::test]
 async fn anthropic_refused_connection_is_a_network_error() {
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.local_addr().expect("addr").port()
-    };
+    // Port 9 (discard): no test's server listens there (see `openai_failures_are_classified`).
     let decl = decl(
         "anthropic",
-        &format!("http://127.0.0.1:{port}"),
+        "http://127.0.0.1:9",
         Some("TEST_API_KEY"),
         json!({}),
     );
@@ -1042,17 +1039,10 @@ async fn openai_failures_are_classified() {
         "{error}"
     );
 
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.local_addr().expect("addr").port()
-    };
+    // Port 9 (discard): below the ephemeral range, so no test's server can be listening
+    // there (a port freed by a listener could be taken by a concurrent test's server).
     let provider = OpenAiProvider::from_decl(
-        &decl(
-            "openai",
-            &format!("http://127.0.0.1:{port}/v1"),
-            None,
-            json!({}),
-        ),
+        &decl("openai", "http://127.0.0.1:9/v1", None, json!({})),
         &env,
     )
     .expect("valid");

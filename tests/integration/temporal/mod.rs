@@ -42,39 +42,49 @@ pub(crate) struct Cluster {
 }
 
 impl Cluster {
-    /// Starts a server; `None` when the `temporal` CLI is not installed.
+    /// Starts a server; `None` when the `temporal` CLI is not installed. A port found free
+    /// may be taken by another test before the server binds it: then it starts again on
+    /// another (at most three times).
     pub(crate) fn start() -> Option<Self> {
         let cli = temporal_cli()?;
-        let db = tempfile::tempdir().expect("a temporary directory");
-        let port = free_port();
-        let ui_port = free_port();
-        let address = format!("127.0.0.1:{port}");
-        let server = Command::new(&cli)
-            .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
-            .args(["--port", &port.to_string()])
-            .args(["--ui-port", &ui_port.to_string()])
-            .arg("--db-filename")
-            .arg(db.path().join("temporal.db"))
-            .args(["--log-level", "error"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the Temporal dev server");
-        let cluster = Self {
-            server,
-            address,
-            _db: db,
-            workers: Vec::new(),
-        };
-        cluster.await_ready(&cli);
-        Some(cluster)
+        for _ in 0..3 {
+            let db = tempfile::tempdir().expect("a temporary directory");
+            let port = free_port();
+            let ui_port = free_port();
+            let address = format!("127.0.0.1:{port}");
+            let server = Command::new(&cli)
+                .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
+                .args(["--port", &port.to_string()])
+                .args(["--ui-port", &ui_port.to_string()])
+                .arg("--db-filename")
+                .arg(db.path().join("temporal.db"))
+                .args(["--log-level", "error"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start the Temporal dev server");
+            let mut cluster = Self {
+                server,
+                address,
+                _db: db,
+                workers: Vec::new(),
+            };
+            if cluster.await_ready(&cli) {
+                return Some(cluster);
+            }
+        }
+        panic!("the Temporal dev server would not start on three free ports");
     }
 
-    /// Waits until the server answers for the `default` namespace.
-    fn await_ready(&self, cli: &Path) {
+    /// Waits until the server answers for the `default` namespace; `false` when it exited
+    /// first (its port was taken).
+    fn await_ready(&mut self, cli: &Path) -> bool {
         let deadline = Instant::now() + SERVER_START;
         loop {
+            if self.server.try_wait().ok().flatten().is_some() {
+                return false;
+            }
             let reachable = TcpStream::connect(&self.address).is_ok();
             if reachable
                 && Command::new(cli)
@@ -91,7 +101,7 @@ impl Cluster {
                     .status()
                     .is_ok_and(|status| status.success())
             {
-                return;
+                return true;
             }
             assert!(
                 Instant::now() < deadline,
