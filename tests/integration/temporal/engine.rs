@@ -389,3 +389,40 @@ fn the_address_comes_from_the_environment_or_the_project_config() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_paused_run_can_be_cancelled() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "gate.kdl",
+        &format!(
+            r#"workflow "gate" {{
+    state {{
+        field "n" type="integer" default=0
+        field "approved" type="boolean" default=#false
+    }}
+    {before}
+    wait "approve" prompt="Ship?" answer="yes-no" {{
+        output "approved"
+    }}
+}}
+"#,
+            before = step("before", "before", "0", "1", "n"),
+        ),
+    );
+    cluster.worker(&project, "paused", "one");
+    let output = cluster.atomic(&project, "paused", &["run", "gate.kdl", "--quiet"]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let run = super::run_id(&output);
+    let cancelled = cluster.atomic(&project, "paused", &["cancel", &run]);
+    assert_eq!(cancelled.status.code(), Some(0), "{}", stderr(&cancelled));
+    let shown = cluster.show(&project, "paused", &run);
+    assert_eq!(shown["run"]["status"], "cancelled", "{shown}");
+    assert_eq!(shown["state"]["n"], 1, "the committed step is kept");
+    // An answer now is refused: the run is over.
+    let late = cluster.atomic(&project, "paused", &["resume", &run, "--answer", "yes"]);
+    assert_ne!(late.status.code(), Some(0), "{}", stderr(&late));
+}
