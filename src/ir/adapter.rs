@@ -20,6 +20,8 @@ pub struct AdapterInfo {
     pub custom_tools: bool,
     /// Accepts `permission=` modes.
     pub permission_modes: bool,
+    /// Can stop at a permission request for a person to answer (`permission="ask"`).
+    pub asks_people: bool,
     /// Accepts `system=`.
     pub system_prompt: bool,
     /// Can resume a session (`session=`).
@@ -311,6 +313,7 @@ const IN_PROCESS_OPTIONS: &[AdapterOption] = &[
     opt("replies", List, true),
     opt("fail", Text, true),
     opt("fail-calls", Count, true),
+    opt("asks", Text, true),
 ];
 
 /// Every adapter atomic ships.
@@ -320,6 +323,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "Anthropic Messages API with streaming and tool use",
         tools: true,
         custom_tools: true,
+        asks_people: false,
         permission_modes: false,
         system_prompt: true,
         sessions: false,
@@ -333,6 +337,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "any OpenAI-compatible Chat Completions server (vLLM, llama.cpp, Ollama, gateways)",
         tools: true,
         custom_tools: true,
+        asks_people: false,
         permission_modes: false,
         system_prompt: true,
         sessions: false,
@@ -346,6 +351,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "the Claude Code CLI in stream-json mode",
         tools: true,
         custom_tools: false,
+        asks_people: true,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -359,6 +365,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "an `opencode serve` server over HTTP and SSE",
         tools: true,
         custom_tools: false,
+        asks_people: true,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -372,6 +379,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "the GitHub Copilot CLI",
         tools: true,
         custom_tools: false,
+        asks_people: true,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -385,6 +393,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "any executable: prompt on stdin, reply on stdout",
         tools: false,
         custom_tools: false,
+        asks_people: false,
         permission_modes: false,
         system_prompt: false,
         sessions: false,
@@ -398,6 +407,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "plays a recorded cassette back, for tests and offline demos",
         tools: true,
         custom_tools: false,
+        asks_people: false,
         permission_modes: true,
         system_prompt: true,
         sessions: true,
@@ -411,6 +421,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         description: "an in-process echo model with configurable latency, for tests and benchmarks",
         tools: true,
         custom_tools: false,
+        asks_people: true,
         permission_modes: true,
         system_prompt: true,
         sessions: true,

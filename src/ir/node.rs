@@ -93,7 +93,7 @@ impl NodeKind {
 
 /// ```kdl
 /// agent "<id>" provider="claude" model="…" use="<agent id or discovered name>"
-///       permission="default|accept-edits|bypass|plan" max-turns=10 budget-usd=1.5
+///       permission="default|accept-edits|bypass|plan|ask" max-turns=10 budget-usd=1.5
 ///       session="<agent id>" {
 ///     system "You are …"                 // appended to the agent's system prompt
 ///     prompt "Review {{ input.target }}" // or prompt="…" on the node
@@ -149,6 +149,9 @@ pub enum PermissionMode {
     Bypass,
     /// Plan only, change nothing.
     Plan,
+    /// Ask a person about every request the granted tools do not cover: on a terminal at
+    /// once, otherwise the run pauses until `atomic resume RUN --answer allow|allow-run|deny`.
+    Ask,
 }
 
 /// `context warn=0.45 act=0.60 action="compact|fresh|none"`.

@@ -229,6 +229,7 @@ impl From<&ProviderError> for RecordedError {
             | ProviderError::WaitTooLong { .. }
             | ProviderError::Exhausted { .. }
             | ProviderError::Unavailable { .. }
+            | ProviderError::AwaitingPermission { .. }
             | ProviderError::Remote { .. } => recorded.message = error.to_string(),
         }
         recorded

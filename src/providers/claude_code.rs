@@ -21,8 +21,8 @@ use super::env::{ChildEnv, Environment, api_key, redact};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
-    RetryPolicy, Usage, tool_summary,
+    AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, PermissionAsk, Provider,
+    ProviderError, ProviderFuture, RetryPolicy, Usage, Verdict, tool_summary,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
 
@@ -133,12 +133,15 @@ impl ClaudeCode {
                 ),
             ));
         }
-        if !request.tools.is_empty() {
-            let names: Vec<&str> = request
-                .tools
-                .iter()
-                .map(|tool| tool.name.as_str())
-                .collect();
+        // Tools a person allowed for the run (`permission="ask"`) are granted like the
+        // node's own.
+        let names: Vec<&str> = request
+            .tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .chain(request.approvals.tools.iter().map(String::as_str))
+            .collect();
+        if !names.is_empty() {
             args.extend(["--allowedTools".to_owned(), names.join(",")]);
         }
         if let Some(mode) = request.permission {
@@ -146,6 +149,9 @@ impl ClaudeCode {
                 "--permission-mode".to_owned(),
                 permission_mode(mode).to_owned(),
             ]);
+            if mode == PermissionMode::Ask {
+                args.extend(["--permission-prompt-tool".to_owned(), "stdio".to_owned()]);
+            }
         }
         if let Some(turns) = request.max_turns {
             args.extend(["--max-turns".to_owned(), turns.to_string()]);
@@ -238,12 +244,16 @@ impl ClaudeCode {
             "parent_tool_use_id": null,
             "session_id": "",
         });
-        if let Some(mut stdin) = child.take_stdin() {
-            let mut line = message.to_string();
-            line.push('\n');
+        // Asking a person: stdin stays open for the answers to the CLI's permission
+        // requests (its control protocol), and is closed after the result.
+        let asking = request.permission == Some(PermissionMode::Ask);
+        let mut stdin = child.take_stdin();
+        if let Some(input) = stdin.as_mut() {
             // A failed write means the process already died; its exit is reported below.
-            let _ = stdin.write_all(line.as_bytes()).await;
-            let _ = stdin.shutdown().await;
+            let _ = write_line(input, &message).await;
+        }
+        if !asking && let Some(mut input) = stdin.take() {
+            let _ = input.shutdown().await;
         }
 
         let stdout = child
@@ -251,11 +261,31 @@ impl ClaudeCode {
             .ok_or_else(|| ProviderError::bad_output(NAME, "the child has no stdout".to_owned()))?;
         let mut reader = NdjsonReader::new(NAME, stdout);
         let mut stream = Stream::default();
+        let mut approvals = request.approvals.clone();
         while let Some(line) = reader.next().await? {
+            if line.get("type").and_then(Value::as_str) == Some("control_request") {
+                let (response, pause) = control_response(&line, &mut approvals, events);
+                if let Some(ask) = pause {
+                    // Dropping the child kills its process group: the request stays
+                    // unanswered and the session continues once a person answers.
+                    return Err(ProviderError::awaiting_permission(
+                        NAME,
+                        ask,
+                        stream.session_id.clone(),
+                    ));
+                }
+                if let Some(input) = stdin.as_mut() {
+                    let _ = write_line(input, &response).await;
+                }
+                continue;
+            }
             stream.handle(&line, events);
             if stream.result.is_some() {
                 break;
             }
+        }
+        if let Some(mut input) = stdin.take() {
+            let _ = input.shutdown().await;
         }
 
         let Some(result) = stream.result.take() else {
@@ -304,6 +334,54 @@ impl Provider for ClaudeCode {
     }
 }
 
+/// Writes one NDJSON line to the CLI's stdin.
+async fn write_line(stdin: &mut tokio::process::ChildStdin, value: &Value) -> std::io::Result<()> {
+    let mut line = value.to_string();
+    line.push('\n');
+    stdin.write_all(line.as_bytes()).await?;
+    stdin.flush().await
+}
+
+/// The answer to one `control_request` of the CLI: a `can_use_tool` request decided by the
+/// call's approvals (reported as a permission event), or, when nobody has decided it, the
+/// request to pause at. Any other request is refused, so the CLI never waits on atomic.
+fn control_response(
+    line: &Value,
+    approvals: &mut Approvals,
+    events: &dyn EventSink,
+) -> (Value, Option<PermissionAsk>) {
+    let id = line.get("request_id").cloned().unwrap_or(Value::Null);
+    let request = line.get("request").unwrap_or(&Value::Null);
+    let success = |response: Value| json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}});
+    if request.get("subtype").and_then(Value::as_str) != Some("can_use_tool") {
+        let error = json!({"type": "control_response", "response": {"subtype": "error", "request_id": id, "error": "atomic does not handle this request"}});
+        return (error, None);
+    }
+    let input = request.get("input").cloned().unwrap_or(Value::Null);
+    let ask = PermissionAsk {
+        tool: str_field(request, "tool_name").unwrap_or_default(),
+        input: input.clone(),
+    };
+    let verdict = approvals.decide(&ask);
+    if verdict != Verdict::Ask {
+        events.emit(AgentEvent::PermissionRequest {
+            tool: ask.tool.clone(),
+            granted: verdict == Verdict::Allow,
+        });
+    }
+    match verdict {
+        Verdict::Allow => (
+            success(json!({"behavior": "allow", "updatedInput": input})),
+            None,
+        ),
+        Verdict::Deny(message) => (
+            success(json!({"behavior": "deny", "message": message, "interrupt": false})),
+            None,
+        ),
+        Verdict::Ask => (Value::Null, Some(ask)),
+    }
+}
+
 /// The CLI's spelling of a permission mode.
 fn permission_mode(mode: PermissionMode) -> &'static str {
     match mode {
@@ -311,6 +389,8 @@ fn permission_mode(mode: PermissionMode) -> &'static str {
         PermissionMode::AcceptEdits => "acceptEdits",
         PermissionMode::Bypass => "bypassPermissions",
         PermissionMode::Plan => "plan",
+        // What the granted tools do not cover is asked through the control protocol.
+        PermissionMode::Ask => "default",
     }
 }
 

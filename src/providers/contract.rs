@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::approvals::{Approvals, PermissionAsk};
 use crate::ir::{ErrorClass, PermissionMode};
 
 /// What an agent node asks of a provider: everything rendered, nothing secret.
@@ -65,6 +66,15 @@ pub struct AgentRequest {
     /// another engine's worker.
     #[serde(skip)]
     pub tool_guard: Option<ToolGuard>,
+    /// Under `permission="ask"`: what a person has decided about this agent's permission
+    /// requests; anything undecided stops the call with
+    /// [`ProviderError::AwaitingPermission`].
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub approvals: Approvals,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// One tool call of an agent, as a [`ToolGuard`] is asked about it.
@@ -460,6 +470,18 @@ pub enum ProviderError {
         /// What was spent, against which budget, and how to raise it.
         message: String,
     },
+    /// Under `permission="ask"`, the agent asked for something nobody has decided yet: the
+    /// adapter stopped it, and the run pauses for a person's answer (never retried, never
+    /// routed to `on-error`).
+    #[error("`{adapter}` stopped: the agent asks to use {}, which awaits a person's answer", ask.describe())]
+    AwaitingPermission {
+        /// The adapter.
+        adapter: &'static str,
+        /// What the agent asked for.
+        ask: PermissionAsk,
+        /// The session to continue once answered.
+        session_id: Option<String>,
+    },
     /// The run has no provider of this name (it was not declared, or not built).
     #[error("provider `{provider}` is not available to this run")]
     Unavailable {
@@ -490,6 +512,20 @@ impl ProviderError {
         Self::Config {
             adapter,
             message: message.into(),
+        }
+    }
+
+    /// [`ProviderError::AwaitingPermission`]: `ask` needs a person's answer; the session
+    /// to continue afterwards is `session_id`.
+    pub fn awaiting_permission(
+        adapter: &'static str,
+        ask: PermissionAsk,
+        session_id: Option<String>,
+    ) -> Self {
+        Self::AwaitingPermission {
+            adapter,
+            ask,
+            session_id,
         }
     }
 
@@ -606,6 +642,7 @@ impl ProviderError {
             Self::Rejected { .. }
             | Self::MaxTurns { .. }
             | Self::Config { .. }
+            | Self::AwaitingPermission { .. }
             | Self::Unavailable { .. } => ErrorClass::Provider,
         }
     }

@@ -25,8 +25,8 @@ use super::env::{ChildEnv, Environment, api_key, redact};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
-    Usage, tool_summary,
+    AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, PermissionAsk, Provider,
+    ProviderError, ProviderFuture, Usage, tool_summary,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
 
@@ -159,6 +159,22 @@ impl Copilot {
                 args.extend(["--allow-tool".to_owned(), "write".to_owned()]);
             }
             Some(PermissionMode::Plan) => args.extend(["--mode".to_owned(), "plan".to_owned()]),
+            // The CLI cannot wait for an answer in this mode: what a person decided
+            // becomes its rules, and anything else it refuses stops the call (see
+            // `Stream::undecided`).
+            Some(PermissionMode::Ask) => {
+                for kind in request.approvals.allowed_tools() {
+                    args.extend(["--allow-tool".to_owned(), kind.to_owned()]);
+                }
+                if let Some(answered) = request
+                    .approvals
+                    .answered
+                    .as_ref()
+                    .filter(|answered| !answered.answer.allows())
+                {
+                    args.extend(["--deny-tool".to_owned(), answered.ask.tool.clone()]);
+                }
+            }
             Some(PermissionMode::Default) | None => {}
         }
         for tool in &request.tools {
@@ -196,9 +212,21 @@ impl Copilot {
             .take_stdout()
             .ok_or_else(|| ProviderError::bad_output(NAME, "the child has no stdout".to_owned()))?;
         let mut reader = NdjsonReader::new(NAME, stdout);
-        let mut stream = Stream::default();
+        let mut stream = Stream {
+            asking: request.permission == Some(PermissionMode::Ask),
+            ..Stream::default()
+        };
         while let Some(line) = reader.next().await? {
             stream.handle(&line, events);
+            if let Some(ask) = stream.undecided(&request.approvals) {
+                // Dropping the child kills its process group before the model goes on
+                // without the tool; the session continues once a person answers.
+                return Err(ProviderError::awaiting_permission(
+                    NAME,
+                    ask,
+                    Some(session_id),
+                ));
+            }
         }
         let status = child.wait(EXIT_GRACE).await?;
         let stderr = child.stderr_tail();
@@ -331,9 +359,26 @@ struct Stream {
     usage: Usage,
     error: Option<ProviderError>,
     result: Option<Value>,
+    /// Under `permission="ask"`: the permission requests the CLI refused by its rules.
+    asking: bool,
+    refused: Vec<PermissionAsk>,
 }
 
 impl Stream {
+    /// A refused request nobody has decided: the call stops to ask a person. (The CLI
+    /// decides by kind, so a decision covers its kind.)
+    fn undecided(&mut self, approvals: &Approvals) -> Option<PermissionAsk> {
+        let decided = |ask: &PermissionAsk| {
+            approvals.allowed_tools().contains(&ask.tool.as_str())
+                || approvals
+                    .answered
+                    .as_ref()
+                    .is_some_and(|answered| answered.ask.tool == ask.tool)
+        };
+        let ask = self.refused.pop()?;
+        (!decided(&ask)).then_some(ask)
+    }
+
     fn handle(&mut self, line: &Value, events: &dyn EventSink) {
         let kind = line.get("type").and_then(Value::as_str).unwrap_or_default();
         let data = line.get("data").unwrap_or(&Value::Null);
@@ -418,6 +463,20 @@ impl Stream {
                     .and_then(Value::as_str)
                     .unwrap_or("tool")
                     .to_owned();
+                if self.asking && !granted {
+                    let mut input = data
+                        .get("permissionRequest")
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    if let Some(fields) = input.as_object_mut() {
+                        fields.remove("kind");
+                        fields.remove("toolCallId");
+                    }
+                    self.refused.push(PermissionAsk {
+                        tool: tool.clone(),
+                        input,
+                    });
+                }
                 events.emit(AgentEvent::PermissionRequest { tool, granted });
             }
             "subagent.started" | "subagent.completed" | "subagent.failed" => {

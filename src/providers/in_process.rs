@@ -8,6 +8,7 @@
 //!     option "replies" "[\"no\", \"yes\"]"   // or the reply for call 0, 1, … (last repeats)
 //!     option "fail" "rate-limit"             // raise this `retry-on` class…
 //!     option "fail-calls" 2                  // …for calls 0 and 1 only (default: every call)
+//!     option "asks" "Bash"                   // with permission="ask": ask to use this tool
 //! }
 //! ```
 //!
@@ -21,9 +22,10 @@ use serde_json::Value;
 use super::cassette::RecordedError;
 use super::options::Options;
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
+    AgentEvent, AgentReply, AgentRequest, EventSink, PermissionAsk, Provider, ProviderError,
+    ProviderFuture, Usage, Verdict,
 };
-use crate::ir::{ErrorClass, ProviderDecl};
+use crate::ir::{ErrorClass, PermissionMode, ProviderDecl};
 
 const ADAPTER: &str = "in-process";
 
@@ -90,6 +92,32 @@ impl InProcess {
             request.prompt.clone()
         };
         Ok((latency, Ok(reply)))
+    }
+}
+
+impl InProcess {
+    /// Under `permission="ask"` with `option "asks"`: the request for that tool, and what
+    /// the call's approvals say of it.
+    fn asks(
+        &self,
+        request: &AgentRequest,
+    ) -> Result<Option<(PermissionAsk, Verdict)>, ProviderError> {
+        let options = Options {
+            node: Some(&request.options),
+            provider: &self.options,
+        };
+        let Some(tool) = options
+            .string(ADAPTER, "asks")?
+            .filter(|_| request.permission == Some(PermissionMode::Ask))
+        else {
+            return Ok(None);
+        };
+        let ask = PermissionAsk {
+            tool: tool.to_owned(),
+            input: serde_json::json!({"for": request.node_id}),
+        };
+        let verdict = request.approvals.clone().decide(&ask);
+        Ok(Some((ask, verdict)))
     }
 }
 
@@ -161,7 +189,30 @@ impl Provider for InProcess {
             if !latency.is_zero() {
                 tokio::time::sleep(latency).await;
             }
-            let text = outcome?;
+            let text = match self.asks(request)? {
+                Some((ask, Verdict::Ask)) => {
+                    let session = format!("in-process-{}", request.node_id);
+                    return Err(ProviderError::awaiting_permission(
+                        ADAPTER,
+                        ask,
+                        Some(session),
+                    ));
+                }
+                // The model reports what it was told.
+                Some((ask, verdict)) => {
+                    let granted = verdict == Verdict::Allow;
+                    events.emit(AgentEvent::PermissionRequest {
+                        tool: ask.tool.clone(),
+                        granted,
+                    });
+                    format!(
+                        "{}: {}",
+                        ask.tool,
+                        if granted { "allowed" } else { "denied" }
+                    )
+                }
+                None => outcome?,
+            };
             let usage = Usage {
                 input_tokens: estimate_tokens(&request.prompt),
                 output_tokens: estimate_tokens(&text),

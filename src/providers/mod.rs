@@ -27,6 +27,7 @@
 //! `ndjson.rs` (line framing).
 
 pub mod anthropic;
+mod approvals;
 mod binary;
 mod budget;
 mod cassette;
@@ -51,6 +52,7 @@ mod registry;
 mod replay;
 mod retry;
 
+pub use approvals::{Answered, Approvals, PermissionAnswer, PermissionAsk, Verdict};
 pub use cassette::{
     CASSETTE_VERSION, CallOutcome, Cassette, CassetteCall, CassetteHeader, RecordedError,
     RecordedReply, RecordedUsage,

@@ -160,6 +160,11 @@ impl Provider for Recording {
                 seen: Mutex::new((Instant::now(), Vec::new(), Vec::new())),
             };
             let result = self.inner.run(request, &tap).await;
+            // A call stopped for a person's answer has no outcome yet: its continuation,
+            // with the same node and call index, is what gets recorded.
+            if matches!(result, Err(ProviderError::AwaitingPermission { .. })) {
+                return result;
+            }
             let (_, events, delays_ms) = tap
                 .seen
                 .into_inner()

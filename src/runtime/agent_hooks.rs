@@ -183,7 +183,9 @@ impl AgentHooks {
             .take();
         let call = async {
             let result = call.await;
+            // A call stopped for a person's answer has not failed.
             if let Err(error) = &result
+                && !matches!(error, ProviderError::AwaitingPermission { .. })
                 && hooks.shared.program.hooks.wants(HookEvent::SessionError)
             {
                 let fields = json!({

@@ -42,6 +42,9 @@ pub struct Cursor {
     /// What each full session (by session id) undergoes when it is next continued.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub context_actions: BTreeMap<String, PendingContextAction>,
+    /// Tools a person allowed for the rest of the run (`permission="ask"`, `allow-run`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_tools: Vec<String>,
     /// Tokens used so far.
     #[serde(default)]
     pub usage: Usage,

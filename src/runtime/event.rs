@@ -148,6 +148,18 @@ pub enum RunEvent {
         /// The answer it will give.
         answer: String,
     },
+    /// A person answered an agent's permission request (`permission="ask"`), and the agent's
+    /// call continues with the answer.
+    PermissionAnswered {
+        /// The agent.
+        node: Arc<str>,
+        /// The tool it asked to use.
+        tool: String,
+        /// With what.
+        input: serde_json::Value,
+        /// `allow`, `allow-run` or `deny`.
+        answer: String,
+    },
     /// An `on "<event>"` hook failed. A failing `*.before` hook also fails the action it
     /// guards (`blocked`); any other hook's failure changes nothing else.
     HookFailed {
@@ -290,6 +302,7 @@ impl RunEvent {
             Self::ContextAction { .. } => "context-action",
             Self::ToolOutput { .. } => "tool-output",
             Self::WaitAutoApprove { .. } => "wait-auto-approve",
+            Self::PermissionAnswered { .. } => "permission-answered",
             Self::HookFailed { .. } => "hook-failed",
             Self::Custom { .. } => "custom",
             Self::Debug { .. } => "debug",

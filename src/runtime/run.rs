@@ -16,7 +16,7 @@ use super::walk::{Recovery, ScopePath, Start, Stop, WalkEnd, Walker};
 use super::{RunContext, RunError, RunEvent};
 use crate::ir::ErrorClass;
 use crate::lower::{Plan, StepKind};
-use crate::providers::Usage;
+use crate::providers::{PermissionAnswer, Usage};
 use crate::store::{NewRun, PendingWait, RunId, RunStatus};
 
 /// The state fields in which runs stored before store schema 5 kept node outputs.
@@ -415,6 +415,19 @@ fn start_of(
                 node_at(at)
             )));
         }
+        // An agent paused at a permission request: its next call gets the answer.
+        (Some(at), false, Some(answer))
+            if let Some(pending) = permission_wait(run_id, &checkpoint.run.waits, wait)? =>
+        {
+            let pause = pending.permission.clone().expect("a permission wait");
+            let answer =
+                PermissionAnswer::parse(answer).map_err(|message| RunError::BadAnswer {
+                    node: pending.node_id.clone(),
+                    message,
+                })?;
+            recovery.set_permission(pending.key(), *pause, answer);
+            Start::At(at)
+        }
         (Some(at), false, Some(answer)) if !block_waits.is_empty() => {
             let (scope, node) =
                 pick_wait(recovery, run_id, &checkpoint.run.waits, &block_waits, wait)?;
@@ -434,7 +447,8 @@ fn start_of(
                     .waits
                     .iter()
                     .all(|wait| wait.auto_answer_at.is_none());
-            if stuck && !block_waits.is_empty() {
+            let asking = checkpoint.run.waits.iter().any(|w| w.permission.is_some());
+            if stuck && (!block_waits.is_empty() || asking) {
                 return Err(RunError::Resume(format!(
                     "run `{run_id}` is paused at {}: pass an answer (`atomic resume {run_id} --answer …`)",
                     PendingWait::list(&checkpoint.run.waits)
@@ -444,6 +458,35 @@ fn start_of(
         }
         (None, _, _) => Start::At(plan.end()),
     })
+}
+
+/// The permission request (an agent's pause, see `exec::permission`) an answer is for: the
+/// one `wait` names, or the only pending wait when it is one. `None` when the answer is for
+/// a `wait`; an error when `wait` is needed and missing, or names nothing.
+fn permission_wait<'w>(
+    run_id: &RunId,
+    recorded: &'w [PendingWait],
+    wait: Option<&str>,
+) -> Result<Option<&'w PendingWait>, RunError> {
+    if recorded.iter().all(|pending| pending.permission.is_none()) {
+        return Ok(None);
+    }
+    let chosen: Vec<&PendingWait> = match wait {
+        Some(wait) => PendingWait::named(recorded, wait),
+        None => recorded.iter().collect(),
+    };
+    match chosen.as_slice() {
+        [one] => Ok(Some(*one).filter(|one| one.permission.is_some())),
+        [] => Err(RunError::Resume(format!(
+            "run `{run_id}` has no pending wait `{}`; it is paused at {}",
+            wait.unwrap_or_default(),
+            PendingWait::list(recorded)
+        ))),
+        _ => Err(RunError::Resume(format!(
+            "run `{run_id}` is paused at {}: name the one to answer with `--wait`",
+            PendingWait::list(recorded)
+        ))),
+    }
 }
 
 /// Migrates stored `fields` from `from` to the workflow's state version: each field with
@@ -557,6 +600,7 @@ fn pick_wait(
                     auto_answer: None,
                     auto_answer_at: None,
                     scope: Some((*scope).to_owned()),
+                    permission: None,
                 })
             })
             .collect()
@@ -600,6 +644,14 @@ pub fn check_pending_answer(
         None => waits.iter().collect(),
     };
     match chosen.as_slice() {
+        [one] if one.permission.is_some() => {
+            PermissionAnswer::parse(answer)
+                .map(drop)
+                .map_err(|message| RunError::BadAnswer {
+                    node: one.node_id.clone(),
+                    message,
+                })
+        }
         [one] => check_block_answer(
             plan,
             ctx,

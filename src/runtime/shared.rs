@@ -35,6 +35,8 @@ pub(crate) struct Tally {
     pub(crate) sessions: BTreeMap<String, String>,
     /// Actions waiting for the next continuation of a session, by session id.
     pub(crate) context_actions: BTreeMap<String, PendingContextAction>,
+    /// Tools a person allowed for the rest of the run.
+    pub(crate) allowed_tools: Vec<String>,
 }
 
 /// The run's step numbers: the last one committed, and the turn to commit the next (walks
@@ -288,6 +290,7 @@ impl Shared {
             calls: tally.calls.clone(),
             sessions: tally.sessions.clone(),
             context_actions: tally.context_actions.clone(),
+            allowed_tools: tally.allowed_tools.clone(),
             usage: tally.usage,
             cost_usd: tally.cost_usd,
             steps_taken: self.tallies.steps_taken.load(Ordering::Relaxed),
@@ -306,6 +309,7 @@ impl Shared {
         tally.calls = cursor.calls.clone();
         tally.sessions = cursor.sessions.clone();
         tally.context_actions = cursor.context_actions.clone();
+        tally.allowed_tools = cursor.allowed_tools.clone();
         self.tallies
             .steps_taken
             .store(cursor.steps_taken, Ordering::Relaxed);

@@ -211,6 +211,7 @@ pub(crate) async fn pause_fail_and_list(store: &dyn Store) {
         auto_answer: Some("no".to_owned()),
         auto_answer_at: Some(Timestamp(1_800_000_000_000)),
         scope: None,
+        permission: None,
     };
     let mut pause = step(1);
     pause.status = StepStatus::Waiting;
@@ -412,6 +413,7 @@ pub(crate) async fn scoped_steps_stay_open_until_the_block_ends(store: &dyn Stor
         auto_answer: None,
         auto_answer_at: None,
         scope: Some(scope.to_owned()),
+        permission: None,
     };
     let waits = vec![wait("a", "fan@2#0"), wait("b", "fan@2#1")];
     store.pause(&id, waits.clone()).await.unwrap();

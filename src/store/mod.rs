@@ -32,8 +32,8 @@ pub use latest::LatestStore;
 pub use lease::{Acquired, Beat, HEARTBEAT_EVERY, Lease, Owner, STALE_AFTER};
 pub use memory::{CarriedRun, MemoryStore};
 pub use model::{
-    Checkpoint, EventRecord, NewRun, OpenStep, PendingWait, RunDetail, RunFilter, RunRecord,
-    RunStatus, StepCommit, StepRecord, StepStatus, Timestamp, WaitChoice,
+    Checkpoint, EventRecord, NewRun, OpenStep, PendingWait, PermissionPause, RunDetail, RunFilter,
+    RunRecord, RunStatus, StepCommit, StepRecord, StepStatus, Timestamp, WaitChoice,
 };
 pub use payload::{Json, ToJson};
 pub use run_id::RunId;

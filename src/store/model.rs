@@ -182,6 +182,26 @@ pub struct PendingWait {
     /// [`StepCommit::scope`]; `None` at the top level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Set when this is no `wait` node but an agent (`node_id`) stopped at a permission
+    /// request under `permission="ask"`; answered `allow`, `allow-run` or `deny`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission: Option<Box<PermissionPause>>,
+}
+
+/// What an agent paused at a permission request asked, and what its continuation needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionPause {
+    /// The tool it asked to use.
+    pub tool: String,
+    /// With what.
+    pub input: serde_json::Value,
+    /// The backend's session, continued once the request is answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Tools a person had allowed for the run when it paused (kept here, as the step that
+    /// would carry them never committed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_tools: Vec<String>,
 }
 
 impl PendingWait {

@@ -142,6 +142,13 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
     }
     if let Some(permission) = &agent.permission {
         asks.push((permission.span, "permission modes", info.permission_modes));
+        if permission.value == crate::ir::PermissionMode::Ask && info.permission_modes {
+            asks.push((
+                permission.span,
+                "asking a person for permission (`permission=\"ask\"`)",
+                info.asks_people,
+            ));
+        }
     }
     if let Some(system) = &agent.system {
         asks.push((system.span, "a system prompt", info.system_prompt));
@@ -203,6 +210,18 @@ mod tests {
         );
         assert_eq!(codes(&flow("anthropic", agent)), [Code::UnsupportedFeature]);
         assert_eq!(codes(&flow("opencode", agent)), [Code::UnsupportedFeature]);
+    }
+
+    #[test]
+    fn asking_a_person_needs_an_adapter_that_can_stop_for_one() {
+        let agent = "agent \"a\" provider=\"p\" permission=\"ask\" { prompt \"x\"; }";
+        for adapter in ["claude-code", "opencode", "copilot", "in-process"] {
+            assert_eq!(codes(&flow(adapter, agent)), [], "{adapter}");
+        }
+        // `replay` takes permission modes but cannot stop for a person.
+        assert_eq!(codes(&flow("replay", agent)), [Code::UnsupportedFeature]);
+        // Without permission modes at all, one diagnostic, not two.
+        assert_eq!(codes(&flow("anthropic", agent)), [Code::UnsupportedFeature]);
     }
 
     #[test]

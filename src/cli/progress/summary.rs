@@ -280,6 +280,7 @@ mod tests {
                     auto_answer: Some("yes".to_owned()),
                     auto_answer_at: Some(Timestamp(951_782_400_000)),
                     scope: None,
+                    permission: None,
                 }],
             },
             state: serde_json::Value::Null,

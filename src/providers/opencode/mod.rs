@@ -26,7 +26,7 @@ mod server;
 mod turn;
 
 use self::server::start_server;
-use self::turn::{ContextLimits, Turn, context_limits};
+use self::turn::{ContextLimits, PermissionReply, Turn, context_limits};
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::http::{SseReader, build_client, classify};
@@ -376,16 +376,34 @@ impl OpenCode {
             let Ok(payload) = serde_json::from_str::<Value>(&event.data) else {
                 continue;
             };
-            if let Some((permission_id, granted)) = turn.handle(&payload, events) {
-                let reply = if granted { "once" } else { "reject" };
-                let url = format!("{base}/permission/{permission_id}/reply");
-                self.send(
-                    server,
-                    self.client.post(url).json(&json!({"reply": reply})),
-                    &directory,
-                    REQUEST_LIMIT,
-                )
-                .await?;
+            match turn.handle(&payload, events) {
+                None => {}
+                // The guard aborts the session's turn; it continues once a person answers.
+                Some(PermissionReply::Pause(ask)) => {
+                    return Err(ProviderError::awaiting_permission(
+                        NAME,
+                        ask,
+                        Some(session_id.clone()),
+                    ));
+                }
+                Some(PermissionReply::Answer {
+                    id,
+                    granted,
+                    message,
+                }) => {
+                    let mut reply = json!({"reply": if granted { "once" } else { "reject" }});
+                    if let Some(message) = message {
+                        reply["message"] = json!(message);
+                    }
+                    let url = format!("{base}/permission/{id}/reply");
+                    self.send(
+                        server,
+                        self.client.post(url).json(&reply),
+                        &directory,
+                        REQUEST_LIMIT,
+                    )
+                    .await?;
+                }
             }
         }
         // OpenCode's own retrying went past the node's policy or deadline: stop here (the
@@ -492,6 +510,9 @@ impl Drop for AbortGuard {
     }
 }
 
+/// The permissions `permission="ask"` asks a person about.
+const ASKED: [&str; 4] = ["edit", "bash", "webfetch", "external_directory"];
+
 /// Session permission rules for the node's mode and granted tools (the last matching rule
 /// wins in OpenCode, so the mode's denials come last).
 fn permission_rules(request: &AgentRequest) -> Vec<Value> {
@@ -500,10 +521,23 @@ fn permission_rules(request: &AgentRequest) -> Vec<Value> {
     match request.permission {
         Some(PermissionMode::Bypass) => rules.push(rule("*", "allow")),
         Some(PermissionMode::AcceptEdits) => rules.push(rule("edit", "allow")),
+        // What changes things or reaches out is asked, as Claude Code's default mode does;
+        // reading stays free.
+        Some(PermissionMode::Ask) => {
+            for permission in ASKED {
+                rules.push(rule(permission, "ask"));
+            }
+        }
         _ => {}
     }
-    for tool in &request.tools {
-        rules.push(rule(&tool.name.to_lowercase(), "allow"));
+    let allowed_for_run = request.approvals.tools.iter();
+    for tool in request
+        .tools
+        .iter()
+        .map(|tool| &tool.name)
+        .chain(allowed_for_run)
+    {
+        rules.push(rule(&tool.to_lowercase(), "allow"));
     }
     if request.permission == Some(PermissionMode::Plan) {
         rules.push(rule("edit", "deny"));

@@ -5,15 +5,15 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::NAME;
 use super::bad_output;
 use super::errors::classify;
 use crate::ir::PermissionMode;
 use crate::providers::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, ProviderError, RetryPolicy, Usage,
-    tool_summary,
+    AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, PermissionAsk, ProviderError,
+    RetryPolicy, Usage, Verdict, tool_summary,
 };
 
 /// The failure OpenCode is retrying, from its message (the status it retries is not given).
@@ -71,12 +71,27 @@ fn context_fraction(prompt_tokens: u64, window: u64) -> Option<f64> {
     (window > 0).then(|| (prompt_tokens as f64 / window as f64).clamp(0.0, 1.0))
 }
 
+/// What to do about a permission request of the session.
+#[derive(Debug, PartialEq)]
+pub(super) enum PermissionReply {
+    /// Reply to request `id` (a refusal may say why).
+    Answer {
+        id: String,
+        granted: bool,
+        message: Option<String>,
+    },
+    /// Nobody has decided it (`permission="ask"`): stop the turn for a person.
+    Pause(PermissionAsk),
+}
+
 /// One turn's view of the event stream.
 #[derive(Debug)]
 pub(super) struct Turn {
     session_id: String,
     permission: Option<PermissionMode>,
     granted_tools: HashSet<String>,
+    /// Under `permission="ask"`: what a person decided.
+    approvals: Approvals,
     /// Message id → role.
     roles: HashMap<String, String>,
     /// Assistant message ids of this turn, in order.
@@ -118,6 +133,7 @@ impl Turn {
                 .iter()
                 .map(|tool| tool.name.to_lowercase())
                 .collect(),
+            approvals: request.approvals.clone(),
             roles: HashMap::new(),
             assistant: Vec::new(),
             part_types: HashMap::new(),
@@ -140,12 +156,12 @@ impl Turn {
         }
     }
 
-    /// Handles one event; returns a permission request to answer (id, granted).
+    /// Handles one event; returns a permission request to answer, or to pause at.
     pub(super) fn handle(
         &mut self,
         payload: &Value,
         events: &dyn EventSink,
-    ) -> Option<(String, bool)> {
+    ) -> Option<PermissionReply> {
         let kind = payload.get("type").and_then(Value::as_str)?;
         let properties = payload.get("properties")?;
         let session = ["/sessionID", "/info/sessionID", "/part/sessionID"]
@@ -198,6 +214,7 @@ impl Turn {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
+                let mut refusal = None;
                 let granted = match self.permission {
                     Some(PermissionMode::Bypass) => true,
                     Some(PermissionMode::Plan) => false,
@@ -207,12 +224,33 @@ impl Turn {
                     Some(PermissionMode::Default) | None => {
                         self.granted_tools.contains(&permission)
                     }
+                    Some(PermissionMode::Ask) if self.granted_tools.contains(&permission) => true,
+                    Some(PermissionMode::Ask) => {
+                        let ask = PermissionAsk {
+                            tool: permission.clone(),
+                            input: json!({
+                                "patterns": properties.get("patterns").cloned().unwrap_or(Value::Null)
+                            }),
+                        };
+                        match self.approvals.decide(&ask) {
+                            Verdict::Allow => true,
+                            Verdict::Deny(message) => {
+                                refusal = Some(message);
+                                false
+                            }
+                            Verdict::Ask => return Some(PermissionReply::Pause(ask)),
+                        }
+                    }
                 };
                 events.emit(AgentEvent::PermissionRequest {
                     tool: permission,
                     granted,
                 });
-                return Some((id, granted));
+                return Some(PermissionReply::Answer {
+                    id,
+                    granted,
+                    message: refusal,
+                });
             }
             "session.error" => {
                 if let Some(error) = properties.get("error") {
@@ -485,7 +523,14 @@ mod tests {
             );
         }
         assert!(turn.idle);
-        assert_eq!(answers, [("per_1".to_owned(), false)]);
+        assert_eq!(
+            answers,
+            [PermissionReply::Answer {
+                id: "per_1".to_owned(),
+                granted: false,
+                message: None
+            }]
+        );
         let messages = json!([
             {"info": {"id": "msg_U", "role": "user"}, "parts": [{"type": "text", "text": "Say hi"}]},
             {"info": {"id": "msg_A", "role": "assistant", "cost": 0.5,
@@ -560,6 +605,43 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn asking_pauses_at_an_undecided_request_and_obeys_an_answered_one() {
+        let asked = EVENTS
+            .lines()
+            .find(|line| line.contains("permission.asked"))
+            .expect("a permission event");
+        let payload: Value = serde_json::from_str(asked).expect("valid");
+        let sink = |_: AgentEvent| {};
+        let ask = PermissionAsk {
+            tool: "bash".to_owned(),
+            input: json!({"patterns": ["ls"]}),
+        };
+        let mut request = AgentRequest {
+            permission: Some(PermissionMode::Ask),
+            ..AgentRequest::default()
+        };
+        let mut turn = Turn::new("ses_A", &request, None);
+        assert_eq!(
+            turn.handle(&payload, &sink),
+            Some(PermissionReply::Pause(ask.clone()))
+        );
+        request.approvals.answered = Some(crate::providers::Answered {
+            ask,
+            answer: crate::providers::PermissionAnswer::Deny,
+        });
+        let mut turn = Turn::new("ses_A", &request, None);
+        let Some(PermissionReply::Answer {
+            granted: false,
+            message: Some(message),
+            ..
+        }) = turn.handle(&payload, &sink)
+        else {
+            panic!("refused with a reason");
+        };
+        assert!(message.contains("refused"), "{message}");
     }
 
     #[test]

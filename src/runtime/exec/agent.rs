@@ -6,18 +6,21 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::Halt;
 use super::arguments::expand_arguments;
 use super::mapping::{Raw, map_outputs};
+use super::permission;
 use crate::ir::{
-    Agent, DefinitionKind, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, ProviderDecl,
-    Template, UsedDefinition, Workflow, adapter_info,
+    Agent, DefinitionKind, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, PermissionMode,
+    ProviderDecl, Template, UsedDefinition, Workflow, adapter_info,
 };
-use crate::providers::{AgentEvent, AgentReply, AgentRequest, ToolGrant};
+use crate::providers::{AgentEvent, AgentReply, AgentRequest, Approvals, ProviderError, ToolGrant};
 use crate::runtime::agent_hooks::AgentHooks;
 use crate::runtime::context_window::{ContextWatch, Thresholds};
 use crate::runtime::frame::{Frame, Write};
 use crate::runtime::journal::StoreJournal;
 use crate::runtime::shared::Shared;
+use crate::runtime::walk::ScopePath;
 use crate::runtime::{NodeError, RunEvent};
 
 /// An agent's settings after following `use=` to other agent nodes (nearest wins).
@@ -94,10 +97,11 @@ pub(super) async fn execute(
     frame: &Frame,
     node: NodeIdx,
     seq: u64,
-) -> Result<Vec<Write>, NodeError> {
+    block: &ScopePath,
+) -> Result<Vec<Write>, Halt> {
     let workflow = shared.workflow();
     let NodeKind::Agent(agent) = &workflow.node(node).kind else {
-        return Err(NodeError::fatal("not an agent node"));
+        return Err(NodeError::fatal("not an agent node").into());
     };
     let id = shared.id(node).clone();
     let settings = Settings::resolve(shared, agent);
@@ -118,13 +122,13 @@ pub(super) async fn execute(
         .prompt()
         .map(|template| shared.program.templates.render(template, &scope))
         .transpose()?;
-    let prompt = match (definition, written) {
+    let mut prompt = match (definition, written) {
         // A command is the prompt; the node's own prompt is its arguments.
         (Some(command), arguments) if command.kind == DefinitionKind::Command => {
             expand_arguments(&command.body, arguments.as_deref().unwrap_or(""))
         }
         (_, Some(prompt)) => prompt,
-        (_, None) => return Err(NodeError::fatal(format!("`{id}` has no prompt"))),
+        (_, None) => return Err(NodeError::fatal(format!("`{id}` has no prompt")).into()),
     };
     let written_system = settings
         .system()
@@ -168,6 +172,12 @@ pub(super) async fn execute(
     for agent in settings.chain.iter().rev() {
         options.extend(agent.options.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
+    let permission = settings
+        .first(|agent| agent.permission.as_ref())
+        .map(|p| p.value);
+    // A person's answer to the request this agent paused at continues its session.
+    let asking = (permission == Some(PermissionMode::Ask) && !shared.ctx.dry_run)
+        .then(|| permission::asking(shared, block, &id));
     let session_of = agent.session.as_ref().map(|from| from.value.as_str());
     let (call_index, continued) = {
         let mut tally = shared.tally();
@@ -197,7 +207,17 @@ pub(super) async fn execute(
     });
     // The hooks on what the agent does inside the call (`agent.tool.before`, …).
     let hooks = AgentHooks::new(shared, node, seq, provider_name);
+    let mut resume_session = continued.resume_session();
+    let mut approvals = Approvals::default();
+    if let Some(asking) = asking {
+        approvals = asking.approvals;
+        if let Some(continuation) = asking.continuation {
+            prompt = continuation.prompt;
+            resume_session = continuation.session_id.or(resume_session);
+        }
+    }
     let request = AgentRequest {
+        approvals,
         tool_guard: hooks.as_ref().and_then(AgentHooks::guard),
         budget_usd: settings
             .first(|agent| agent.budget_usd.as_ref())
@@ -214,13 +234,11 @@ pub(super) async fn execute(
         system,
         model: model.clone(),
         tools,
-        permission: settings
-            .first(|agent| agent.permission.as_ref())
-            .map(|p| p.value),
+        permission,
         max_turns: settings
             .first(|agent| agent.max_turns.as_ref())
             .map(|m| m.value),
-        resume_session: continued.resume_session(),
+        resume_session,
         compact: continued.compact(),
         working_dir: shared.ctx.working_dir.clone(),
         options,
@@ -273,7 +291,17 @@ pub(super) async fn execute(
             .ctx
             .executor
             .call_agent(&shared.ctx, provider_name, &request, &sink);
-        AgentHooks::around(hooks.as_ref(), call).await?
+        match AgentHooks::around(hooks.as_ref(), call).await {
+            Ok(reply) => reply,
+            Err(ProviderError::AwaitingPermission {
+                ask, session_id, ..
+            }) => {
+                return Err(Halt::Paused(vec![permission::pending(
+                    shared, block, &id, ask, session_id,
+                )]));
+            }
+            Err(error) => return Err(NodeError::from(error).into()),
+        }
     };
     // Kept after a failure: a resumed run continues the conversation instead of
     // repeating its tools.
@@ -304,7 +332,8 @@ pub(super) async fn execute(
                 "`{id}` cost ${cost:.4}, over its `budget-usd` of ${:.4}",
                 budget.value
             ),
-        ));
+        )
+        .into());
     }
 
     let mut writes = map_outputs(shared, settings.outputs(), |from| match from {

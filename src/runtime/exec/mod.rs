@@ -8,6 +8,7 @@ mod canned;
 mod emit;
 mod mapping;
 mod parallel;
+mod permission;
 mod set;
 mod subgraph;
 mod task_file;
@@ -155,7 +156,7 @@ async fn run_node(
     Ok(match &ir.kind {
         NodeKind::Set(set) => set::execute(shared, frame, node, set, seq)?,
         NodeKind::Emit(emit) => emit::execute(shared, frame, node, emit, seq)?,
-        NodeKind::Agent(_) => agent::execute(shared, frame, node, seq).await?,
+        NodeKind::Agent(_) => agent::execute(shared, frame, node, seq, place.scope).await?,
         NodeKind::Tool(tool) => tool::execute(shared, frame, node, tool, seq).await?,
         NodeKind::Subgraph(subgraph) => {
             subgraph::execute(shared, frame, node, subgraph, seq, place).await?

@@ -256,5 +256,6 @@ fn pending_record(
             .map(|(answer, _)| answer.clone()),
         auto_answer_at: question.auto_answer.as_ref().map(|(_, at)| *at),
         scope: scope.as_str().map(str::to_owned),
+        permission: None,
     }
 }

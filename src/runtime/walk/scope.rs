@@ -8,8 +8,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::providers::PermissionAnswer;
 use crate::runtime::cursor::Cursor;
-use crate::store::OpenStep;
+use crate::store::{OpenStep, PermissionPause};
 
 /// A block's path: levels `<node>@<entry>#<branch>` (a parallel branch) or `<node>@<entry>`
 /// (a subgraph) joined by `/`, where `<entry>` tells apart the entries into a block within
@@ -110,6 +111,8 @@ pub(crate) struct Recovery {
     steps: Vec<(String, Cursor)>,
     /// The scope of the wait being answered, and the answer.
     answer: Mutex<Option<(String, String)>>,
+    /// The permission request being answered: its wait key, what was asked, the answer.
+    permission: Mutex<Option<(String, PermissionPause, PermissionAnswer)>>,
 }
 
 impl Recovery {
@@ -126,6 +129,7 @@ impl Recovery {
         Ok(Self {
             steps,
             answer: Mutex::default(),
+            permission: Mutex::default(),
         })
     }
 
@@ -183,6 +187,31 @@ impl Recovery {
             .answer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((scope, answer));
+    }
+
+    /// Gives the agent paused at the permission request `key` ([`PendingWait::key`]) its
+    /// answer.
+    ///
+    /// [`PendingWait::key`]: crate::store::PendingWait::key
+    pub(crate) fn set_permission(
+        &self,
+        key: String,
+        pause: PermissionPause,
+        answer: PermissionAnswer,
+    ) {
+        *self
+            .permission
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((key, pause, answer));
+    }
+
+    /// The answer for the permission request of the agent at `key`, once.
+    pub(crate) fn take_permission(&self, key: &str) -> Option<(PermissionPause, PermissionAnswer)> {
+        self.permission
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take_if(|(at, _, _)| at == key)
+            .map(|(_, pause, answer)| (pause, answer))
     }
 
     /// The answer for the wait of the block at `scope`, once.

@@ -293,6 +293,7 @@ mod tests {
             auto_answer: Some("yes".to_owned()),
             auto_answer_at: Some(Timestamp(5)),
             scope: Some("fan@2#1".to_owned()),
+            permission: None,
         });
         step.scope = Some("fan@2#1".to_owned());
         let line = Encoded::new(step.clone()).line();
