@@ -1,0 +1,1 @@
+//! `permission="ask"` through `atomic run`: the in-process model and the real Claude Code.
