@@ -9,7 +9,11 @@ use crate::support::cli_project::{CliProject, bin};
 
 /// `atomic ARGS` in `project` under a pseudo-terminal, `input` typed at it; `None` (the
 /// test skips, or fails in CI) when `script` is not installed.
-fn on_a_terminal(project: &CliProject, args: &str, input: &str) -> Option<std::process::Output> {
+pub(crate) fn on_a_terminal(
+    project: &CliProject,
+    args: &str,
+    input: &str,
+) -> Option<std::process::Output> {
     if Command::new("script").arg("--version").output().is_err() {
         #[allow(clippy::print_stderr, reason = "a skipped test says so")]
         {
