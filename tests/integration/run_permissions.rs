@@ -344,8 +344,7 @@ async fn writer(file: &str, closing: &str) -> ScriptedAnthropic {
 fn last_conversation(fake: &ScriptedAnthropic) -> String {
     fake.requests()
         .into_iter()
-        .filter(|request| request.has_tools())
-        .last()
+        .rfind(|request| request.has_tools())
         .expect("model requests")
         .body["messages"]
         .to_string()
