@@ -10,6 +10,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::REDACTED;
+
 /// A tool an agent asked to use, as its backend described the request.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PermissionAsk {
@@ -124,7 +126,10 @@ impl Approvals {
         if self.tools.contains(&ask.tool) {
             return Verdict::Allow;
         }
-        if let Some(answered) = self.answered.take_if(|answered| answered.ask == *ask) {
+        let answers = |answered: &mut Answered| {
+            answered.ask.tool == ask.tool && same_input(&answered.ask.input, &ask.input)
+        };
+        if let Some(answered) = self.answered.take_if(answers) {
             return if answered.answer.allows() {
                 Verdict::Allow
             } else {
@@ -147,6 +152,44 @@ impl Approvals {
         }
         tools
     }
+}
+
+/// Whether `actual` is the input a person answered about, `answered` as the run kept it:
+/// with each secret replaced by [`REDACTED`], which stands for any text there.
+fn same_input(answered: &Value, actual: &Value) -> bool {
+    match (answered, actual) {
+        (Value::String(kept), Value::String(text)) => matches_redacted(kept, text),
+        (Value::Array(kept), Value::Array(items)) => {
+            kept.len() == items.len() && kept.iter().zip(items).all(|(k, i)| same_input(k, i))
+        }
+        (Value::Object(kept), Value::Object(fields)) => {
+            kept.len() == fields.len()
+                && kept
+                    .iter()
+                    .all(|(name, k)| fields.get(name).is_some_and(|i| same_input(k, i)))
+        }
+        _ => answered == actual,
+    }
+}
+
+/// `text` read against `kept`, where each [`REDACTED`] in `kept` matches any text.
+fn matches_redacted(kept: &str, text: &str) -> bool {
+    let mut pieces = kept.split(REDACTED);
+    let first = pieces.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let pieces: Vec<&str> = pieces.collect();
+    let Some((last, middle)) = pieces.split_last() else {
+        return rest.is_empty();
+    };
+    for piece in middle {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
 }
 
 #[cfg(test)]
@@ -194,6 +237,24 @@ mod tests {
         );
         assert_eq!(approvals.decide(&ask("Edit", "x")), Verdict::Allow);
         assert_eq!(approvals.decide(&ask("Edit", "y")), Verdict::Allow);
+    }
+
+    #[test]
+    fn a_kept_input_with_a_secret_redacted_still_answers_its_request() {
+        let kept = json!({"command": "curl -H 'key: [REDACTED]' http://127.0.0.1/x"});
+        let actual = json!({"command": "curl -H 'key: sk-123' http://127.0.0.1/x"});
+        assert!(same_input(&kept, &actual));
+        assert!(!same_input(
+            &kept,
+            &json!({"command": "curl -H 'key: sk-123' http://127.0.0.1/y"})
+        ));
+        assert!(!same_input(&kept, &json!({"command": "rm -rf /"})));
+        assert!(!same_input(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
+        assert!(matches_redacted("[REDACTED]", "anything"));
+        assert!(matches_redacted("a[REDACTED]b[REDACTED]c", "a1b2c"));
+        assert!(!matches_redacted("a[REDACTED]b[REDACTED]c", "a1c"));
+        assert!(matches_redacted("plain", "plain"));
+        assert!(!matches_redacted("plain", "plainer"));
     }
 
     #[test]

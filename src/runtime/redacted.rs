@@ -107,6 +107,9 @@ impl Store for RedactingStore {
     fn pause<'a>(&'a self, run: &'a RunId, mut waits: Vec<PendingWait>) -> StoreFuture<'a, ()> {
         for wait in &mut waits {
             self.text(&mut wait.prompt);
+            if let Some(permission) = &mut wait.permission {
+                self.redactor.redact_value(&mut permission.input);
+            }
         }
         self.inner.pause(run, waits)
     }

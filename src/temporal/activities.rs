@@ -215,6 +215,7 @@ fn refused(message: String) -> AgentDone {
             message,
             retry_after_ms: None,
             retried: false,
+            awaiting: None,
         }),
         events: Vec::new(),
     }
@@ -223,7 +224,12 @@ fn refused(message: String) -> AgentDone {
 fn redact_agent(redactor: &Redactor, done: &mut AgentDone) {
     match &mut done.result {
         Ok(reply) => reply.text = redactor.redact(&reply.text).into_owned(),
-        Err(failure) => failure.message = redactor.redact(&failure.message).into_owned(),
+        Err(failure) => {
+            failure.message = redactor.redact(&failure.message).into_owned();
+            if let Some((ask, _)) = &mut failure.awaiting {
+                redactor.redact_value(&mut ask.input);
+            }
+        }
     }
     for event in &mut done.events {
         let mut value = serde_json::to_value(&*event).unwrap_or_default();

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::ir::ErrorClass;
-use crate::providers::{AgentEvent, AgentReply, AgentRequest, ProviderError};
+use crate::providers::{AgentEvent, AgentReply, AgentRequest, PermissionAsk, ProviderError};
 use crate::runtime::RunEvent;
 use crate::runtime::executor::{CommandError, CommandOutput, CommandSpec, OutputStream};
 use crate::store::{CarriedRun, RunDetail, RunRecord};
@@ -128,6 +128,10 @@ pub struct RemoteFailure {
     /// Whether the adapter retried it already.
     #[serde(default)]
     pub retried: bool,
+    /// Set when the call stopped at a permission request for a person
+    /// ([`ProviderError::AwaitingPermission`]): what was asked, and the session to continue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<(PermissionAsk, Option<String>)>,
 }
 
 impl RemoteFailure {
@@ -141,12 +145,21 @@ impl RemoteFailure {
                 .retry_after()
                 .map(|after| u64::try_from(after.as_millis()).unwrap_or(u64::MAX)),
             retried: error.was_retried(),
+            awaiting: match error {
+                ProviderError::AwaitingPermission {
+                    ask, session_id, ..
+                } => Some((ask.clone(), session_id.clone())),
+                _ => None,
+            },
         }
     }
 
     /// Back to a provider error.
     #[must_use]
     pub fn error(self) -> ProviderError {
+        if let Some((ask, session_id)) = self.awaiting {
+            return ProviderError::awaiting_permission("worker", ask, session_id);
+        }
         ProviderError::Remote {
             class: self.class,
             message: self.message,

@@ -491,6 +491,7 @@ impl<'a> InFlight<'a> {
                         message: format!("the agent call failed on Temporal: {error}"),
                         retry_after_ms: None,
                         retried: false,
+                        awaiting: None,
                     }),
                     events: Vec::new(),
                 })

@@ -228,6 +228,68 @@ fn a_wait_is_answered_through_resume_and_a_bad_answer_leaves_it_paused() {
     assert_eq!(tally(&lines(&project, "out.txt")).len(), 2);
 }
 
+/// `permission="ask"` on Temporal: the agent's request pauses the run as a wait does (the
+/// activity's pause reaches the workflow), a bad answer is refused by the update's
+/// validator, and `allow-run` continues the agent and covers the next one.
+#[test]
+fn a_permission_request_pauses_the_run_and_is_answered_through_resume() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "ask.kdl",
+        r#"workflow "ask" {
+    state {
+        field "fixed" type="string" default=""
+        field "checked" type="string" default=""
+    }
+    provider "bot" adapter="in-process" { option "asks" "Bash"; }
+    agent "fix" provider="bot" permission="ask" {
+        prompt "fix it"
+        output "fixed"
+    }
+    agent "check" provider="bot" permission="ask" {
+        prompt "check it"
+        output "checked"
+    }
+}
+"#,
+    );
+    cluster.worker(&project, "ask", "one");
+    let output = cluster.atomic(&project, "ask", &["run", "ask.kdl"]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`fix` asks to use `Bash`"),
+        "{}",
+        stderr(&output)
+    );
+    let run = super::run_id(&output);
+    let shown = cluster.show(&project, "ask", &run);
+    assert_eq!(
+        shown["run"]["waits"][0]["permission"]["tool"], "Bash",
+        "{shown}"
+    );
+
+    let refused = cluster.atomic(&project, "ask", &["resume", &run, "--answer", "perhaps"]);
+    assert_eq!(refused.status.code(), Some(4), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("allow-run"),
+        "{}",
+        stderr(&refused)
+    );
+
+    let answered = cluster.atomic(&project, "ask", &["resume", &run, "--answer", "allow-run"]);
+    assert_eq!(answered.status.code(), Some(0), "{}", stderr(&answered));
+    let shown = cluster.show(&project, "ask", &run);
+    assert_eq!(shown["run"]["status"], "completed", "{shown}");
+    assert_eq!(shown["state"]["fixed"], "Bash: allowed");
+    assert_eq!(
+        shown["state"]["checked"], "Bash: allowed",
+        "not asked again"
+    );
+}
+
 #[test]
 fn cancel_stops_a_run_and_its_step_in_flight() {
     let Some(mut cluster) = Cluster::start() else {
