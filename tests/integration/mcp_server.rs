@@ -1,0 +1,1 @@
+//! `atomic mcp`: the project's custom tools served over MCP (stdio).
