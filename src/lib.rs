@@ -14,6 +14,7 @@ pub mod disk;
 pub mod ir;
 pub mod lower;
 pub mod lsp;
+pub mod mcp;
 pub mod providers;
 pub mod registry;
 pub mod runtime;

@@ -25,6 +25,9 @@ pub enum Command {
     Graph(GraphArgs),
     /// Run the language server on stdin/stdout (for editors); logs go to stderr.
     Lsp,
+    /// Serve the project's custom tools (`.atomic/tools/*.kdl`) as an MCP server on
+    /// stdin/stdout (for Claude Code's `--mcp-config` and other MCP clients); logs go to stderr.
+    Mcp(McpArgs),
     /// Check a workflow, then run it.
     Run(RunArgs),
     /// Continue a paused, crashed or cancelled run from its last committed step.
@@ -72,6 +75,14 @@ pub struct WorkerArgs {
     /// The server, namespace and task queue.
     #[command(flatten)]
     pub temporal: TemporalArgs,
+}
+
+/// `atomic mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The project whose tools to serve (default: the one around the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
 }
 
 /// `atomic completions`.

@@ -17,6 +17,7 @@ mod fmt;
 mod graph;
 mod list;
 mod lsp;
+mod mcp;
 mod output;
 mod progress;
 pub mod project;
@@ -54,6 +55,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Lsp => lsp::run(),
+        Command::Mcp(args) => mcp::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Resume(args) => resume::run(&args),
         Command::Runs(args) => runs::run(&args),

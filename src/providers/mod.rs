@@ -57,6 +57,8 @@ pub use cassette::{
     CASSETTE_VERSION, CallOutcome, Cassette, CassetteCall, CassetteHeader, RecordedError,
     RecordedReply, RecordedUsage,
 };
+// The custom-tool runner of the tool loop, shared with `atomic mcp` (`crate::mcp`).
+pub(crate) use chat::{ToolCall, ToolSet};
 pub use claude_code::ClaudeCode;
 pub use command::CommandProvider;
 pub use contract::{

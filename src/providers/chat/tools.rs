@@ -1,8 +1,11 @@
 //! Custom tools granted to an agent: each is a command that gets the tool input as JSON
 //! on stdin and answers on stdout. A non-zero exit is a tool error the model is shown, not
-//! a failure of the call, so the model can react to it.
+//! a failure of the call, so the model can react to it; so is input that does not match
+//! the tool's schema, which never reaches the command. `atomic mcp` runs its tools through
+//! the same [`ToolSet`], so both callers get the same checks, environment and redaction.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -33,6 +36,8 @@ pub(crate) struct CustomTool {
     command: Vec<String>,
     /// Its own limit, over the call's default.
     timeout: Option<Duration>,
+    /// `input_schema`, compiled once for every call.
+    validator: Arc<jsonschema::Validator>,
 }
 
 /// A tool call the model made.
@@ -103,18 +108,32 @@ impl ToolSet {
                     format!("tool `{}` is granted twice", grant.name),
                 ));
             }
+            let input_schema = grant
+                .input_schema
+                .clone()
+                .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+            // The registry checked the schema against the meta-schema; what can still fail
+            // here is a `$ref` that cannot be resolved offline.
+            let validator = jsonschema::validator_for(&input_schema).map_err(|error| {
+                ProviderError::config(
+                    adapter,
+                    format!(
+                        "the input schema of tool `{}` cannot be used: {error}; fix the tool's \
+                         `argument`s or its `schema=` file",
+                        grant.name
+                    ),
+                )
+            })?;
             tools.push(CustomTool {
                 name: grant.name.clone(),
                 description: grant
                     .description
                     .clone()
                     .unwrap_or_else(|| format!("Runs `{}`.", grant.command.join(" "))),
-                input_schema: grant
-                    .input_schema
-                    .clone()
-                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+                input_schema,
                 command: grant.command.clone(),
                 timeout: grant.timeout,
+                validator: Arc::new(validator),
             });
         }
         Ok(Self { adapter, tools })
@@ -132,8 +151,9 @@ impl ToolSet {
 
     /// Runs `call` in `working_dir` with exactly the environment of `tool_env` (never
     /// atomic's own, which holds the provider keys), minus the variable named by `hide_env`
-    /// (the provider's API key). What it prints is redacted before the model sees it.
-    /// Dropping the future kills the tool.
+    /// (the provider's API key). Input that does not match the tool's schema is refused
+    /// before anything runs, saying which argument is wrong. What it prints is redacted
+    /// before the model sees it. Dropping the future kills the tool.
     pub(crate) async fn run(
         &self,
         call: &ToolCall,
@@ -150,6 +170,14 @@ impl ToolSet {
                 names.join(", ")
             ));
         };
+        if let Some(problems) = tool.input_problems(&call.input) {
+            let mut outcome = ToolOutcome::error(problems);
+            // The input is the caller's own, but may quote a secret all the same.
+            if let std::borrow::Cow::Owned(clean) = tool_env.redactor.redact(&outcome.content) {
+                outcome.content = clean;
+            }
+            return outcome;
+        }
         let timeout = tool.timeout.unwrap_or(timeout);
         let run = tool.execute(
             self.adapter,
@@ -172,6 +200,31 @@ impl ToolSet {
 }
 
 impl CustomTool {
+    /// How `input` breaks the tool's schema (the first few ways, each at the argument it
+    /// concerns), or `None` when it matches.
+    fn input_problems(&self, input: &Value) -> Option<String> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(input)
+            .take(3)
+            .map(|error| {
+                let at = error.instance_path().to_string();
+                match at.strip_prefix('/') {
+                    Some(argument) => format!("argument `{argument}`: {error}"),
+                    None => error.to_string(),
+                }
+            })
+            .collect();
+        (!problems.is_empty()).then(|| {
+            format!(
+                "invalid input for tool `{}`: {}; its input schema is {}",
+                self.name,
+                problems.join("; "),
+                self.input_schema
+            )
+        })
+    }
+
     async fn execute(
         &self,
         adapter: &'static str,
@@ -297,6 +350,68 @@ mod tests {
                 content: r#"{"a":1}"#.to_owned(),
                 is_error: false
             }
+        );
+    }
+
+    #[tokio::test]
+    async fn input_that_breaks_the_schema_never_reaches_the_command() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut edit = grant("edit", &["sh", "-c", "cat > ran.json"]);
+        edit.input_schema = Some(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+            "additionalProperties": false,
+        }));
+        let tools = ToolSet::from_grants("anthropic", &[edit]).expect("valid");
+        let limit = Duration::from_secs(10);
+        let env = ToolEnv::default();
+        let wrong_type = tools
+            .run(
+                &call("edit", json!({"text": 5})),
+                dir.path(),
+                limit,
+                &env,
+                None,
+            )
+            .await;
+        assert!(wrong_type.is_error, "{wrong_type:?}");
+        assert!(
+            wrong_type
+                .content
+                .starts_with("invalid input for tool `edit`: argument `text`: 5 is not of type"),
+            "{}",
+            wrong_type.content
+        );
+        let missing = tools
+            .run(
+                &call("edit", json!({"txt": "x"})),
+                dir.path(),
+                limit,
+                &env,
+                None,
+            )
+            .await;
+        assert!(
+            missing.content.contains(r#""text" is a required property"#)
+                && missing.content.contains("'txt' was unexpected"),
+            "{}",
+            missing.content
+        );
+        assert!(!dir.path().join("ran.json").exists(), "the command ran");
+        let valid = tools
+            .run(
+                &call("edit", json!({"text": "x"})),
+                dir.path(),
+                limit,
+                &env,
+                None,
+            )
+            .await;
+        assert!(!valid.is_error, "{valid:?}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("ran.json")).expect("ran"),
+            r#"{"text":"x"}"#
         );
     }
 
