@@ -297,6 +297,12 @@ const COPILOT_OPTIONS: &[AdapterOption] = &[
     opt("offline", Flag, false),
 ];
 
+const CODEX_OPTIONS: &[AdapterOption] = &[
+    opt("bin", Text, false),
+    opt("pass-env", Names, false),
+    opt("codex-home", Text, false),
+];
+
 const COMMAND_OPTIONS: &[AdapterOption] = &[
     opt("pass-env", Names, false),
     opt("timeout", Duration, false),
@@ -385,6 +391,20 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         sessions: true,
         max_turns: false,
         options: COPILOT_OPTIONS,
+        env_options: true,
+        needs_api_key: false,
+    },
+    AdapterInfo {
+        name: "codex",
+        description: "the OpenAI Codex CLI (`codex exec --json`)",
+        tools: false,
+        custom_tools: false,
+        asks_people: false,
+        permission_modes: true,
+        system_prompt: true,
+        sessions: true,
+        max_turns: false,
+        options: CODEX_OPTIONS,
         env_options: true,
         needs_api_key: false,
     },

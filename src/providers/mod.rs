@@ -21,8 +21,8 @@
 //! config) and stops a call as soon as it passes its node's `budget-usd` or the run's
 //! remaining `max-budget-usd`.
 //!
-//! Agent CLIs: `claude-code` and `copilot` (one child process per call, NDJSON/JSONL on
-//! stdout) and `opencode` (an `opencode serve` server over HTTP + SSE), sharing `binary.rs`
+//! Agent CLIs: `claude-code`, `copilot` and `codex` (one child process per call, NDJSON/JSONL
+//! on stdout) and `opencode` (an `opencode serve` server over HTTP + SSE), sharing `binary.rs`
 //! (finding the CLI), `env.rs` (the child's environment), `process.rs` (process groups) and
 //! `ndjson.rs` (line framing).
 
@@ -33,6 +33,7 @@ mod budget;
 mod cassette;
 mod chat;
 mod claude_code;
+mod codex;
 mod command;
 mod contract;
 mod copilot;
@@ -60,6 +61,7 @@ pub use cassette::{
 // The custom-tool runner of the tool loop, shared with `atomic mcp` (`crate::mcp`).
 pub(crate) use chat::{ToolCall, ToolSet};
 pub use claude_code::ClaudeCode;
+pub use codex::Codex;
 pub use command::CommandProvider;
 pub use contract::{
     AgentEvent, AgentReply, AgentRequest, CallJournal, EventSink, JournalBackend, Provider,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::anthropic::AnthropicProvider;
 use super::budget::Budgeted;
 use super::claude_code::ClaudeCode;
+use super::codex::Codex;
 use super::command::CommandProvider;
 use super::copilot::Copilot;
 use super::env::{Environment, ToolEnv};
@@ -101,6 +102,7 @@ const BUILDERS: &[(&str, Build)] = &[
     ("copilot", |decl, cx| {
         Ok(Arc::new(Copilot::new(decl, cx.env)?))
     }),
+    ("codex", |decl, cx| Ok(Arc::new(Codex::new(decl, cx.env)?))),
 ];
 
 /// Refuses the provider's options its adapter does not read, or of the wrong kind, by the
@@ -257,6 +259,7 @@ mod tests {
             ("claude-code", "@anthropic-ai/claude-code"),
             ("opencode", "opencode-ai"),
             ("copilot", "@github/copilot"),
+            ("codex", "@openai/codex"),
         ] {
             let error = build(&test_decl("x", adapter), &cli_cx).unwrap_err();
             assert!(matches!(error, ProviderError::Config { .. }), "{error}");

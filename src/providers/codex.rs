@@ -1,0 +1,835 @@
+//! `adapter="codex"`: the OpenAI Codex CLI (`@openai/codex`) in its non-interactive JSONL
+//! mode, one process per call (protocols.md §6, checked against the pinned CLI).
+//!
+//! Spawned as `codex exec [resume <thread id>] --json --skip-git-repo-check -c key=value…
+//! [-m MODEL] -` in the node's working directory, the prompt written to stdin (`-`). stdout
+//! is one event per line: `thread.started` (the thread id, which is the session id),
+//! `turn.started`, `item.started` / `item.completed` (`agent_message`, `reasoning`,
+//! `command_execution`, `file_change`, `mcp_tool_call`, `web_search`, `error`),
+//! `turn.completed` (token usage, cumulative over the thread), `turn.failed` and `error`.
+//!
+//! Every setting goes in as a `-c` override, so the CLI reads nothing of the user's: it runs
+//! with its own `CODEX_HOME`, a directory this provider creates (and deletes when it is
+//! dropped) unless `option "codex-home"` names one. The overrides switch off what would
+//! reach the network besides the model (update checks, analytics, plugin and app sync).
+//! `base-url=` declares a custom model provider speaking the Responses API
+//! (`model_providers.atomic`, `wire_api = "responses"`); the `api-key-env=` variable's value
+//! reaches the CLI as `CODEX_API_KEY`, which `codex exec` reads for OpenAI and which the
+//! custom provider names as its `env_key`. `system` becomes `developer_instructions`.
+//!
+//! Permission modes map onto the sandbox (`approval_policy` is always `never`: nobody can
+//! answer in this mode): `default` and `plan` → `read-only`, `acceptEdits` →
+//! `workspace-write`, `bypassPermissions` → `danger-full-access`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use super::binary::find_binary;
+use super::env::{ChildEnv, Environment, api_key, redact};
+use super::ndjson::NdjsonReader;
+use super::process::ProcessGroup;
+use super::{
+    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
+    Usage, tool_summary,
+};
+use crate::ir::{PermissionMode, ProviderDecl};
+
+const NAME: &str = "codex";
+
+/// How long the process may take to exit after stdout closed.
+const EXIT_GRACE: Duration = Duration::from_secs(10);
+
+/// The variable the CLI reads the key from (`codex exec`'s own, and the custom provider's
+/// `env_key`).
+const KEY_VAR: &str = "CODEX_API_KEY";
+
+/// Overrides that keep the CLI off the network except for its model: no update check, no
+/// analytics, no curated-plugin sync (git and HTTPS to github.com, chatgpt.com), no apps.
+/// Each was seen connecting out in the pinned version without them.
+const OFFLINE: &[&str] = &[
+    "check_for_update_on_startup=false",
+    "analytics.enabled=false",
+    "features.plugins=false",
+    "features.remote_plugin=false",
+    "features.apps=false",
+];
+
+/// The Codex CLI adapter.
+#[derive(Debug)]
+pub struct Codex {
+    bin: PathBuf,
+    model: Option<String>,
+    env: ChildEnv,
+    home: Home,
+    /// `-c` overrides every call gets.
+    overrides: Vec<String>,
+    /// The `api-key-env=` variable, named in authentication failures.
+    key_variable: Option<String>,
+    /// Its value, scrubbed from error messages.
+    secret: Option<String>,
+    /// Thread id → its token totals after this provider's last call on it: `turn.completed`
+    /// reports the thread's totals, so a continued session's call is the difference.
+    totals: Mutex<HashMap<String, Usage>>,
+}
+
+/// The `CODEX_HOME` the CLI runs with.
+#[derive(Debug)]
+enum Home {
+    /// Created for this provider, removed when it is dropped.
+    Owned(PathBuf),
+    /// `option "codex-home"`: the user's, left alone.
+    Given(PathBuf),
+}
+
+impl Home {
+    fn path(&self) -> &Path {
+        match self {
+            Self::Owned(path) | Self::Given(path) => path,
+        }
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        if let Self::Owned(path) = self {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
+}
+
+impl Codex {
+    /// Configures the adapter from its `provider` block (see the module docs). Options:
+    /// `bin`, `pass-env`, `env.NAME`, `codex-home`.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`]: the CLI is not installed, the key variable is unset, no
+    /// way to authenticate is given, an option has the wrong type, or the home directory
+    /// cannot be created.
+    pub fn new(decl: &ProviderDecl, env: &Environment) -> Result<Self, ProviderError> {
+        let bin = find_binary(NAME, "codex", "@openai/codex", &decl.options, env)?;
+        let mut child = ChildEnv::new(env, &[], &[], &[]);
+        child.apply_options(NAME, env, &decl.options)?;
+        let key_variable = decl.api_key_env.as_ref().map(|name| name.value.clone());
+        let secret = api_key(NAME, env, key_variable.as_deref())?;
+        let home = match decl.options.get("codex-home") {
+            None => Home::Owned(create_home(env)?),
+            Some(Value::String(path)) if !path.is_empty() => Home::Given(PathBuf::from(path)),
+            Some(_) => return Err(config("option `codex-home` must be a directory path")),
+        };
+        if secret.is_none() && decl.base_url.is_none() && matches!(home, Home::Owned(_)) {
+            return Err(config(
+                "the Codex CLI has no credentials: name the variable holding an OpenAI API key \
+                 with `api-key-env=`, point `base-url=` at a Responses API server, or set \
+                 `option \"codex-home\"` to a directory where `codex login` was run",
+            ));
+        }
+        child.set("CODEX_HOME", home.path().display().to_string());
+        if let Some(key) = &secret {
+            child.set(KEY_VAR, key.as_str());
+        }
+        let mut overrides: Vec<String> = OFFLINE.iter().map(|item| (*item).to_owned()).collect();
+        if let Some(url) = &decl.base_url {
+            overrides.extend([
+                "model_provider=\"atomic\"".to_owned(),
+                "model_providers.atomic.name=\"atomic\"".to_owned(),
+                format!(
+                    "model_providers.atomic.base_url={}",
+                    toml_string(&url.value)
+                ),
+                "model_providers.atomic.wire_api=\"responses\"".to_owned(),
+            ]);
+            if secret.is_some() {
+                overrides.push(format!("model_providers.atomic.env_key=\"{KEY_VAR}\""));
+            }
+        }
+        Ok(Self {
+            bin,
+            model: decl.model.as_ref().map(|model| model.value.clone()),
+            env: child,
+            home,
+            overrides,
+            key_variable,
+            secret,
+            totals: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn args(&self, request: &AgentRequest) -> Result<Vec<String>, ProviderError> {
+        let sandbox = match request.permission {
+            None | Some(PermissionMode::Default | PermissionMode::Plan) => "read-only",
+            Some(PermissionMode::AcceptEdits) => "workspace-write",
+            Some(PermissionMode::Bypass) => "danger-full-access",
+            Some(PermissionMode::Ask) => {
+                return Err(config(
+                    "`permission=\"ask\"` is not supported: `codex exec` cannot stop at an \
+                     approval request; choose `acceptEdits`, `bypassPermissions` or `plan`",
+                ));
+            }
+        };
+        if let Some(tool) = request.tools.first() {
+            return Err(config(&format!(
+                "tool `{}` cannot be granted: the Codex CLI has no per-tool permissions; its \
+                 sandbox is set by `permission=`",
+                tool.name
+            )));
+        }
+        let mut args = vec!["exec".to_owned()];
+        if request.resume_session.is_some() {
+            args.push("resume".to_owned());
+        }
+        args.extend(["--json".to_owned(), "--skip-git-repo-check".to_owned()]);
+        let mut overrides = self.overrides.clone();
+        overrides.push(format!("sandbox_mode=\"{sandbox}\""));
+        overrides.push("approval_policy=\"never\"".to_owned());
+        if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+            overrides.push(format!("developer_instructions={}", toml_string(system)));
+        }
+        for item in overrides {
+            args.extend(["-c".to_owned(), item]);
+        }
+        if let Some(model) = request.model.as_ref().or(self.model.as_ref()) {
+            args.extend(["-m".to_owned(), model.clone()]);
+        }
+        if let Some(session) = &request.resume_session {
+            args.push(session.clone());
+        }
+        // The prompt comes on stdin: no argument-length limit, nothing in `ps`.
+        args.push("-".to_owned());
+        Ok(args)
+    }
+
+    async fn call(
+        &self,
+        request: &AgentRequest,
+        events: &dyn EventSink,
+    ) -> Result<AgentReply, ProviderError> {
+        let args = self.args(request)?;
+        let mut command = Command::new(&self.bin);
+        command
+            .args(&args)
+            .current_dir(&request.working_dir)
+            .env_clear()
+            .envs(self.env.iter());
+        let mut child = ProcessGroup::spawn(NAME, command)?;
+        if let Some(mut stdin) = child.take_stdin() {
+            stdin
+                .write_all(request.prompt.as_bytes())
+                .await
+                .map_err(|error| {
+                    ProviderError::process_exit(NAME, None, format!("writing the prompt: {error}"))
+                })?;
+            // Dropped here: end of input, the CLI starts.
+        }
+        let stdout = child
+            .take_stdout()
+            .ok_or_else(|| ProviderError::bad_output(NAME, "the child has no stdout"))?;
+        let mut reader = NdjsonReader::new(NAME, stdout);
+        let mut stream = Stream::default();
+        let model = request.model.clone().or_else(|| self.model.clone());
+        while let Some(line) = reader.next().await? {
+            if let Some(thread) = stream.handle(&line, events) {
+                events.emit(AgentEvent::SessionStart {
+                    session_id: Some(thread),
+                    model: model.clone(),
+                });
+            }
+            if let Some(failure) = stream.failure.as_ref().filter(|f| f.is_auth()) {
+                // The CLI retries a refused key five times with backoff; waiting never
+                // fixes a key, so the call stops at the first refusal.
+                return Err(self.classify(&failure.message));
+            }
+        }
+        let status = child.wait(EXIT_GRACE).await?;
+        let stderr = child.stderr_tail();
+        // A retry notice (`error`) before a completed turn was only a notice.
+        if let Some(failure) = stream.failure.take()
+            && (failure.fatal || stream.total.is_none())
+        {
+            return Err(self.classify(&failure.message));
+        }
+        let (Some(thread), Some(total)) = (stream.thread.clone(), stream.total) else {
+            return Err(self.exit_error(request, status.code(), stderr));
+        };
+        if !status.success() {
+            return Err(self.exit_error(request, status.code(), stderr));
+        }
+        let usage = {
+            let mut totals = self.totals.lock().expect("totals lock is never poisoned");
+            let before = totals.insert(thread.clone(), total).unwrap_or_default();
+            minus(total, before)
+        };
+        events.emit(AgentEvent::Usage {
+            usage,
+            cost_usd: None,
+        });
+        events.emit(AgentEvent::SessionEnd {
+            session_id: Some(thread.clone()),
+        });
+        Ok(AgentReply {
+            text: stream.last_text,
+            session_id: Some(thread),
+            usage,
+            cost_usd: None,
+            turns: stream.turns,
+        })
+    }
+
+    /// The error for a CLI that ended without completing its turn.
+    fn exit_error(
+        &self,
+        request: &AgentRequest,
+        code: Option<i32>,
+        stderr: String,
+    ) -> ProviderError {
+        if let Some(session) = &request.resume_session
+            && stderr.contains("no rollout found")
+        {
+            let home = match &self.home {
+                Home::Owned(_) => {
+                    "the provider's own CODEX_HOME, which lasts as long as the run's process; \
+                     set `option \"codex-home\"` to keep sessions across runs"
+                }
+                Home::Given(_) => "the directory `option \"codex-home\"` names",
+            };
+            return ProviderError::rejected(
+                NAME,
+                0,
+                format!("session `{session}` is not in {home}"),
+            );
+        }
+        let stderr = if stderr.is_empty() {
+            "the CLI exited without completing its turn".to_owned()
+        } else {
+            stderr
+        };
+        ProviderError::process_exit(NAME, code, stderr)
+    }
+
+    /// Classifies a failure the CLI reported (`unexpected status 401 Unauthorized: …`).
+    fn classify(&self, message: &str) -> ProviderError {
+        let message = match self.secret.as_deref().filter(|s| !s.is_empty()) {
+            Some(secret) => message.replace(secret, "<redacted>"),
+            None => message.to_owned(),
+        };
+        match http_status(&message) {
+            Some(status @ (401 | 403)) => ProviderError::Auth {
+                adapter: NAME,
+                status,
+                message,
+                key_variable: self.key_variable.clone(),
+            },
+            Some(429) => ProviderError::rate_limited(NAME, None),
+            Some(503 | 529) => ProviderError::overloaded(NAME, None),
+            Some(status @ 500..=599) => ProviderError::server(NAME, status, message),
+            Some(status) => ProviderError::rejected(NAME, status, message),
+            None if message.contains("stream disconnected")
+                || message.contains("stream closed") =>
+            {
+                ProviderError::stream_cut(NAME, message)
+            }
+            None => ProviderError::rejected(NAME, 0, message),
+        }
+    }
+}
+
+impl Provider for Codex {
+    fn adapter(&self) -> &'static str {
+        NAME
+    }
+
+    fn run<'a>(
+        &'a self,
+        request: &'a AgentRequest,
+        events: &'a dyn EventSink,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async move {
+            self.call(request, events)
+                .await
+                .map_err(|error| redact(error, self.secret.as_deref()))
+        })
+    }
+}
+
+/// A fresh private directory under `TMPDIR` (or `/tmp`) for the CLI's home.
+fn create_home(env: &Environment) -> Result<PathBuf, ProviderError> {
+    let base = env
+        .get("TMPDIR")
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    let suffix: u64 = rand::random();
+    let path = base.join(format!("atomic-codex-{suffix:016x}"));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&path).map_err(|error| {
+        config(&format!(
+            "could not create a CODEX_HOME at {}: {error}; set `option \"codex-home\"`",
+            path.display()
+        ))
+    })?;
+    Ok(path)
+}
+
+/// `text` as a TOML basic string (what `-c key=value` parses). JSON's string escapes are a
+/// subset of TOML's.
+fn toml_string(text: &str) -> String {
+    Value::String(text.to_owned()).to_string()
+}
+
+/// The HTTP status in a CLI error message: the number after `status `.
+fn http_status(message: &str) -> Option<u16> {
+    message.match_indices("status ").find_map(|(at, word)| {
+        let digits = message.get(at + word.len()..at + word.len() + 3)?;
+        let status: u16 = digits.parse().ok()?;
+        (100..=599).contains(&status).then_some(status)
+    })
+}
+
+/// `after − before`, never below zero.
+fn minus(after: Usage, before: Usage) -> Usage {
+    Usage {
+        input_tokens: after.input_tokens.saturating_sub(before.input_tokens),
+        output_tokens: after.output_tokens.saturating_sub(before.output_tokens),
+        cache_read_tokens: after
+            .cache_read_tokens
+            .saturating_sub(before.cache_read_tokens),
+        cache_write_tokens: after
+            .cache_write_tokens
+            .saturating_sub(before.cache_write_tokens),
+    }
+}
+
+/// A failure the CLI reported.
+#[derive(Debug)]
+struct Failure {
+    message: String,
+    /// `turn.failed`: the turn is over. A top-level `error` may be a retry notice.
+    fatal: bool,
+}
+
+impl Failure {
+    fn is_auth(&self) -> bool {
+        matches!(http_status(&self.message), Some(401 | 403))
+    }
+}
+
+/// What the JSONL stream has said so far.
+#[derive(Debug, Default)]
+struct Stream {
+    thread: Option<String>,
+    /// Tool items started: item id → tool name.
+    tools: HashMap<String, String>,
+    last_text: String,
+    turns: u32,
+    /// The thread's token totals from `turn.completed`.
+    total: Option<Usage>,
+    failure: Option<Failure>,
+}
+
+impl Stream {
+    /// Maps one line onto events; returns the thread id when the line started the thread.
+    fn handle(&mut self, line: &Value, events: &dyn EventSink) -> Option<String> {
+        let kind = line.get("type").and_then(Value::as_str).unwrap_or_default();
+        let text = |value: &Value, field: &str| {
+            value
+                .get(field)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        match kind {
+            "thread.started" => {
+                let thread = text(line, "thread_id");
+                self.thread = Some(thread.clone());
+                return Some(thread);
+            }
+            "turn.started" => self.turns += 1,
+            "turn.completed" => {
+                let usage = line.get("usage").unwrap_or(&Value::Null);
+                let count = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
+                let cached = count("cached_input_tokens");
+                // `input_tokens` counts cached tokens too (the Responses API's meaning).
+                self.total = Some(Usage {
+                    input_tokens: count("input_tokens").saturating_sub(cached),
+                    output_tokens: count("output_tokens"),
+                    cache_read_tokens: cached,
+                    cache_write_tokens: count("cache_write_input_tokens"),
+                });
+            }
+            "turn.failed" => {
+                self.failure = Some(Failure {
+                    message: line
+                        .pointer("/error/message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the turn failed")
+                        .to_owned(),
+                    fatal: true,
+                });
+            }
+            "error" => {
+                self.failure = Some(Failure {
+                    message: text(line, "message"),
+                    fatal: false,
+                });
+            }
+            "item.started" | "item.completed" => {
+                let item = line.get("item").unwrap_or(&Value::Null);
+                self.item(item, kind == "item.completed", events);
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn item(&mut self, item: &Value, completed: bool, events: &dyn EventSink) {
+        let id = item
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let field = |name: &str| item.get(name).and_then(Value::as_str).unwrap_or_default();
+        let kind = field("type");
+        match kind {
+            "agent_message" if completed => {
+                let text = field("text").to_owned();
+                events.emit(AgentEvent::TextDelta { text: text.clone() });
+                self.last_text.clone_from(&text);
+                events.emit(AgentEvent::MessageComplete { text });
+            }
+            "reasoning" if completed => events.emit(AgentEvent::ThinkingDelta {
+                text: field("text").to_owned(),
+            }),
+            "command_execution" | "file_change" | "mcp_tool_call" | "web_search" => {
+                let name = match kind {
+                    "mcp_tool_call" => format!("{}.{}", field("server"), field("tool")),
+                    other => other.to_owned(),
+                };
+                if !self.tools.contains_key(&id) {
+                    self.tools.insert(id.clone(), name.clone());
+                    events.emit(AgentEvent::ToolStart {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input: tool_input(item),
+                    });
+                }
+                if completed {
+                    let status = field("status");
+                    let failed = status != "completed"
+                        || item
+                            .get("exit_code")
+                            .and_then(Value::as_i64)
+                            .is_some_and(|code| code != 0);
+                    events.emit(AgentEvent::ToolComplete {
+                        id,
+                        name,
+                        summary: tool_summary(&tool_result(item)),
+                        is_error: failed && kind != "web_search",
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a tool item was asked to do.
+fn tool_input(item: &Value) -> Value {
+    match item.get("type").and_then(Value::as_str) {
+        Some("command_execution") => json!({"command": item.get("command")}),
+        Some("file_change") => json!({"changes": item.get("changes")}),
+        Some("mcp_tool_call") => item.get("arguments").cloned().unwrap_or(Value::Null),
+        Some("web_search") => json!({"query": item.get("query")}),
+        _ => Value::Null,
+    }
+}
+
+/// What a finished tool item produced, as text for its summary.
+fn tool_result(item: &Value) -> String {
+    match item.get("type").and_then(Value::as_str) {
+        Some("command_execution") => item
+            .get("aggregated_output")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        Some("file_change") => item
+            .get("changes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|change| {
+                format!(
+                    "{} {}",
+                    change.get("kind").and_then(Value::as_str).unwrap_or("edit"),
+                    change.get("path").and_then(Value::as_str).unwrap_or("?")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some("mcp_tool_call") => item
+            .pointer("/error/message")
+            .or_else(|| item.pointer("/result/content/0/text"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        _ => String::new(),
+    }
+}
+
+fn config(message: &str) -> ProviderError {
+    ProviderError::config(NAME, message.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::registry::test_decl;
+    use crate::source::{Span, Spanned};
+
+    /// Lines as the pinned CLI prints them: a shell command, a patch, the closing message.
+    const TRANSCRIPT: &str = r#"{"type":"thread.started","thread_id":"t-1"}
+{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `m` not found."}}
+{"type":"turn.started"}
+{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc ls","aggregated_output":"","exit_code":null,"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc ls","aggregated_output":"notes.txt\n","exit_code":0,"status":"completed"}}
+{"type":"item.started","item":{"id":"item_2","type":"file_change","changes":[{"path":"/w/notes.txt","kind":"update"}],"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"/w/notes.txt","kind":"update"}],"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_3","type":"agent_message","text":"Edited."}}
+{"type":"turn.completed","usage":{"input_tokens":20,"cached_input_tokens":3,"cache_write_input_tokens":0,"output_tokens":4,"reasoning_output_tokens":0}}"#;
+
+    #[test]
+    fn maps_jsonl_events() {
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let mut stream = Stream::default();
+        let started: Vec<String> = TRANSCRIPT
+            .lines()
+            .filter_map(|line| stream.handle(&serde_json::from_str(line).expect("valid"), &sink))
+            .collect();
+        assert_eq!(started, ["t-1"]);
+        assert_eq!(stream.last_text, "Edited.");
+        assert_eq!(stream.turns, 1);
+        assert_eq!(
+            stream.total,
+            Some(Usage {
+                input_tokens: 17,
+                output_tokens: 4,
+                cache_read_tokens: 3,
+                cache_write_tokens: 0
+            })
+        );
+        assert!(stream.failure.is_none());
+        let events = events.into_inner().expect("not poisoned");
+        assert_eq!(
+            events,
+            [
+                AgentEvent::ToolStart {
+                    id: "item_1".to_owned(),
+                    name: "command_execution".to_owned(),
+                    input: json!({"command": "/bin/bash -lc ls"}),
+                },
+                AgentEvent::ToolComplete {
+                    id: "item_1".to_owned(),
+                    name: "command_execution".to_owned(),
+                    summary: "notes.txt".to_owned(),
+                    is_error: false,
+                },
+                AgentEvent::ToolStart {
+                    id: "item_2".to_owned(),
+                    name: "file_change".to_owned(),
+                    input: json!({"changes": [{"path": "/w/notes.txt", "kind": "update"}]}),
+                },
+                AgentEvent::ToolComplete {
+                    id: "item_2".to_owned(),
+                    name: "file_change".to_owned(),
+                    summary: "update /w/notes.txt".to_owned(),
+                    is_error: false,
+                },
+                AgentEvent::TextDelta {
+                    text: "Edited.".to_owned()
+                },
+                AgentEvent::MessageComplete {
+                    text: "Edited.".to_owned()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_command_is_a_tool_error() {
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let line = json!({"type": "item.completed", "item": {"id": "i", "type": "command_execution",
+            "command": "false", "aggregated_output": "", "exit_code": 1, "status": "failed"}});
+        Stream::default().handle(&line, &sink);
+        let events = events.into_inner().expect("not poisoned");
+        assert!(
+            matches!(
+                &events[..],
+                [
+                    AgentEvent::ToolStart { .. },
+                    AgentEvent::ToolComplete { is_error: true, .. }
+                ]
+            ),
+            "{events:?}"
+        );
+    }
+
+    fn codex(key: Option<&str>) -> Codex {
+        let mut decl = test_decl("c", "codex");
+        decl.options
+            .insert("bin".to_owned(), Value::String("/bin/sh".to_owned()));
+        decl.base_url = Some(Spanned::new(
+            "http://127.0.0.1:9/v1".to_owned(),
+            Span::default(),
+        ));
+        let mut env = Environment::default().with("PATH", "/bin");
+        if let Some(key) = key {
+            decl.api_key_env = Some(Spanned::new("MY_KEY".to_owned(), Span::default()));
+            env = env.with("MY_KEY", key);
+        }
+        Codex::new(&decl, &env).expect("configured")
+    }
+
+    #[test]
+    fn failures_are_classified_and_keys_named_never_shown() {
+        let codex = codex(Some("sk-secret-1"));
+        let auth = codex.classify(
+            "unexpected status 401 Unauthorized: Incorrect API key provided: sk-secret-1., url: http://127.0.0.1:9/v1/responses",
+        );
+        assert!(
+            matches!(auth, ProviderError::Auth { status: 401, .. }),
+            "{auth}"
+        );
+        let text = auth.to_string();
+        assert!(
+            text.contains("`MY_KEY`") && !text.contains("sk-secret-1"),
+            "{text}"
+        );
+        let cases = [
+            (
+                "unexpected status 429 Too Many Requests: slow",
+                "rate-limit",
+            ),
+            (
+                "unexpected status 503 Service Unavailable: busy",
+                "overloaded",
+            ),
+            (
+                "unexpected status 500 Internal Server Error: boom",
+                "server-error",
+            ),
+            ("unexpected status 400 Bad Request: no", "provider"),
+            ("stream disconnected before completion: eof", "stream-cut"),
+            ("something else", "provider"),
+        ];
+        for (message, class) in cases {
+            assert_eq!(codex.classify(message).class().name(), class, "{message}");
+        }
+        assert_eq!(
+            http_status("Reconnecting... 1/5 (unexpected status 401 Unauthorized)"),
+            Some(401)
+        );
+        assert_eq!(http_status("status unknown"), None);
+    }
+
+    #[test]
+    fn arguments_map_permissions_resume_and_settings() {
+        let codex = codex(Some("sk-secret-1"));
+        let request = AgentRequest {
+            prompt: "hi".to_owned(),
+            system: Some("Be \"terse\".\nReally.".to_owned()),
+            model: Some("m-1".to_owned()),
+            permission: Some(PermissionMode::AcceptEdits),
+            ..AgentRequest::default()
+        };
+        let args = codex.args(&request).expect("valid");
+        assert_eq!(&args[..3], ["exec", "--json", "--skip-git-repo-check"]);
+        assert_eq!(args.last().map(String::as_str), Some("-"));
+        let joined = args.join(" ");
+        for expected in [
+            "-c sandbox_mode=\"workspace-write\"",
+            "-c approval_policy=\"never\"",
+            "-c developer_instructions=\"Be \\\"terse\\\".\\nReally.\"",
+            "-c model_provider=\"atomic\"",
+            "-c model_providers.atomic.base_url=\"http://127.0.0.1:9/v1\"",
+            "-c model_providers.atomic.wire_api=\"responses\"",
+            "-c model_providers.atomic.env_key=\"CODEX_API_KEY\"",
+            "-c features.plugins=false",
+            "-m m-1",
+        ] {
+            assert!(joined.contains(expected), "{expected} in {joined}");
+        }
+        assert!(!joined.contains("sk-secret-1"), "{joined}");
+        assert_eq!(codex.env.get(KEY_VAR), Some("sk-secret-1"));
+
+        let resumed = AgentRequest {
+            resume_session: Some("t-1".to_owned()),
+            permission: Some(PermissionMode::Bypass),
+            ..request.clone()
+        };
+        let args = codex.args(&resumed).expect("valid");
+        assert_eq!(&args[..2], ["exec", "resume"]);
+        assert_eq!(&args[args.len() - 2..], ["t-1", "-"]);
+        assert!(
+            args.join(" ")
+                .contains("sandbox_mode=\"danger-full-access\"")
+        );
+        for mode in [
+            None,
+            Some(PermissionMode::Default),
+            Some(PermissionMode::Plan),
+        ] {
+            let args = codex
+                .args(&AgentRequest {
+                    permission: mode,
+                    ..request.clone()
+                })
+                .expect("valid");
+            assert!(
+                args.join(" ").contains("sandbox_mode=\"read-only\""),
+                "{mode:?}"
+            );
+        }
+        let ask = AgentRequest {
+            permission: Some(PermissionMode::Ask),
+            ..request
+        };
+        assert!(codex.args(&ask).is_err());
+    }
+
+    #[test]
+    fn a_home_is_created_and_removed_and_credentials_are_required() {
+        let codex = codex(None);
+        let home = codex.home.path().to_path_buf();
+        assert!(home.is_dir(), "{home:?}");
+        assert_eq!(
+            codex.env.get("CODEX_HOME"),
+            Some(home.to_str().expect("utf-8"))
+        );
+        drop(codex);
+        assert!(!home.exists(), "{home:?}");
+
+        let mut decl = test_decl("c", "codex");
+        decl.options
+            .insert("bin".to_owned(), Value::String("/bin/sh".to_owned()));
+        let error = Codex::new(&decl, &Environment::default()).expect_err("no credentials");
+        assert!(error.to_string().contains("api-key-env="), "{error}");
+    }
+
+    #[test]
+    fn usage_of_a_continued_thread_is_the_difference() {
+        let total = |input, output| Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        };
+        assert_eq!(minus(total(22, 10), total(11, 5)), total(11, 5));
+        assert_eq!(minus(total(1, 1), total(11, 5)), total(0, 0));
+    }
+}
