@@ -12,6 +12,7 @@ packages=(
   "@anthropic-ai/claude-code@2.1.330"
   "opencode-ai@1.18.33"
   "@github/copilot@1.0.102"
+  "@google/gemini-cli@0.61.0"
   "@openai/codex@0.171.0"
 )
 
@@ -50,4 +51,5 @@ export DISABLE_AUTOUPDATER=1 OPENCODE_DISABLE_AUTOUPDATE=1 COPILOT_OFFLINE=true
 printf 'claude-code %s\n' "$("$bin/claude" --version 2>&1 | head -n1)"
 printf 'opencode    %s\n' "$("$bin/opencode" --version 2>&1 | head -n1)"
 printf 'copilot     %s\n' "$("$bin/copilot" --version 2>&1 | head -n1)"
+printf 'gemini      %s\n' "$("$bin/gemini" --version 2>&1 | head -n1)"
 printf 'codex       %s\n' "$("$bin/codex" --version 2>&1 | head -n1)"

@@ -165,7 +165,7 @@ impl Code {
             Code::UnknownAdapter => Explanation {
                 fires: r#"A provider's `adapter=` is not one atomic ships."#,
                 why: r#"There is no code to talk to such a backend."#,
-                advice: r#"Use one of `anthropic`, `openai`, `claude-code`, `opencode`, `copilot`, `codex`, `command`, `replay`, `in-process`."#,
+                advice: r#"Use one of `anthropic`, `openai`, `claude-code`, `opencode`, `copilot`, `codex`, `gemini`, `command`, `replay`, `in-process`."#,
             },
             Code::UndefinedStateField => Explanation {
                 fires: r#"An `output`, `set`, subgraph `output` or `on-error` fallback writes a state field that is not declared."#,
@@ -213,7 +213,7 @@ impl Code {
                 advice: r#"Fix the name, or declare the tool in `.atomic/tools/<name>.kdl` (see `grammar/README.md`, "Custom tool files")."#,
             },
             Code::UnsupportedCustomTool => Explanation {
-                fires: r#"The `tools` of an agent on a CLI adapter (`claude-code`, `opencode`, `copilot`) name a custom tool from `.atomic/tools/`. Those agents' `tools` are the names of the CLI's own tools, and atomic cannot yet hand a custom tool to a CLI (that needs the MCP bridge): only the API adapters (`anthropic`, `openai`) run custom tools for the model."#,
+                fires: r#"The `tools` of an agent on a CLI adapter (`claude-code`, `opencode`, `copilot`, `gemini`) name a custom tool from `.atomic/tools/`. Those agents' `tools` are the names of the CLI's own tools, and atomic cannot yet hand a custom tool to a CLI (that needs the MCP bridge): only the API adapters (`anthropic`, `openai`) run custom tools for the model."#,
                 why: r#"The name would be sent to the CLI as if it were one of its own tools: the CLI refuses it or, worse, ignores it, and the agent runs without the tool the workflow meant it to have."#,
                 advice: r#"Give the agent a provider on an API adapter (`anthropic`, `openai`), or run the tool as a `tool use="<name>"` step before or after the agent, or remove it from `tools`."#,
             },

@@ -303,6 +303,12 @@ const CODEX_OPTIONS: &[AdapterOption] = &[
     opt("codex-home", Text, false),
 ];
 
+const GEMINI_OPTIONS: &[AdapterOption] = &[
+    opt("bin", Text, false),
+    opt("pass-env", Names, false),
+    opt("home", Text, false),
+];
+
 const COMMAND_OPTIONS: &[AdapterOption] = &[
     opt("pass-env", Names, false),
     opt("timeout", Duration, false),
@@ -407,6 +413,20 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: CODEX_OPTIONS,
         env_options: true,
         needs_api_key: false,
+    },
+    AdapterInfo {
+        name: "gemini",
+        description: "the Gemini CLI in headless stream-json mode",
+        tools: true,
+        custom_tools: false,
+        asks_people: false,
+        permission_modes: true,
+        system_prompt: true,
+        sessions: true,
+        max_turns: false,
+        options: GEMINI_OPTIONS,
+        env_options: true,
+        needs_api_key: true,
     },
     AdapterInfo {
         name: "command",

@@ -24,7 +24,7 @@
 //! Agent CLIs: `claude-code`, `copilot` and `codex` (one child process per call, NDJSON/JSONL
 //! on stdout) and `opencode` (an `opencode serve` server over HTTP + SSE), sharing `binary.rs`
 //! (finding the CLI), `env.rs` (the child's environment), `process.rs` (process groups) and
-//! `ndjson.rs` (line framing).
+//! `ndjson.rs` (line framing); `gemini` (the Gemini CLI, stream-json on stdout) likewise.
 
 pub mod anthropic;
 mod approvals;
@@ -38,6 +38,7 @@ mod command;
 mod contract;
 mod copilot;
 mod env;
+mod gemini;
 pub mod http;
 mod in_process;
 pub mod live_groups;
@@ -70,6 +71,7 @@ pub use contract::{
 };
 pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment, ToolEnv};
+pub use gemini::Gemini;
 pub use in_process::InProcess;
 pub use opencode::OpenCode;
 pub use prices::{FoundPrice, PriceSource, PriceTable};

@@ -10,6 +10,7 @@ use super::codex::Codex;
 use super::command::CommandProvider;
 use super::copilot::Copilot;
 use super::env::{Environment, ToolEnv};
+use super::gemini::Gemini;
 use super::in_process::InProcess;
 use super::openai::OpenAiProvider;
 use super::opencode::OpenCode;
@@ -102,6 +103,7 @@ const BUILDERS: &[(&str, Build)] = &[
     ("copilot", |decl, cx| {
         Ok(Arc::new(Copilot::new(decl, cx.env)?))
     }),
+    ("gemini", |decl, cx| Ok(Arc::new(Gemini::new(decl, cx.env)?))),
     ("codex", |decl, cx| Ok(Arc::new(Codex::new(decl, cx.env)?))),
 ];
 
@@ -241,11 +243,11 @@ mod tests {
     fn unknown_and_unbuilt_adapters_are_config_errors() {
         let env = Environment::default();
         let cx = cx(Path::new("."), &env);
-        let error = build(&test_decl("x", "gemini"), &cx).unwrap_err();
+        let error = build(&test_decl("x", "nonesuch"), &cx).unwrap_err();
         assert!(
             error
                 .to_string()
-                .contains("unknown adapter `gemini` for provider `x`"),
+                .contains("unknown adapter `nonesuch` for provider `x`"),
             "{error}"
         );
         assert!(error.to_string().contains("`replay`"), "{error}");
@@ -259,6 +261,7 @@ mod tests {
             ("claude-code", "@anthropic-ai/claude-code"),
             ("opencode", "opencode-ai"),
             ("copilot", "@github/copilot"),
+            ("gemini", "@google/gemini-cli"),
             ("codex", "@openai/codex"),
         ] {
             let error = build(&test_decl("x", adapter), &cli_cx).unwrap_err();

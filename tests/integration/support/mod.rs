@@ -4,6 +4,7 @@
 //! - [`http_server`]: a minimal scriptable HTTP/1.1 server on 127.0.0.1 (own thread).
 //! - [`fake_anthropic`]: the Anthropic Messages API, streaming, tool use, failures on demand.
 //! - [`fake_openai`]: an OpenAI-compatible Chat Completions server, likewise.
+//! - [`fake_gemini`]: the Gemini API the Gemini CLI calls (streamed turns, function calls).
 //! - [`fake_responses`]: the OpenAI Responses API (for the Codex CLI), streamed, scripted.
 //! - `pipeline`: compiling fixtures through the static pipeline, rendering diagnostics.
 //! - [`tools`]: the outside tools some tests need; a missing one skips loudly (fails in CI).
@@ -16,6 +17,7 @@
 
 pub mod cli_project;
 pub mod fake_anthropic;
+pub mod fake_gemini;
 pub mod fake_openai;
 pub mod fake_responses;
 pub mod http_server;
