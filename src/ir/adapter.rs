@@ -477,3 +477,13 @@ pub const ADAPTERS: &[AdapterInfo] = &[
 pub fn adapter_info(name: &str) -> Option<&'static AdapterInfo> {
     ADAPTERS.iter().find(|adapter| adapter.name == name)
 }
+
+/// The adapters that give their agent the `mcp` servers declared for it (in the agent's
+/// own configuration). Kept apart from [`AdapterInfo`] while adapters are added alongside.
+pub const MCP_ADAPTERS: &[&str] = &["claude-code"];
+
+/// Whether adapter `name` gives its agents MCP servers.
+#[must_use]
+pub fn takes_mcp(name: &str) -> bool {
+    MCP_ADAPTERS.contains(&name)
+}

@@ -9,15 +9,20 @@
 mod adapter;
 mod custom_tool;
 mod definition;
+mod mcp;
 mod node;
 mod price;
 mod types;
 pub mod value;
 mod workflow;
 
-pub use adapter::{ADAPTERS, AdapterInfo, AdapterOption, OptionKind, OptionProblem, adapter_info};
+pub use adapter::{
+    ADAPTERS, AdapterInfo, AdapterOption, MCP_ADAPTERS, OptionKind, OptionProblem, adapter_info,
+    takes_mcp,
+};
 pub use custom_tool::{CustomTool, ToolArgument};
 pub use definition::{DefinitionKind, UsedDefinition};
+pub use mcp::{McpEnv, McpServer, McpTransport};
 pub use node::{
     Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, Emit, ForEach,
     Jump, Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode,

@@ -101,6 +101,7 @@ impl NodeKind {
 ///     output "findings" parse="json" schema="schemas/findings.json"
 ///     context warn=0.45 act=0.60 action="compact|fresh|none"
 ///     option "temperature" 0.2
+///     mcp "files" { command "mcp-files" "." }   // an MCP server for this agent only
 /// }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -131,6 +132,9 @@ pub struct Agent {
     pub options: serde_json::Map<String, serde_json::Value>,
     /// `output` children.
     pub outputs: Vec<OutputMap>,
+    /// `mcp` children: MCP servers for this agent only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<super::McpServer>,
     /// The discovered agent, skill or command `use=` names, filled in by compilation
     /// (`registry::agents`); absent for `use=` of a node and before discovery.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{
-    Agent, Block, CustomTool, Duration, Expr, Node, NodeIdx, NodeKind, Reducer, ValueType,
-    adapter_info,
+    Agent, Block, CustomTool, Duration, Expr, McpServer, Node, NodeIdx, NodeKind, Reducer,
+    ValueType, adapter_info,
 };
 use crate::source::{Span, Spanned};
 
@@ -20,6 +20,7 @@ use crate::source::{Span, Spanned};
 ///     provider "claude" adapter="anthropic" model="…"
 ///     limits max-steps=200 timeout="2h" max-budget-usd=5.0
 ///     on "tool.before" { run "./hooks/check.sh" }
+///     mcp "files" { command "npx" "-y" "@modelcontextprotocol/server-filesystem" "." }
 ///     …statements…
 /// }
 /// ```
@@ -54,6 +55,9 @@ pub struct Workflow {
     pub limits: Limits,
     /// `on "<event>" { run … }` hooks.
     pub hooks: Vec<Hook>,
+    /// `mcp` servers every agent may use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<McpServer>,
     /// The custom tools (`.atomic/tools/*.kdl`) the workflow uses, by name: filled in by
     /// `compile` after discovery, so a plan carries what its `tool use=` nodes and agents run.
     #[serde(default)]

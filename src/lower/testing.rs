@@ -491,6 +491,7 @@ impl Builder {
             default_model: None,
             limits: crate::ir::Limits::default(),
             hooks: Vec::new(),
+            mcp: Vec::new(),
             custom_tools: Vec::new(),
             nodes: self.nodes,
             body,

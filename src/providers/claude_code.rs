@@ -18,6 +18,7 @@ use tokio::process::Command;
 
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
+use super::mcp_config::{PrivateFile, mcp_servers_json};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
@@ -34,6 +35,13 @@ const EFFORT_VAR: &str = "CLAUDE_CODE_EFFORT_LEVEL";
 /// The variable bounding Claude Code's own API retries.
 const MAX_RETRIES_VAR: &str = "CLAUDE_CODE_MAX_RETRIES";
 
+/// The variables that may hold the CLI's credentials: kept from the MCP servers it starts.
+const CLI_SECRETS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+];
+
 /// How long the process may take to exit after its `result` line.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
 
@@ -46,6 +54,12 @@ pub struct ClaudeCode {
     options: Map<String, Value>,
     /// The key from `api-key-env=`, scrubbed from error messages.
     secret: Option<String>,
+    /// The variable the key is given to the CLI in (`api-key-var`).
+    key_var: Option<String>,
+    /// atomic's environment: the variables an `mcp` server is given are read from it.
+    outer_env: Environment,
+    /// Where a call's private files (its MCP configuration) are written.
+    temp_dir: PathBuf,
 }
 
 impl ClaudeCode {
@@ -90,13 +104,22 @@ impl ClaudeCode {
         }
         let key_env = decl.api_key_env.as_ref().map(|name| name.value.as_str());
         let secret = api_key(NAME, env, key_env)?;
+        let mut key_var = None;
         if let Some(key) = &secret {
             let var = string_option(&decl.options, "api-key-var")?
                 .unwrap_or_else(|| "ANTHROPIC_API_KEY".to_owned());
-            child.set(var, key.as_str());
+            child.set(var.clone(), key.as_str());
+            key_var = Some(var);
         }
         child.set_default("DISABLE_AUTOUPDATER", "1");
+        let temp_dir = env
+            .get("TMPDIR")
+            .filter(|dir| !dir.is_empty())
+            .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
         Ok(Self {
+            key_var,
+            outer_env: env.clone(),
+            temp_dir,
             bin,
             model: decl.model.as_ref().map(|model| model.value.clone()),
             env: child,
@@ -209,7 +232,23 @@ impl ClaudeCode {
         request: &AgentRequest,
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
-        let args = self.args(request)?;
+        let mut args = self.args(request)?;
+        // The agent's MCP servers, in a file only this user reads (their variables may be
+        // secrets), beside any `mcp-config` option; deleted when the call ends.
+        let _mcp_file = if request.mcp.is_empty() {
+            None
+        } else {
+            let held: Vec<&str> = CLI_SECRETS
+                .iter()
+                .copied()
+                .chain(self.key_var.as_deref())
+                .filter(|var| self.env.get(var).is_some())
+                .collect();
+            let config = mcp_servers_json(NAME, &request.mcp, &self.outer_env, &held)?;
+            let file = PrivateFile::write(NAME, &self.temp_dir, "atomic-mcp", &config.to_string())?;
+            args.extend(["--mcp-config".to_owned(), file.path().display().to_string()]);
+            Some(file)
+        };
         let mut command = Command::new(&self.bin);
         command
             .args(&args)
@@ -816,6 +855,9 @@ mod tests {
             env: ChildEnv::default(),
             options: Map::new(),
             secret: None,
+            key_var: None,
+            outer_env: Environment::default(),
+            temp_dir: PathBuf::from("/tmp"),
         };
         let request = AgentRequest {
             prompt: "hi".to_owned(),
@@ -849,6 +891,9 @@ mod tests {
             env: ChildEnv::default(),
             options: Map::new(),
             secret: None,
+            key_var: None,
+            outer_env: Environment::default(),
+            temp_dir: PathBuf::from("/tmp"),
         };
         let request = AgentRequest {
             budget_usd: Some(0.25),

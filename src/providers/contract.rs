@@ -71,6 +71,11 @@ pub struct AgentRequest {
     /// [`ProviderError::AwaitingPermission`].
     #[serde(default, skip_serializing_if = "is_default")]
     pub approvals: Approvals,
+    /// The MCP servers the agent is given (the workflow's and its own), for adapters that
+    /// pass them in the agent's configuration; variables passed through are read by the
+    /// adapter from its own environment, so no secret travels in the request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<crate::ir::McpServer>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {

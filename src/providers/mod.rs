@@ -42,6 +42,7 @@ mod gemini;
 pub mod http;
 mod in_process;
 pub mod live_groups;
+mod mcp_config;
 mod ndjson;
 pub mod openai;
 mod opencode;
@@ -70,6 +71,7 @@ pub use contract::{
     tool_summary,
 };
 pub use copilot::Copilot;
+pub use mcp_config::agent_mcp_servers;
 pub use env::{ChildEnv, Environment, ToolEnv};
 pub use gemini::Gemini;
 pub use in_process::InProcess;

@@ -51,6 +51,7 @@ impl Builder {
                 default_model: None,
                 limits: crate::ir::Limits::default(),
                 hooks: Vec::new(),
+                mcp: Vec::new(),
                 custom_tools: Vec::new(),
                 nodes: Vec::new(),
                 body: Block::default(),

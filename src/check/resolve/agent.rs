@@ -53,6 +53,7 @@ pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agen
             .map(|context| context_policy(r, context)),
         options: options(r, checked),
         outputs: resolve_outputs(r, checked, "agent/output"),
+        mcp: super::mcp::resolve_mcp(r, checked),
         definition: None,
     }
 }

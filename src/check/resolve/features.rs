@@ -167,6 +167,11 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
     if let Some(max_turns) = &agent.max_turns {
         asks.push((max_turns.span, "a turn limit", info.max_turns));
     }
+    // The workflow's servers go to the agents whose adapter takes them; an agent's own
+    // must be usable.
+    for server in &agent.mcp {
+        asks.push((server.span, "MCP servers", crate::ir::takes_mcp(info.name)));
+    }
     for (span, feature, supported) in asks {
         if supported {
             continue;
@@ -222,6 +227,13 @@ mod tests {
         assert_eq!(codes(&flow("replay", agent)), [Code::UnsupportedFeature]);
         // Without permission modes at all, one diagnostic, not two.
         assert_eq!(codes(&flow("anthropic", agent)), [Code::UnsupportedFeature]);
+    }
+
+    #[test]
+    fn an_agents_own_mcp_servers_need_an_adapter_that_takes_them() {
+        let agent = "agent \"a\" provider=\"p\" { prompt \"x\"; mcp \"m\" { command \"srv\"; }; }";
+        assert_eq!(codes(&flow("claude-code", agent)), []);
+        assert_eq!(codes(&flow("command", agent)), [Code::UnsupportedFeature]);
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod features;
 mod ids;
 mod input;
 mod looping;
+mod mcp;
 mod names;
 mod output;
 mod parallel;

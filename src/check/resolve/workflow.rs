@@ -3,7 +3,7 @@
 
 use super::ids::IdAllocator;
 use super::resolver::Resolver;
-use super::{features, input, names, provider, state, statement, version};
+use super::{features, input, mcp, names, provider, state, statement, version};
 use crate::check::structure::{Checked, check_statement, check_workflow, split_document};
 use crate::check::value::is_name;
 use crate::diagnostic::{Code, Diagnostic, Outcome};
@@ -108,6 +108,7 @@ fn declarations(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Workflow {
         default_model: r.string(checked.prop("model")),
         limits: limits(r, checked),
         hooks: hooks(r, checked),
+        mcp: mcp::resolve_mcp(r, checked),
         custom_tools: Vec::new(),
         nodes: Vec::new(),
         body: crate::ir::Block::default(),

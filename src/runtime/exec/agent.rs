@@ -14,6 +14,7 @@ use crate::ir::{
     Agent, DefinitionKind, ErrorClass, NodeIdx, NodeKind, OutputMap, OutputSource, PermissionMode,
     ProviderDecl, Template, UsedDefinition, Workflow, adapter_info,
 };
+use crate::providers::agent_mcp_servers;
 use crate::providers::{AgentEvent, AgentReply, AgentRequest, Approvals, ProviderError, ToolGrant};
 use crate::runtime::agent_hooks::AgentHooks;
 use crate::runtime::context_window::{ContextWatch, Thresholds};
@@ -216,8 +217,22 @@ pub(super) async fn execute(
             resume_session = continuation.session_id.or(resume_session);
         }
     }
+    // The workflow's MCP servers reach agents whose adapter takes them; an agent's own
+    // (nearest in its `use=` chain) add to or replace them by name.
+    let mcp = match declared {
+        Some(provider) if crate::ir::takes_mcp(&provider.adapter.value) => agent_mcp_servers(
+            &workflow.mcp,
+            settings
+                .chain
+                .iter()
+                .rev()
+                .flat_map(|agent| agent.mcp.iter()),
+        ),
+        _ => Vec::new(),
+    };
     let request = AgentRequest {
         approvals,
+        mcp,
         tool_guard: hooks.as_ref().and_then(AgentHooks::guard),
         budget_usd: settings
             .first(|agent| agent.budget_usd.as_ref())

@@ -105,6 +105,7 @@ impl Wf {
                 default_model: None,
                 limits: Limits::default(),
                 hooks: Vec::new(),
+                mcp: Vec::new(),
                 custom_tools: Vec::new(),
                 nodes: Vec::new(),
                 body: Block {

@@ -1,0 +1,253 @@
+//! The `mcp` servers of an agent call, as agent CLIs read them: the `{"mcpServers": {…}}`
+//! form (Claude Code's `--mcp-config`), written to a private file so the secrets passed to
+//! a server never show in a process listing. Written once for every adapter that takes it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::ProviderError;
+use super::env::Environment;
+use crate::ir::{McpServer, McpTransport};
+
+/// `{"mcpServers": {name: {type: "stdio", command, args, env} | {type: "http", url,
+/// headers}}}`; a variable passed through is read from `env` (atomic's environment).
+///
+/// A stdio server is started by the agent CLI, inheriting the CLI's environment, which
+/// holds the CLI's own model key: `scrub` names those variables, and the server is started
+/// through `env -u NAME…` so it never sees them (unless its declaration passes one on).
+///
+/// # Errors
+/// [`ProviderError::Config`] naming the server and the variable that is not set.
+pub(crate) fn mcp_servers_json(
+    adapter: &'static str,
+    servers: &[McpServer],
+    env: &Environment,
+    scrub: &[&str],
+) -> Result<Value, ProviderError> {
+    let mut out = Map::new();
+    for server in servers {
+        let name = &server.name.value;
+        let lookup = |var: &str| {
+            env.get(var).map(str::to_owned).ok_or_else(|| {
+                ProviderError::config(
+                    adapter,
+                    format!(
+                        "MCP server `{name}` is given `{var}` from atomic's environment, but it is not set; set it, or give the value (`env \"{var}\" \"…\"`)"
+                    ),
+                )
+            })
+        };
+        let entry = match &server.transport {
+            McpTransport::Stdio { command } => {
+                let mut vars = Map::new();
+                for var in &server.env {
+                    let value = match &var.value {
+                        Some(value) => value.clone(),
+                        None => lookup(&var.name.value)?,
+                    };
+                    vars.insert(var.name.value.clone(), Value::String(value));
+                }
+                if command.is_empty() {
+                    return Err(ProviderError::config(
+                        adapter,
+                        format!("MCP server `{name}` has no command"),
+                    ));
+                }
+                let mut argv: Vec<&str> = Vec::new();
+                for var in scrub.iter().filter(|var| !vars.contains_key(**var)) {
+                    argv.extend(["-u", var]);
+                }
+                argv.extend(command.iter().map(|arg| arg.value.as_str()));
+                let (program, args) = if argv.len() > command.len() {
+                    ("env", argv)
+                } else {
+                    (argv[0], argv[1..].to_vec())
+                };
+                json!({
+                    "type": "stdio",
+                    "command": program,
+                    "args": args,
+                    "env": vars,
+                })
+            }
+            McpTransport::Http { url, bearer_env } => {
+                let mut headers = Map::new();
+                if let Some(var) = bearer_env {
+                    let token = lookup(&var.value)?;
+                    headers.insert("Authorization".into(), json!(format!("Bearer {token}")));
+                }
+                json!({"type": "http", "url": url.value, "headers": headers})
+            }
+        };
+        out.insert(name.clone(), entry);
+    }
+    Ok(json!({ "mcpServers": out }))
+}
+
+/// The servers an agent gets: the workflow's, then its own (a same-named one replaces the
+/// workflow's).
+#[must_use]
+pub fn agent_mcp_servers<'a>(
+    workflow: &'a [McpServer],
+    own: impl IntoIterator<Item = &'a McpServer>,
+) -> Vec<McpServer> {
+    let mut servers: Vec<McpServer> = workflow.to_vec();
+    for server in own {
+        servers.retain(|kept| kept.name.value != server.name.value);
+        servers.push(server.clone());
+    }
+    servers
+}
+
+/// A file only this user can read, deleted when dropped.
+#[derive(Debug)]
+pub(crate) struct PrivateFile(PathBuf);
+
+impl PrivateFile {
+    /// Writes `text` to a new file in `dir`.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] naming the directory when it cannot be written.
+    pub(crate) fn write(
+        adapter: &'static str,
+        dir: &Path,
+        prefix: &str,
+        text: &str,
+    ) -> Result<Self, ProviderError> {
+        let failed = |error: std::io::Error| {
+            ProviderError::config(
+                adapter,
+                format!(
+                    "cannot write a private file in `{}`: {error}; set TMPDIR to a writable directory",
+                    dir.display()
+                ),
+            )
+        };
+        let suffix: u64 = rand::random();
+        let path = dir.join(format!("{prefix}-{suffix:016x}.json"));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&path).map_err(failed)?;
+        let file_guard = Self(path);
+        file.write_all(text.as_bytes()).map_err(failed)?;
+        Ok(file_guard)
+    }
+
+    /// Where it is.
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for PrivateFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::McpEnv;
+    use crate::source::{Span, Spanned};
+
+    fn spanned(text: &str) -> Spanned<String> {
+        Spanned::new(text.to_owned(), Span::default())
+    }
+
+    fn stdio(name: &str, command: &[&str], env: &[(&str, Option<&str>)]) -> McpServer {
+        McpServer {
+            name: spanned(name),
+            transport: McpTransport::Stdio {
+                command: command.iter().map(|arg| spanned(arg)).collect(),
+            },
+            env: env
+                .iter()
+                .map(|(name, value)| McpEnv {
+                    name: spanned(name),
+                    value: value.map(str::to_owned),
+                })
+                .collect(),
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn servers_render_with_passed_through_variables() {
+        let env = Environment::default().with("TOKEN", "t0k");
+        let http = McpServer {
+            name: spanned("docs"),
+            transport: McpTransport::Http {
+                url: spanned("https://example.com/mcp"),
+                bearer_env: Some(spanned("TOKEN")),
+            },
+            env: Vec::new(),
+            span: Span::default(),
+        };
+        let servers = [
+            stdio(
+                "files",
+                &["mcp-files", "."],
+                &[("TOKEN", None), ("MODE", Some("ro"))],
+            ),
+            http,
+        ];
+        let rendered = mcp_servers_json("test", &servers, &env, &[]).expect("renders");
+        assert_eq!(
+            rendered,
+            json!({"mcpServers": {
+                "files": {"type": "stdio", "command": "mcp-files", "args": ["."], "env": {"TOKEN": "t0k", "MODE": "ro"}},
+                "docs": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t0k"}},
+            }})
+        );
+        // The CLI's own key is kept from the server, unless its declaration passes it on.
+        let scrubbed = mcp_servers_json("test", &servers[..1], &env, &["MODEL_KEY", "TOKEN"])
+            .expect("renders");
+        assert_eq!(
+            scrubbed["mcpServers"]["files"],
+            json!({"type": "stdio", "command": "env", "args": ["-u", "MODEL_KEY", "mcp-files", "."], "env": {"TOKEN": "t0k", "MODE": "ro"}})
+        );
+        let missing = mcp_servers_json("test", &servers, &Environment::default(), &[])
+            .expect_err("TOKEN is not set");
+        assert!(missing.to_string().contains("`TOKEN`"), "{missing}");
+    }
+
+    #[test]
+    fn an_agents_own_server_replaces_the_workflows_of_that_name() {
+        let workflow = [stdio("a", &["one"], &[]), stdio("b", &["two"], &[])];
+        let own = [stdio("a", &["three"], &[])];
+        let servers = agent_mcp_servers(&workflow, &own);
+        let names: Vec<(&str, &str)> = servers
+            .iter()
+            .map(|server| match &server.transport {
+                McpTransport::Stdio { command } => {
+                    (server.name.value.as_str(), command[0].value.as_str())
+                }
+                McpTransport::Http { .. } => ("?", "?"),
+            })
+            .collect();
+        assert_eq!(names, [("b", "two"), ("a", "three")]);
+    }
+
+    #[test]
+    fn a_private_file_is_for_this_user_only_and_goes_away() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = PrivateFile::write("test", dir.path(), "mcp", "{}").expect("written");
+        let path = file.path().to_owned();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path)
+                .expect("exists")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        drop(file);
+        assert!(!path.exists());
+    }
+}
