@@ -201,7 +201,9 @@ async fn an_mcp_client_lists_and_calls_the_projects_tools() {
 }
 
 /// The real Claude Code, started by a workflow agent with `atomic mcp` as its MCP server,
-/// calls the served tool `mcp__atomic__edit` when the scripted model asks for it.
+/// calls the served tools `mcp__atomic__edit` and `mcp__atomic__show-env` when the scripted
+/// model asks for them. Claude Code starts its MCP servers with its own environment, which
+/// holds its key: the tool must not see it.
 #[tokio::test]
 async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
     let Some(claude) = agent_cli("claude", "@anthropic-ai/claude-code") else {
@@ -212,6 +214,10 @@ async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
         Step::Tool {
             name: "mcp__atomic__edit".to_owned(),
             input: json!({"text": "edited over MCP"}),
+        },
+        Step::Tool {
+            name: "mcp__atomic__show-env".to_owned(),
+            input: json!({}),
         },
         Step::Text("notes.txt now says: edited over MCP".to_owned()),
     ])
@@ -231,7 +237,7 @@ async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
     }}
     agent "edit" provider="model" {{
         prompt "Rewrite notes.txt to say: edited over MCP"
-        tools "mcp__atomic__edit"
+        tools "mcp__atomic__edit" "mcp__atomic__show-env"
         option "mcp-config" {mcp_config:?}
         option "strict-mcp-config" #true
         output "summary"
@@ -245,10 +251,11 @@ async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
     // An isolated home and config, as every real CLI run in the tests has.
     let home = project.path().join("home").display().to_string();
     let config = project.path().join("claude").display().to_string();
+    let key = "sk-atomic-test-3f9a1c7e5d2b4a6908";
     let mut command = project.atomic();
     command
         .args(["run", "flow.kdl", "--stream", "events"])
-        .env("TEST_ANTHROPIC_KEY", "sk-atomic-test-3f9a1c")
+        .env("TEST_ANTHROPIC_KEY", key)
         .env("HOME", &home)
         .env("XDG_CONFIG_HOME", format!("{home}/.config"))
         .env("XDG_CACHE_HOME", format!("{home}/.cache"))
@@ -262,7 +269,7 @@ async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
     .expect("the run finished");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.read("notes.txt"), "edited over MCP\n");
-    // The model saw the tool's answer, sent back by Claude Code.
+    // The model saw the tools' answers, sent back by Claude Code.
     let results: Vec<String> = fake
         .requests()
         .iter()
@@ -284,4 +291,11 @@ async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
             .any(|result| result.contains("wrote notes.txt")),
         "{results:#?}"
     );
+    let env = results
+        .iter()
+        .find(|result| result.contains("PATH="))
+        .unwrap_or_else(|| panic!("no show-env result: {results:#?}"));
+    assert!(!env.contains("ANTHROPIC_API_KEY"), "{env}");
+    assert!(!env.contains(key), "{env}");
+    assert!(env.contains("the key is [REDACTED]"), "{env}");
 }
