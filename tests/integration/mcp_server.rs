@@ -1,8 +1,9 @@
 //! `atomic mcp`: the project's custom tools served over MCP (stdio). An rmcp client spawns
 //! the binary, lists the tools and calls them (a file written, a bad argument refused, a
 //! provider key kept from the tool and out of its output, a broken tool file not served);
-//! then the real Claude Code, against the scripted Messages API fake on 127.0.0.1, calls a
-//! served tool from a workflow agent.
+//! then the real Claude Code, against the scripted Messages API fake on 127.0.0.1, calls the
+//! served tools from a workflow agent, given the server by `option "mcp-config"` or by an
+//! `mcp` declaration.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -206,6 +207,34 @@ async fn an_mcp_client_lists_and_calls_the_projects_tools() {
 /// holds its key: the tool must not see it.
 #[tokio::test]
 async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
+    claude_code_with_atomic_mcp(|project| {
+        let mcp_config = json!({"mcpServers": {"atomic": {
+            "command": bin().display().to_string(),
+            "args": ["mcp", "--project", project.path().display().to_string()],
+        }}})
+        .to_string();
+        format!("option \"mcp-config\" {mcp_config:?}\n        option \"strict-mcp-config\" #true")
+    })
+    .await;
+}
+
+/// The same through an `mcp` declaration in the workflow file (the agent's own `mcp`
+/// child), the other form docs/mcp.md shows.
+#[tokio::test]
+async fn claude_code_calls_atomic_mcp_declared_in_the_workflow() {
+    claude_code_with_atomic_mcp(|project| {
+        format!(
+            "mcp \"atomic\" {{ command {:?} \"mcp\" \"--project\" {:?}; }}",
+            bin().display().to_string(),
+            project.path().display().to_string(),
+        )
+    })
+    .await;
+}
+
+/// Runs a workflow whose `claude-code` agent gets `atomic mcp` through the KDL `servers`
+/// writes inside the agent, and checks what the served tools did.
+async fn claude_code_with_atomic_mcp(servers: impl Fn(&CliProject) -> String) {
     let Some(claude) = agent_cli("claude", "@anthropic-ai/claude-code") else {
         return;
     };
@@ -222,11 +251,7 @@ async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
         Step::Text("notes.txt now says: edited over MCP".to_owned()),
     ])
     .await;
-    let mcp_config = json!({"mcpServers": {"atomic": {
-        "command": bin().display().to_string(),
-        "args": ["mcp", "--project", project.path().display().to_string()],
-    }}})
-    .to_string();
+    let servers = servers(&project);
     project.write(
         "flow.kdl",
         &format!(
@@ -238,8 +263,7 @@ async fn claude_code_calls_a_tool_served_by_atomic_mcp() {
     agent "edit" provider="model" {{
         prompt "Rewrite notes.txt to say: edited over MCP"
         tools "mcp__atomic__edit" "mcp__atomic__show-env"
-        option "mcp-config" {mcp_config:?}
-        option "strict-mcp-config" #true
+        {servers}
         output "summary"
     }}
 }}
