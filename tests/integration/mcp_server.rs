@@ -323,3 +323,22 @@ async fn claude_code_with_atomic_mcp(servers: impl Fn(&CliProject) -> String) {
     assert!(!env.contains(key), "{env}");
     assert!(env.contains("the key is [REDACTED]"), "{env}");
 }
+
+/// A `--project` that is not a directory is a usage error naming it, with nothing on stdout
+/// (which belongs to the protocol).
+#[test]
+fn a_missing_project_is_a_usage_error() {
+    let project = CliProject::new();
+    let output = project
+        .atomic()
+        .args(["mcp", "--project", "no-such-dir"])
+        .output()
+        .expect("atomic mcp");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr(&output).contains("`--project no-such-dir` is not a directory"),
+        "{}",
+        stderr(&output)
+    );
+}
