@@ -2,11 +2,12 @@
 //!
 //! The CLI (pinned by `.ci/install-agents.sh`) is pointed at [`FakeGemini`] with
 //! `GOOGLE_GEMINI_BASE_URL`; its own home, usage statistics and update checks are off (the
-//! adapter's settings), so it reaches nothing but the fake. A missing CLI skips the tests
-//! that need it locally and fails them under `CI=true`.
+//! adapter's settings), so it reaches nothing but the fake: every proxy variable points at
+//! a trap that must stay untouched. A missing CLI skips the tests that need it locally and
+//! fails them under `CI=true`.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use atomic::ir::{PermissionMode, ProviderDecl};
@@ -18,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli_project::{CliProject, stderr};
 use crate::support::fake_gemini::{CACHED_TOKENS, FakeGemini, OUTPUT_TOKENS, PROMPT_TOKENS, Turn};
+use crate::support::http_server::{HttpServer, Reply, Request};
 use crate::support::tools::agent_cli;
 use crate::support::within;
 
@@ -34,19 +36,58 @@ fn spanned(text: &str) -> Spanned<String> {
     Spanned::new(text.to_owned(), Span::default())
 }
 
-/// A clean environment: the real PATH, HOME and state inside `root`, the test key.
-fn gemini_env(root: &Path) -> Environment {
+/// A proxy every proxy variable points at, loopback excepted (where the fake is): whatever
+/// the CLI would send elsewhere (its usage statistics to `play.googleapis.com`, which the
+/// adapter switches off, would arrive as `CONNECT`s) reaches this server instead, and the
+/// tests require it to stay untouched.
+struct ProxyTrap(HttpServer);
+
+impl ProxyTrap {
+    fn start() -> Self {
+        Self(HttpServer::start(Arc::new(|_: &Request| {
+            Reply::json(502, &json!({"error": "no traffic may leave 127.0.0.1"}))
+        })))
+    }
+
+    /// The proxy variables, for the CLI's environment.
+    fn variables(&self) -> Vec<(&'static str, String)> {
+        let mut variables: Vec<(&'static str, String)> =
+            ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"]
+                .into_iter()
+                .map(|name| (name, self.0.url()))
+                .collect();
+        variables.push(("NO_PROXY", "127.0.0.1,localhost".to_owned()));
+        variables
+    }
+
+    fn assert_untouched(&self) {
+        let seen: Vec<String> = self
+            .0
+            .requests()
+            .iter()
+            .map(|request| format!("{} {}", request.method, request.target))
+            .collect();
+        assert!(seen.is_empty(), "the CLI reached past the fake: {seen:?}");
+    }
+}
+
+/// A clean environment: the real PATH, HOME and state inside `root`, the test key, every
+/// proxy variable at `trap`.
+fn gemini_env(root: &Path, trap: &ProxyTrap) -> Environment {
     let home = root.join("home");
     std::fs::create_dir_all(&home).expect("home dir");
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".to_owned());
-    Environment::default()
+    let env = Environment::default()
         .with("PATH", path)
         .with("HOME", home.display().to_string())
         .with(
             "XDG_STATE_HOME",
             home.join(".local/state").display().to_string(),
         )
-        .with("ATOMIC_TEST_KEY", SECRET)
+        .with("ATOMIC_TEST_KEY", SECRET);
+    trap.variables()
+        .into_iter()
+        .fold(env, |env, (name, value)| env.with(name, value))
 }
 
 fn provider(bin: &Path, fake: &FakeGemini, env: &Environment) -> Gemini {
@@ -102,8 +143,9 @@ async fn gemini_answers_with_the_models_text() {
         return;
     };
     let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
     let fake = FakeGemini::start(vec![Turn::text("Hello from the fake Gemini.")]);
-    let gemini = provider(&bin, &fake, &gemini_env(root.path()));
+    let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let mut request = request("Say hello.", &workspace);
     request.system = Some("Answer in one sentence.".to_owned());
     let (reply, events) = call(&gemini, &request).await;
@@ -133,6 +175,7 @@ async fn gemini_answers_with_the_models_text() {
         sent.contains("Answer in one sentence.") && sent.contains("Say hello."),
         "{sent}"
     );
+    trap.assert_untouched();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,6 +184,7 @@ async fn gemini_edits_a_file_with_its_own_replace_tool() {
         return;
     };
     let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
     let notes = workspace.join("notes.txt");
     let fake = FakeGemini::start(vec![
         Turn::call(
@@ -154,7 +198,7 @@ async fn gemini_edits_a_file_with_its_own_replace_tool() {
         ),
         Turn::text("Replaced `draft` with `final`."),
     ]);
-    let gemini = provider(&bin, &fake, &gemini_env(root.path()));
+    let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let mut request = request("Mark notes.txt final.", &workspace);
     request.permission = Some(PermissionMode::AcceptEdits);
     let (reply, events) = call(&gemini, &request).await;
@@ -189,6 +233,7 @@ async fn gemini_edits_a_file_with_its_own_replace_tool() {
         "{}",
         bodies[1]
     );
+    trap.assert_untouched();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,11 +242,12 @@ async fn gemini_continues_a_session() {
         return;
     };
     let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
     let fake = FakeGemini::start(vec![
         Turn::text("The code word is PELICAN."),
         Turn::text("You asked for the code word."),
     ]);
-    let gemini = provider(&bin, &fake, &gemini_env(root.path()));
+    let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let (first, _) = call(&gemini, &request("Pick a code word.", &workspace)).await;
     let first = first.expect("the first call succeeds");
     let mut next = request("What did I ask before?", &workspace);
@@ -218,6 +264,7 @@ async fn gemini_continues_a_session() {
             && history.contains("What did I ask before?"),
         "{history}"
     );
+    trap.assert_untouched();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -226,8 +273,9 @@ async fn gemini_reports_the_usage_of_its_model_calls() {
         return;
     };
     let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
     let fake = FakeGemini::start(vec![Turn::text("Counted.")]);
-    let gemini = provider(&bin, &fake, &gemini_env(root.path()));
+    let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let (reply, events) = call(&gemini, &request("Count.", &workspace)).await;
     let reply = reply.expect("the call succeeds");
     let expected = Usage {
@@ -252,8 +300,9 @@ async fn gemini_refused_credentials_are_an_auth_failure_naming_the_key_variable(
         return;
     };
     let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
     let fake = FakeGemini::start(Vec::new());
-    let gemini = provider(&bin, &fake, &gemini_env(root.path()));
+    let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     for status in [401, 403] {
         fake.fail_with(status);
         let (result, _) = call(&gemini, &request("Hello?", &workspace)).await;
@@ -330,16 +379,18 @@ fn workflow(bin: &Path, fake: &FakeGemini, timeout: &str) -> String {
 }
 
 /// `atomic run` in `project` with a clean HOME and state directory inside it.
-fn run(project: &CliProject, file: &str) -> std::process::Output {
+fn run(project: &CliProject, file: &str, trap: &ProxyTrap) -> std::process::Output {
     let home = project.path().join(".home");
-    project
-        .atomic()
+    let mut command = project.atomic();
+    command
         .args(["run", file, "--quiet"])
         .env("HOME", &home)
         .env("XDG_STATE_HOME", home.join("state"))
-        .env("ATOMIC_TEST_KEY", SECRET)
-        .output()
-        .expect("atomic runs")
+        .env("ATOMIC_TEST_KEY", SECRET);
+    for (name, value) in trap.variables() {
+        command.env(name, value);
+    }
+    command.output().expect("atomic runs")
 }
 
 #[test]
@@ -348,6 +399,7 @@ fn the_binary_runs_a_gemini_agent_to_its_closing_text() {
         return;
     };
     let project = CliProject::new();
+    let trap = ProxyTrap::start();
     let notes = project.write("notes.txt", "status: draft\n");
     let closing = "Gemini replaced `draft` with `final`.";
     let fake = FakeGemini::start(vec![
@@ -363,12 +415,13 @@ fn the_binary_runs_a_gemini_agent_to_its_closing_text() {
         Turn::text(closing),
     ]);
     project.write("flow.kdl", &workflow(&bin, &fake, "60s"));
-    let output = run(&project, "flow.kdl");
+    let output = run(&project, "flow.kdl", &trap);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.read("notes.txt"), "status: final\n");
     let state = &project.show(&project.last_run())["state"];
     assert_eq!(state["summary"], closing, "{state}");
     assert_eq!(fake.remaining(), 0);
+    trap.assert_untouched();
 }
 
 #[test]
@@ -377,11 +430,12 @@ fn a_node_timeout_kills_the_gemini_process_group() {
         return;
     };
     let project = CliProject::new();
+    let trap = ProxyTrap::start();
     project.write("notes.txt", "status: draft\n");
     let fake = FakeGemini::start(vec![Turn::Hang]);
     project.write("flow.kdl", &workflow(&bin, &fake, "15s"));
     let started = std::time::Instant::now();
-    let output = run(&project, "flow.kdl");
+    let output = run(&project, "flow.kdl", &trap);
     assert_ne!(output.status.code(), Some(0), "the node timed out");
     assert!(stderr(&output).contains("timed out"), "{}", stderr(&output));
     assert!(
