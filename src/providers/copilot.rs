@@ -12,12 +12,18 @@
 //! the wire format, and the `api-key-env=` variable becomes `COPILOT_PROVIDER_API_KEY`.
 //! Without `base-url=` the key variable is the GitHub token (`COPILOT_GITHUB_TOKEN`).
 //! The CLI has no system-prompt flag: `system` is put before the prompt.
+//!
+//! In this mode the CLI cannot ask anyone: a tool call its rules do not allow ends as a
+//! `tool.execution_complete` with `error.code` `"denied"` (it prints no `permission.*`
+//! events; those only reach its own session log). Under `permission="ask"` such a refusal
+//! stops the call to ask a person (see [`Stream::undecided`]), and the answer comes back
+//! as rules for the call that continues the session (see [`ask_rules`]).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tokio::process::Command;
 
 use super::binary::find_binary;
@@ -26,7 +32,7 @@ use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, PermissionAsk, Provider,
-    ProviderError, ProviderFuture, Usage, tool_summary,
+    ProviderError, ProviderFuture, Usage, Verdict, tool_summary,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
 
@@ -160,20 +166,9 @@ impl Copilot {
             }
             Some(PermissionMode::Plan) => args.extend(["--mode".to_owned(), "plan".to_owned()]),
             // The CLI cannot wait for an answer in this mode: what a person decided
-            // becomes its rules, and anything else it refuses stops the call (see
-            // `Stream::undecided`).
+            // becomes its rules, and anything else it refuses stops the call.
             Some(PermissionMode::Ask) => {
-                for kind in request.approvals.allowed_tools() {
-                    args.extend(["--allow-tool".to_owned(), kind.to_owned()]);
-                }
-                if let Some(answered) = request
-                    .approvals
-                    .answered
-                    .as_ref()
-                    .filter(|answered| !answered.answer.allows())
-                {
-                    args.extend(["--deny-tool".to_owned(), answered.ask.tool.clone()]);
-                }
+                args.extend(ask_rules(&request.approvals, &request.working_dir));
             }
             Some(PermissionMode::Default) | None => {}
         }
@@ -216,11 +211,12 @@ impl Copilot {
             asking: request.permission == Some(PermissionMode::Ask),
             ..Stream::default()
         };
+        let mut approvals = request.approvals.clone();
         while let Some(line) = reader.next().await? {
             stream.handle(&line, events);
-            if let Some(ask) = stream.undecided(&request.approvals) {
-                // Dropping the child kills its process group before the model goes on
-                // without the tool; the session continues once a person answers.
+            if let Some(ask) = stream.undecided(&mut approvals) {
+                // Dropping the child kills its process group as the model is about to go
+                // on without the tool; the session continues once a person answers.
                 return Err(ProviderError::awaiting_permission(
                     NAME,
                     ask,
@@ -347,11 +343,76 @@ fn usage_of(report: &Value) -> Usage {
     usage
 }
 
+/// The permission kind (as `--allow-tool` patterns name it) a built-in tool needs, as the
+/// pinned CLI's own session log records its requests: the file tools write, a path outside
+/// the allowed directories is a read, and any other tool is named as itself.
+fn permission_kind(tool: &str) -> &str {
+    match tool {
+        "edit" | "create" => "write",
+        "bash" | "powershell" => "shell",
+        "view" | "grep" | "glob" => "read",
+        other => other,
+    }
+}
+
+/// The CLI rules for what a person decided under `permission="ask"`. A kind allowed for
+/// the run is allowed whole. The answered request, when allowed, is allowed as narrowly as
+/// the CLI's patterns can say it, for the call that continues the session: a file by its
+/// path (`write(<path>)`, with `--add-dir` for a path outside the working directory), a
+/// shell command by the kind (the CLI matches commands by name, not by their arguments),
+/// plus `write` when it writes through a redirection. A refused request needs no rule: in
+/// this mode the CLI refuses whatever no rule allows, and the agent is told.
+fn ask_rules(approvals: &Approvals, working_dir: &Path) -> Vec<String> {
+    let mut patterns = Vec::new();
+    let mut flags = Vec::new();
+    for kind in &approvals.tools {
+        match kind.as_str() {
+            "read" => flags.push("--allow-all-paths".to_owned()),
+            kind => patterns.push(kind.to_owned()),
+        }
+    }
+    if let Some(answered) = approvals.answered.as_ref().filter(|a| a.answer.allows()) {
+        let working_dir = std::path::absolute(working_dir).unwrap_or_else(|_| working_dir.into());
+        let input = &answered.ask.input;
+        let path = input
+            .pointer("/arguments/path")
+            .and_then(Value::as_str)
+            .map(|path| working_dir.join(path));
+        let directory = match (answered.ask.tool.as_str(), path) {
+            ("write", Some(path)) => {
+                patterns.push(format!("write({})", path.display()));
+                path.parent().map(Path::to_path_buf)
+            }
+            ("read", Some(path)) if path.is_dir() => Some(path),
+            ("read", Some(path)) => path.parent().map(Path::to_path_buf),
+            ("shell", _) => {
+                patterns.push("shell".to_owned());
+                if input.get("writes").is_some() {
+                    patterns.push("write".to_owned());
+                }
+                None
+            }
+            (kind, _) => {
+                patterns.push(kind.to_owned());
+                None
+            }
+        };
+        if let Some(directory) = directory.filter(|dir| !dir.starts_with(&working_dir)) {
+            flags.extend(["--add-dir".to_owned(), directory.display().to_string()]);
+        }
+    }
+    patterns
+        .into_iter()
+        .flat_map(|pattern| ["--allow-tool".to_owned(), pattern])
+        .chain(flags)
+        .collect()
+}
+
 /// What the JSONL stream has said so far.
 #[derive(Debug, Default)]
 struct Stream {
-    /// Tool-call id → tool name.
-    tools: HashMap<String, String>,
+    /// Tool calls started, by id.
+    tools: HashMap<String, ToolCall>,
     /// Message ids that streamed deltas.
     streamed: std::collections::HashSet<String>,
     last_text: String,
@@ -359,24 +420,50 @@ struct Stream {
     usage: Usage,
     error: Option<ProviderError>,
     result: Option<Value>,
-    /// Under `permission="ask"`: the permission requests the CLI refused by its rules.
+    /// Under `permission="ask"`: the requests the CLI refused because nobody could approve
+    /// them, not yet looked at.
     asking: bool,
     refused: Vec<PermissionAsk>,
 }
 
+/// A tool call as `tool.execution_start` described it.
+#[derive(Debug, Default)]
+struct ToolCall {
+    name: String,
+    arguments: Value,
+    /// The files a shell command writes through a redirection (`shellToolInfo`).
+    writes: Option<Value>,
+}
+
+impl ToolCall {
+    /// The request the CLI refused: its permission kind, and the call.
+    fn ask(&self) -> PermissionAsk {
+        let mut input = json!({"tool": self.name, "arguments": self.arguments});
+        if let Some(writes) = &self.writes {
+            input["writes"] = writes.clone();
+        }
+        PermissionAsk {
+            tool: permission_kind(&self.name).to_owned(),
+            input,
+        }
+    }
+}
+
+/// The CLI's refusal of a tool nobody could approve (`error.message` of a `"denied"`
+/// completion); a refusal by a `--deny-tool` rule says "denied due to the following rules".
+const UNATTENDED: &str = "no interactive user response was available";
+
 impl Stream {
-    /// A refused request nobody has decided: the call stops to ask a person. (The CLI
-    /// decides by kind, so a decision covers its kind.)
-    fn undecided(&mut self, approvals: &Approvals) -> Option<PermissionAsk> {
-        let decided = |ask: &PermissionAsk| {
-            approvals.allowed_tools().contains(&ask.tool.as_str())
-                || approvals
-                    .answered
-                    .as_ref()
-                    .is_some_and(|answered| answered.ask.tool == ask.tool)
-        };
-        let ask = self.refused.pop()?;
-        (!decided(&ask)).then_some(ask)
+    /// A refused request nobody has decided: the call stops to ask a person. One a person
+    /// has decided (allowed for the run, or the answered request) is left refused: the CLI
+    /// told the agent, and asking again would not change its rules.
+    fn undecided(&mut self, approvals: &mut Approvals) -> Option<PermissionAsk> {
+        while let Some(ask) = self.refused.pop() {
+            if approvals.decide(&ask) == Verdict::Ask {
+                return Some(ask);
+            }
+        }
+        None
     }
 
     fn handle(&mut self, line: &Value, events: &dyn EventSink) {
@@ -428,15 +515,37 @@ impl Stream {
             "tool.execution_start" => {
                 let id = text("toolCallId");
                 let name = text("toolName");
-                self.tools.insert(id.clone(), name.clone());
+                let arguments = data.get("arguments").cloned().unwrap_or(Value::Null);
+                let writes = data
+                    .pointer("/shellToolInfo/hasWriteFileRedirection")
+                    .and_then(Value::as_bool)
+                    .filter(|redirects| *redirects)
+                    .map(|_| {
+                        data.pointer("/shellToolInfo/possiblePaths")
+                            .cloned()
+                            .unwrap_or_else(|| json!([]))
+                    });
                 events.emit(AgentEvent::ToolStart {
-                    id,
-                    name,
-                    input: data.get("arguments").cloned().unwrap_or(Value::Null),
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: arguments.clone(),
                 });
+                self.tools.insert(
+                    id,
+                    ToolCall {
+                        name,
+                        arguments,
+                        writes,
+                    },
+                );
             }
             "tool.execution_complete" => {
                 let id = text("toolCallId");
+                let Some(call) = self.tools.get(&id) else {
+                    // A call this process never started: one a stopped call left
+                    // unfinished, closed as `interrupted` when its session resumes.
+                    return;
+                };
                 let success = data
                     .get("success")
                     .and_then(Value::as_bool)
@@ -446,38 +555,23 @@ impl Stream {
                 } else {
                     data.pointer("/error/message")
                 };
+                let message = detail.and_then(Value::as_str).unwrap_or_default();
+                if data.pointer("/error/code").and_then(Value::as_str) == Some("denied") {
+                    let ask = call.ask();
+                    events.emit(AgentEvent::PermissionRequest {
+                        tool: ask.tool.clone(),
+                        granted: false,
+                    });
+                    if self.asking && message.contains(UNATTENDED) {
+                        self.refused.push(ask);
+                    }
+                }
                 events.emit(AgentEvent::ToolComplete {
-                    name: self.tools.get(&id).cloned().unwrap_or_default(),
+                    name: call.name.clone(),
                     id,
-                    summary: tool_summary(detail.and_then(Value::as_str).unwrap_or_default()),
+                    summary: tool_summary(message),
                     is_error: !success,
                 });
-            }
-            "permission.completed" => {
-                let granted = data
-                    .pointer("/result/kind")
-                    .and_then(Value::as_str)
-                    .is_some_and(|kind| kind.starts_with("approve"));
-                let tool = data
-                    .pointer("/permissionRequest/kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("tool")
-                    .to_owned();
-                if self.asking && !granted {
-                    let mut input = data
-                        .get("permissionRequest")
-                        .cloned()
-                        .unwrap_or(Value::Null);
-                    if let Some(fields) = input.as_object_mut() {
-                        fields.remove("kind");
-                        fields.remove("toolCallId");
-                    }
-                    self.refused.push(PermissionAsk {
-                        tool: tool.clone(),
-                        input,
-                    });
-                }
-                events.emit(AgentEvent::PermissionRequest { tool, granted });
             }
             "subagent.started" | "subagent.completed" | "subagent.failed" => {
                 let name = ["agentName", "agentDisplayName", "name"]
@@ -550,6 +644,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
+    use crate::providers::{Answered, PermissionAnswer};
 
     /// Lines as the pinned CLI prints them (trimmed of fields the adapter ignores).
     const TRANSCRIPT: &str = r#"{"type":"session.tools_updated","data":{"model":"m"},"ephemeral":true}
@@ -601,6 +696,116 @@ mod tests {
                 AgentEvent::ContextWindow { fraction: 0.25 },
             ]
         );
+    }
+
+    /// A refused edit as the pinned CLI (1.0.102) prints it in this mode: no
+    /// `permission.*` event, a `"denied"` completion naming why.
+    const REFUSED_EDIT: &str = r#"{"type":"tool.execution_start","data":{"toolCallId":"t0","toolName":"edit","arguments":{"path":"/w/a.txt","old_str":"a","new_str":"b"},"toolTitle":"Editing file"}}
+{"type":"tool.execution_complete","data":{"toolCallId":"t0","success":false,"error":{"message":"Permission denied because no interactive user response was available. Retry in an interactive session so the user can approve it, or try an alternative that does not require this permission.","code":"denied"}}}"#;
+
+    fn stream_of(transcript: &str, asking: bool) -> (Stream, Vec<AgentEvent>) {
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let mut stream = Stream {
+            asking,
+            ..Stream::default()
+        };
+        for line in transcript.lines() {
+            stream.handle(&serde_json::from_str(line).expect("valid"), &sink);
+        }
+        (stream, events.into_inner().expect("not poisoned"))
+    }
+
+    fn edit_ask() -> PermissionAsk {
+        PermissionAsk {
+            tool: "write".to_owned(),
+            input: serde_json::json!({"tool": "edit", "arguments": {"path": "/w/a.txt", "old_str": "a", "new_str": "b"}}),
+        }
+    }
+
+    #[test]
+    fn a_refusal_nobody_decided_is_asked_and_a_decided_one_is_not() {
+        let (mut stream, events) = stream_of(REFUSED_EDIT, true);
+        assert!(events.contains(&AgentEvent::PermissionRequest {
+            tool: "write".to_owned(),
+            granted: false
+        }));
+        assert_eq!(
+            stream.undecided(&mut Approvals::default()),
+            Some(edit_ask())
+        );
+        assert_eq!(stream.undecided(&mut Approvals::default()), None, "once");
+
+        // Answered (either way), or the kind allowed for the run: the refusal stands.
+        for answer in [PermissionAnswer::Allow, PermissionAnswer::Deny] {
+            let (mut stream, _) = stream_of(REFUSED_EDIT, true);
+            let mut approvals = Approvals {
+                tools: Vec::new(),
+                answered: Some(Answered {
+                    ask: edit_ask(),
+                    answer,
+                }),
+            };
+            assert_eq!(stream.undecided(&mut approvals), None, "{answer:?}");
+        }
+        let (mut stream, _) = stream_of(REFUSED_EDIT, false);
+        assert_eq!(
+            stream.undecided(&mut Approvals::default()),
+            None,
+            "only asked under `ask`"
+        );
+
+        // A refusal by a rule was decided by it; a call interrupted in an earlier process
+        // (closed when its session resumes) is not this call's.
+        let by_rule = REFUSED_EDIT.replace(
+            "Permission denied because no interactive user response was available. Retry in an interactive session so the user can approve it, or try an alternative that does not require this permission.",
+            "Permission to run this tool was denied due to the following rules: `write`",
+        );
+        let (mut stream, _) = stream_of(&by_rule, true);
+        assert_eq!(stream.undecided(&mut Approvals::default()), None);
+        let interrupted = r#"{"type":"tool.execution_complete","data":{"toolCallId":"t9","success":false,"error":{"message":"Tool execution was interrupted before a result was recorded.","code":"interrupted"}}}"#;
+        let (_, events) = stream_of(interrupted, true);
+        assert_eq!(events, []);
+    }
+
+    #[test]
+    fn answers_become_the_narrowest_rules_the_cli_has() {
+        let working = Path::new("/w");
+        let allowed = |ask: PermissionAsk, tools: &[&str]| {
+            let approvals = Approvals {
+                tools: tools.iter().map(|tool| (*tool).to_owned()).collect(),
+                answered: Some(Answered {
+                    ask,
+                    answer: PermissionAnswer::Allow,
+                }),
+            };
+            ask_rules(&approvals, working).join(" ")
+        };
+        assert_eq!(allowed(edit_ask(), &[]), "--allow-tool write(/w/a.txt)");
+        let outside = PermissionAsk {
+            tool: "write".to_owned(),
+            input: serde_json::json!({"tool": "create", "arguments": {"path": "/elsewhere/b.txt"}}),
+        };
+        assert_eq!(
+            allowed(outside, &["shell"]),
+            "--allow-tool shell --allow-tool write(/elsewhere/b.txt) --add-dir /elsewhere"
+        );
+        let redirect = PermissionAsk {
+            tool: "shell".to_owned(),
+            input: serde_json::json!({"tool": "bash", "arguments": {"command": "echo hi > x"}, "writes": ["x"]}),
+        };
+        assert_eq!(
+            allowed(redirect, &["read"]),
+            "--allow-tool shell --allow-tool write --allow-all-paths"
+        );
+        let denied = Approvals {
+            tools: Vec::new(),
+            answered: Some(Answered {
+                ask: edit_ask(),
+                answer: PermissionAnswer::Deny,
+            }),
+        };
+        assert!(ask_rules(&denied, working).is_empty(), "refused by default");
     }
 
     #[test]

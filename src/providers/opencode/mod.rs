@@ -378,8 +378,19 @@ impl OpenCode {
             };
             match turn.handle(&payload, events) {
                 None => {}
-                // The guard aborts the session's turn; it continues once a person answers.
-                Some(PermissionReply::Pause(ask)) => {
+                // The request is refused and the turn aborted before the run pauses, not
+                // left to the guard: the process may exit before a spawned abort is sent,
+                // and a running server (`base-url=`) keeps an unanswered request pending
+                // past an abort, holding back every later one. A refusal without a message
+                // stops the turn (one with a message would let the model go on). The
+                // session continues once a person answers.
+                Some(PermissionReply::Pause { id, ask }) => {
+                    let url = format!("{base}/permission/{id}/reply");
+                    let reject = self.client.post(url).json(&json!({"reply": "reject"}));
+                    let _ = self.send(server, reject, &directory, REQUEST_LIMIT).await;
+                    if let Some(abort) = abort.request.take() {
+                        let _ = abort.send().await;
+                    }
                     return Err(ProviderError::awaiting_permission(
                         NAME,
                         ask,
@@ -612,6 +623,38 @@ mod tests {
             })
             .collect();
         assert_eq!(rules, ["read=allow", "edit=deny", "bash=deny"]);
+
+        // Asking: what changes things is asked, and a tool allowed for the run is allowed
+        // after it (the last matching rule wins).
+        let asking = AgentRequest {
+            permission: Some(PermissionMode::Ask),
+            approvals: super::super::Approvals {
+                tools: vec!["bash".to_owned()],
+                answered: None,
+            },
+            ..request
+        };
+        let rules: Vec<String> = permission_rules(&asking)
+            .iter()
+            .map(|rule| {
+                format!(
+                    "{}={}",
+                    rule["permission"].as_str().unwrap_or_default(),
+                    rule["action"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                "edit=ask",
+                "bash=ask",
+                "webfetch=ask",
+                "external_directory=ask",
+                "read=allow",
+                "bash=allow"
+            ]
+        );
         assert!(split_model(Some("nope")).is_err());
         assert_eq!(
             split_model(Some("anthropic/claude-sonnet-4-5")).expect("valid"),

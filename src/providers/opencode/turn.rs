@@ -80,8 +80,8 @@ pub(super) enum PermissionReply {
         granted: bool,
         message: Option<String>,
     },
-    /// Nobody has decided it (`permission="ask"`): stop the turn for a person.
-    Pause(PermissionAsk),
+    /// Nobody has decided request `id` (`permission="ask"`): stop the turn for a person.
+    Pause { id: String, ask: PermissionAsk },
 }
 
 /// One turn's view of the event stream.
@@ -238,7 +238,7 @@ impl Turn {
                                 refusal = Some(message);
                                 false
                             }
-                            Verdict::Ask => return Some(PermissionReply::Pause(ask)),
+                            Verdict::Ask => return Some(PermissionReply::Pause { id, ask }),
                         }
                     }
                 };
@@ -626,7 +626,10 @@ mod tests {
         let mut turn = Turn::new("ses_A", &request, None);
         assert_eq!(
             turn.handle(&payload, &sink),
-            Some(PermissionReply::Pause(ask.clone()))
+            Some(PermissionReply::Pause {
+                id: "per_1".to_owned(),
+                ask: ask.clone()
+            })
         );
         request.approvals.answered = Some(crate::providers::Answered {
             ask,
