@@ -489,3 +489,41 @@ async fn example_agent_codex_runs_through_the_binary() {
     );
     trap.assert_untouched();
 }
+
+/// What `codex exec` cannot do is refused before anything runs: a person answering a
+/// permission request, per-tool grants, a turn limit. The rest of an agent is accepted.
+#[test]
+fn check_refuses_what_codex_exec_cannot_do() {
+    let check = |agent: &str| {
+        let text = format!(
+            "workflow \"w\" {{\n    provider \"c\" adapter=\"codex\" {{ option \"codex-home\" \"/x\"; }}\n    {agent}\n}}\n"
+        );
+        let (sources, compiled) = crate::support::compile_text(Path::new("w.kdl"), &text);
+        crate::support::render(&sources, &compiled)
+    };
+    let fine = check(concat!(
+        "agent \"a\" provider=\"c\" permission=\"accept-edits\" { system \"s\"; prompt \"p\"; }\n",
+        "    agent \"b\" provider=\"c\" permission=\"plan\" session=\"a\" { prompt \"q\"; }",
+    ));
+    assert!(fine.is_empty(), "{fine}");
+    for (agent, feature) in [
+        (
+            "agent \"a\" provider=\"c\" permission=\"ask\" { prompt \"p\"; }",
+            "permission=\"ask\"",
+        ),
+        (
+            "agent \"a\" provider=\"c\" { prompt \"p\"; tools \"shell\"; }",
+            "tools",
+        ),
+        (
+            "agent \"a\" provider=\"c\" max-turns=3 { prompt \"p\"; }",
+            "max-turns",
+        ),
+    ] {
+        let said = check(agent);
+        assert!(
+            said.contains("unsupported-feature") && said.contains(feature),
+            "{agent}: {said}"
+        );
+    }
+}
