@@ -110,7 +110,7 @@ pub struct FmtArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// What to list: the workflows `atomic run NAME` finds (the default), or the agents,
-    /// skills, commands and custom tools workflows can use.
+    /// skills, commands, custom tools and provider adapters workflows can use.
     #[arg(value_enum, default_value_t = ListKind::Workflows)]
     pub what: ListKind,
     /// Print a JSON array instead of a table.
@@ -131,6 +131,8 @@ pub enum ListKind {
     Commands,
     /// Custom tools (`.atomic/tools/*.kdl`).
     Tools,
+    /// Provider adapters (`adapter="…"`), with what each supports and the options it reads.
+    Adapters,
 }
 
 /// `atomic check`.

@@ -1,13 +1,14 @@
 //! `atomic list`: the workflows `atomic run NAME` can find, with what they do and what
 //! they take; `atomic list agents|skills|commands|tools`: what workflows can use, where
-//! each was found, with its description and argument hint.
+//! each was found, with its description and argument hint; `atomic list adapters`: every
+//! provider adapter, what it supports and the options it reads.
 
 use serde_json::{Value, json};
 
 use super::Exit;
 use super::args::{ListArgs, ListKind};
 use super::project::{Discovered, Project};
-use crate::ir::{DefinitionKind, Input, Workflow};
+use crate::ir::{ADAPTERS, AdapterInfo, DefinitionKind, Input, Workflow, takes_mcp};
 use crate::registry::agents::{Catalog, Roots};
 use crate::registry::{discover_tools, tool_dirs};
 use crate::source::Sources;
@@ -21,12 +22,59 @@ pub(super) fn run(args: &ListArgs) -> Exit {
         ListKind::Skills => definitions(&project, DefinitionKind::Skill),
         ListKind::Commands => definitions(&project, DefinitionKind::Command),
         ListKind::Tools => tools(&project),
+        ListKind::Adapters => return adapters(args.json),
     };
     if args.json {
         let list: Vec<Value> = rows.iter().map(Row::to_json).collect();
         println!("{}", Value::Array(list));
     } else {
         print!("{}", rows_table(&rows));
+    }
+    Exit::Ok
+}
+
+/// Every adapter, from the one table `check` and the providers use.
+fn adapters(json: bool) -> Exit {
+    let features = |info: &AdapterInfo| -> Vec<&'static str> {
+        [
+            (info.tools, "tools"),
+            (info.custom_tools, "custom-tools"),
+            (info.permission_modes, "permission"),
+            (info.asks_people, "permission=ask"),
+            (takes_mcp(info.name), "mcp"),
+            (info.system_prompt, "system"),
+            (info.sessions, "sessions"),
+            (info.max_turns, "max-turns"),
+        ]
+        .into_iter()
+        .filter_map(|(supported, name)| supported.then_some(name))
+        .collect()
+    };
+    if json {
+        let list: Vec<Value> = ADAPTERS
+            .iter()
+            .map(|info| {
+                let mut entry = serde_json::to_value(info).unwrap_or_default();
+                entry["mcp"] = json!(takes_mcp(info.name));
+                entry["options"] = json!(info.options.iter().map(|o| o.name).collect::<Vec<_>>());
+                entry
+            })
+            .collect();
+        println!("{}", Value::Array(list));
+        return Exit::Ok;
+    }
+    let width = ADAPTERS
+        .iter()
+        .map(|info| info.name.len())
+        .max()
+        .unwrap_or(0);
+    for info in ADAPTERS {
+        println!("{:width$}  {}", info.name, info.description);
+        println!("{:width$}  supports: {}", "", features(info).join(", "));
+        if !info.options.is_empty() {
+            let options: Vec<&str> = info.options.iter().map(|option| option.name).collect();
+            println!("{:width$}  options: {}", "", options.join(", "));
+        }
     }
     Exit::Ok
 }

@@ -643,3 +643,54 @@ fn emit_raises_custom_events_in_the_stream_and_the_log() {
     assert_eq!(check.status.code(), Some(1));
     assert!(stdout(&check).contains("nope") || stderr(&check).contains("nope"));
 }
+
+/// `atomic list adapters` shows every adapter from the one table, with what each supports;
+/// the JSON form carries the same flags `check` judges by.
+#[test]
+fn list_adapters_shows_every_adapter_and_what_it_supports() {
+    let project = CliProject::new();
+    let output = project
+        .atomic()
+        .args(["list", "adapters", "--json"])
+        .output()
+        .expect("atomic list adapters");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let list: Vec<Value> = serde_json::from_slice(&output.stdout).expect("JSON");
+    let names: Vec<&str> = list
+        .iter()
+        .map(|adapter| adapter["name"].as_str().unwrap_or("?"))
+        .collect();
+    for name in [
+        "anthropic",
+        "openai",
+        "claude-code",
+        "opencode",
+        "copilot",
+        "replay",
+    ] {
+        assert!(names.contains(&name), "{name}: {names:?}");
+    }
+    let claude = list
+        .iter()
+        .find(|adapter| adapter["name"] == "claude-code")
+        .expect("claude-code");
+    assert_eq!(claude["asks_people"], true);
+    assert_eq!(claude["mcp"], true);
+    assert!(
+        claude["options"]
+            .as_array()
+            .is_some_and(|options| options.iter().any(|option| option == "mcp-config")),
+        "{claude}"
+    );
+    let table = project
+        .atomic()
+        .args(["list", "adapters"])
+        .output()
+        .expect("atomic list adapters");
+    let text = stdout(&table);
+    assert!(
+        text.contains("claude-code")
+            && text.contains("supports: tools, permission, permission=ask, mcp"),
+        "{text}"
+    );
+}
