@@ -141,17 +141,6 @@ impl Approvals {
         }
         Verdict::Ask
     }
-
-    /// A pre-answered request the backend cannot ask about live (Copilot decides by its
-    /// rules): the tools it may use besides the granted ones.
-    #[must_use]
-    pub fn allowed_tools(&self) -> Vec<&str> {
-        let mut tools: Vec<&str> = self.tools.iter().map(String::as_str).collect();
-        if let Some(answered) = self.answered.as_ref().filter(|a| a.answer.allows()) {
-            tools.push(&answered.ask.tool);
-        }
-        tools
-    }
 }
 
 /// Whether `actual` is the input a person answered about, `answered` as the run kept it:
