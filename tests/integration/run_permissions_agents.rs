@@ -373,8 +373,8 @@ async fn denying_leaves_the_file(
     let retried = fake
         .requests()
         .iter()
-        .filter_map(main_turn)
-        .last()
+        .rev()
+        .find_map(main_turn)
         .map(|body| last_message(&body))
         .unwrap_or_default();
     assert!(
