@@ -121,7 +121,7 @@ impl Codex {
         let secret = api_key(NAME, env, key_variable.as_deref())?;
         let home = match decl.options.get("codex-home") {
             None => Home::Owned(create_home(env)?),
-            Some(Value::String(path)) if !path.is_empty() => Home::Given(PathBuf::from(path)),
+            Some(Value::String(path)) if !path.is_empty() => Home::Given(given_home(path)?),
             Some(_) => return Err(config("option `codex-home` must be a directory path")),
         };
         if secret.is_none() && decl.base_url.is_none() && matches!(home, Home::Owned(_)) {
@@ -374,6 +374,20 @@ fn create_home(env: &Environment) -> Result<PathBuf, ProviderError> {
     Ok(path)
 }
 
+/// `option "codex-home"`, made absolute (the CLI runs in the node's working directory):
+/// it must be an existing directory.
+fn given_home(path: &str) -> Result<PathBuf, ProviderError> {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| PathBuf::from(path));
+    if absolute.is_dir() {
+        Ok(absolute)
+    } else {
+        Err(config(&format!(
+            "option `codex-home` names `{path}`, which is not a directory; create it (and run \
+             `CODEX_HOME={path} codex login` there if you want its login) or remove the option"
+        )))
+    }
+}
+
 /// `text` as a TOML basic string (what `-c key=value` parses). JSON's string escapes are a
 /// subset of TOML's.
 fn toml_string(text: &str) -> String {
@@ -530,5 +544,20 @@ mod tests {
             .insert("bin".to_owned(), Value::String("/bin/sh".to_owned()));
         let error = Codex::new(&decl, &Environment::default()).expect_err("no credentials");
         assert!(error.to_string().contains("api-key-env="), "{error}");
+
+        decl.options.insert(
+            "codex-home".to_owned(),
+            Value::String("/nonexistent-atomic-codex-home".to_owned()),
+        );
+        let error = Codex::new(&decl, &Environment::default()).expect_err("no such directory");
+        assert!(error.to_string().contains("not a directory"), "{error}");
+        let given = tempfile::tempdir().expect("temp dir");
+        decl.options.insert(
+            "codex-home".to_owned(),
+            Value::String(given.path().display().to_string()),
+        );
+        let codex = Codex::new(&decl, &Environment::default()).expect("a login home suffices");
+        drop(codex);
+        assert!(given.path().is_dir(), "a given home is left alone");
     }
 }
