@@ -480,7 +480,7 @@ pub fn adapter_info(name: &str) -> Option<&'static AdapterInfo> {
 
 /// The adapters that give their agent the `mcp` servers declared for it (in the agent's
 /// own configuration). Kept apart from [`AdapterInfo`] while adapters are added alongside.
-pub const MCP_ADAPTERS: &[&str] = &["claude-code"];
+pub const MCP_ADAPTERS: &[&str] = &["claude-code", "opencode", "copilot"];
 
 /// Whether adapter `name` gives its agents MCP servers.
 #[must_use]

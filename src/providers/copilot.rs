@@ -28,6 +28,7 @@ use tokio::process::Command;
 
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
+use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, resolve_mcp_servers};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
@@ -69,6 +70,10 @@ pub struct Copilot {
     temp_dir: PathBuf,
     /// The key from `api-key-env=`, scrubbed from error messages.
     secret: Option<String>,
+    /// The variable the key is given to the CLI in, kept from MCP servers.
+    key_var: Option<String>,
+    /// atomic's environment: the variables an `mcp` server is given are read from it.
+    outer_env: Environment,
 }
 
 impl Copilot {
@@ -103,6 +108,7 @@ impl Copilot {
         let byok = child.get("COPILOT_PROVIDER_BASE_URL").is_some();
         let key_env = decl.api_key_env.as_ref().map(|name| name.value.as_str());
         let secret = api_key(NAME, env, key_env)?;
+        let mut key_var = None;
         if let Some(key) = &secret {
             let var = match decl.options.get("api-key-var") {
                 Some(Value::String(var)) => var.clone(),
@@ -110,7 +116,8 @@ impl Copilot {
                 None if byok => "COPILOT_PROVIDER_API_KEY".to_owned(),
                 None => "COPILOT_GITHUB_TOKEN".to_owned(),
             };
-            child.set(var, key.as_str());
+            child.set(var.as_str(), key.as_str());
+            key_var = Some(var);
         }
         child.set_default("COPILOT_AUTO_UPDATE", "false");
         let temp_dir = env
@@ -123,6 +130,8 @@ impl Copilot {
             env: child,
             temp_dir,
             secret,
+            key_var,
+            outer_env: env.clone(),
         })
     }
 
@@ -189,7 +198,27 @@ impl Copilot {
             .temp_dir
             .join(format!("atomic-copilot-usage-{}.json", new_uuid()));
         let _cleanup = RemoveOnDrop(usage_file.clone());
-        let args = self.args(request, &session_id, &usage_file)?;
+        let mut args = self.args(request, &session_id, &usage_file)?;
+        // The agent's MCP servers, in a file only this user reads (their variables may be
+        // secrets), deleted when the call ends.
+        let _mcp_file = if request.mcp.is_empty() {
+            None
+        } else {
+            let known: Vec<&str> = self.key_var.iter().map(String::as_str).collect();
+            let scrub = held_secrets(self.env.iter(), &known);
+            let servers = resolve_mcp_servers(NAME, &request.mcp, &self.outer_env, &scrub)?;
+            let file = PrivateFile::write(
+                NAME,
+                &self.temp_dir,
+                "atomic-copilot-mcp",
+                &copilot_mcp(&servers).to_string(),
+            )?;
+            args.extend([
+                "--additional-mcp-config".to_owned(),
+                format!("@{}", file.path().display()),
+            ]);
+            Some(file)
+        };
         let mut command = Command::new(&self.bin);
         command
             .args(&args)
@@ -305,6 +334,37 @@ impl Drop for RemoveOnDrop {
 }
 
 /// A random (version 4) UUID, the form `--session-id` requires.
+/// `--additional-mcp-config`'s form: `{"mcpServers": {name: {"type": "local", "command",
+/// "args", "env", "tools": ["*"]} | {"type": "http", "url", "headers", "tools": ["*"]}}}`.
+fn copilot_mcp(servers: &[ResolvedMcp]) -> Value {
+    let object = |pairs: &[(String, String)]| -> Map<String, Value> {
+        pairs
+            .iter()
+            .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+            .collect()
+    };
+    let mut out = Map::new();
+    for server in servers {
+        let (name, entry) = match server {
+            ResolvedMcp::Stdio {
+                name,
+                program,
+                args,
+                env,
+            } => (
+                name,
+                json!({"type": "local", "command": program, "args": args, "env": object(env), "tools": ["*"]}),
+            ),
+            ResolvedMcp::Http { name, url, headers } => (
+                name,
+                json!({"type": "http", "url": url, "headers": object(headers), "tools": ["*"]}),
+            ),
+        };
+        out.insert(name.clone(), entry);
+    }
+    json!({ "mcpServers": out })
+}
+
 fn new_uuid() -> String {
     let bytes: [u8; 16] = rand::random();
     let hex: String = bytes

@@ -29,26 +29,12 @@ pub(crate) fn mcp_servers_json(
     let mut out = Map::new();
     for server in servers {
         let name = &server.name.value;
-        let lookup = |var: &str| {
-            env.get(var).map(str::to_owned).ok_or_else(|| {
-                ProviderError::config(
-                    adapter,
-                    format!(
-                        "MCP server `{name}` is given `{var}` from atomic's environment, but it is not set; set it, or give the value (`env \"{var}\" \"…\"`)"
-                    ),
-                )
-            })
-        };
         let entry = match &server.transport {
             McpTransport::Stdio { command } => {
-                let mut vars = Map::new();
-                for var in &server.env {
-                    let value = match &var.value {
-                        Some(value) => value.clone(),
-                        None => lookup(&var.name.value)?,
-                    };
-                    vars.insert(var.name.value.clone(), Value::String(value));
-                }
+                let vars: Map<String, Value> = server_env(adapter, server, env)?
+                    .into_iter()
+                    .map(|(var, value)| (var, Value::String(value)))
+                    .collect();
                 if command.is_empty() {
                     return Err(ProviderError::config(
                         adapter,
@@ -75,7 +61,7 @@ pub(crate) fn mcp_servers_json(
             McpTransport::Http { url, bearer_env } => {
                 let mut headers = Map::new();
                 if let Some(var) = bearer_env {
-                    let token = lookup(&var.value)?;
+                    let token = passed_through(adapter, name, &var.value, env)?;
                     headers.insert("Authorization".into(), json!(format!("Bearer {token}")));
                 }
                 json!({"type": "http", "url": url.value, "headers": headers})
@@ -84,6 +70,161 @@ pub(crate) fn mcp_servers_json(
         out.insert(name.clone(), entry);
     }
     Ok(json!({ "mcpServers": out }))
+}
+
+/// The variables of stdio server `server`'s process that its `env` children declare: the
+/// value given, or `env`'s (atomic's environment) for one passed through.
+///
+/// # Errors
+/// [`ProviderError::Config`] naming the server and the variable that is not set.
+pub(crate) fn server_env(
+    adapter: &'static str,
+    server: &McpServer,
+    env: &Environment,
+) -> Result<Vec<(String, String)>, ProviderError> {
+    server
+        .env
+        .iter()
+        .map(|var| {
+            let value = match &var.value {
+                Some(value) => value.clone(),
+                None => passed_through(adapter, &server.name.value, &var.name.value, env)?,
+            };
+            Ok((var.name.value.clone(), value))
+        })
+        .collect()
+}
+
+/// The value of `var`, which MCP server `server` is given from `env` (atomic's environment).
+///
+/// # Errors
+/// [`ProviderError::Config`] naming the server and the variable when it is not set.
+pub(crate) fn passed_through(
+    adapter: &'static str,
+    server: &str,
+    var: &str,
+    env: &Environment,
+) -> Result<String, ProviderError> {
+    env.get(var).map(str::to_owned).ok_or_else(|| {
+        ProviderError::config(
+            adapter,
+            format!(
+                "MCP server `{server}` is given `{var}` from atomic's environment, but it is not set; set it, or give the value (`env \"{var}\" \"…\"`)"
+            ),
+        )
+    })
+}
+
+/// One `mcp` server, resolved for an adapter to write in its CLI's own configuration: the
+/// variables passed through read, and a stdio server's command wrapped in `env -u NAME…`
+/// (see [`mcp_servers_json`]) so it never inherits the CLI's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ResolvedMcp {
+    /// Started by the CLI: `program args…` with `env` added to its environment.
+    Stdio {
+        name: String,
+        program: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// Reached over streamable HTTP, with `headers` (the bearer token, when declared).
+    Http {
+        name: String,
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// `servers` resolved for `adapter` ([`ResolvedMcp`]); `scrub` names the variables of the
+/// CLI's environment a stdio server must not inherit ([`held_secrets`]).
+///
+/// # Errors
+/// [`ProviderError::Config`] naming the server and the variable that is not set, or a
+/// server without a command.
+pub(crate) fn resolve_mcp_servers(
+    adapter: &'static str,
+    servers: &[McpServer],
+    env: &Environment,
+    scrub: &[String],
+) -> Result<Vec<ResolvedMcp>, ProviderError> {
+    servers
+        .iter()
+        .map(|server| {
+            let name = server.name.value.clone();
+            match &server.transport {
+                McpTransport::Stdio { command } => {
+                    let vars = server_env(adapter, server, env)?;
+                    let Some((first, rest)) = command.split_first() else {
+                        return Err(ProviderError::config(
+                            adapter,
+                            format!("MCP server `{name}` has no command"),
+                        ));
+                    };
+                    let mut unset: Vec<String> = Vec::new();
+                    for var in scrub {
+                        if !vars.iter().any(|(kept, _)| kept == var) {
+                            unset.extend(["-u".to_owned(), var.clone()]);
+                        }
+                    }
+                    let command: Vec<String> = rest.iter().map(|arg| arg.value.clone()).collect();
+                    let (program, args) = if unset.is_empty() {
+                        (first.value.clone(), command)
+                    } else {
+                        unset.push(first.value.clone());
+                        unset.extend(command);
+                        ("env".to_owned(), unset)
+                    };
+                    Ok(ResolvedMcp::Stdio {
+                        name,
+                        program,
+                        args,
+                        env: vars,
+                    })
+                }
+                McpTransport::Http { url, bearer_env } => {
+                    let mut headers = Vec::new();
+                    if let Some(var) = bearer_env {
+                        let token = passed_through(adapter, &name, &var.value, env)?;
+                        headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+                    }
+                    Ok(ResolvedMcp::Http {
+                        name,
+                        url: url.value.clone(),
+                        headers,
+                    })
+                }
+            }
+        })
+        .collect()
+}
+
+/// The variables of an agent CLI's environment `child` that a stdio MCP server it starts
+/// must not inherit: those named in `known` (the CLI's key variables) and any whose name
+/// says it is a secret (`…KEY…`, `…TOKEN…`, `…SECRET…`, `…PASSWORD…`).
+pub(crate) fn held_secrets<'a>(
+    child: impl IntoIterator<Item = (&'a str, &'a str)>,
+    known: &[&str],
+) -> Vec<String> {
+    child
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            let upper = name.to_ascii_uppercase();
+            known.contains(name)
+                || ["KEY", "TOKEN", "SECRET", "PASSWORD"]
+                    .iter()
+                    .any(|word| upper.contains(word))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Where an adapter writes a call's private files: `TMPDIR` of atomic's environment, else
+/// `/tmp`.
+pub(crate) fn private_dir(env: &Environment) -> PathBuf {
+    env.get("TMPDIR")
+        .filter(|dir| !dir.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
 }
 
 /// The servers an agent gets: the workflow's, then its own (a same-named one replaces the
@@ -214,6 +355,38 @@ mod tests {
         let missing = mcp_servers_json("test", &servers, &Environment::default(), &[])
             .expect_err("TOKEN is not set");
         assert!(missing.to_string().contains("`TOKEN`"), "{missing}");
+    }
+
+    #[test]
+    fn resolved_servers_wrap_stdio_commands_in_env_unset() {
+        let env = Environment::default().with("TOKEN", "t0k");
+        let servers = [stdio("files", &["mcp-files", "."], &[("TOKEN", None)])];
+        let scrub = held_secrets(
+            [
+                ("PATH", "/bin"),
+                ("MODEL_KEY", "k"),
+                ("TOKEN", "t"),
+                ("OTHER", "o"),
+            ],
+            &["OTHER"],
+        );
+        assert_eq!(scrub, ["MODEL_KEY", "TOKEN", "OTHER"]);
+        let resolved = resolve_mcp_servers("test", &servers, &env, &scrub).expect("resolves");
+        assert_eq!(
+            resolved,
+            [ResolvedMcp::Stdio {
+                name: "files".to_owned(),
+                program: "env".to_owned(),
+                args: ["-u", "MODEL_KEY", "-u", "OTHER", "mcp-files", "."]
+                    .map(str::to_owned)
+                    .to_vec(),
+                env: vec![("TOKEN".to_owned(), "t0k".to_owned())],
+            }]
+        );
+        let plain = resolve_mcp_servers("test", &servers, &env, &[]).expect("resolves");
+        assert!(
+            matches!(&plain[0], ResolvedMcp::Stdio { program, args, .. } if program == "mcp-files" && args == &["."])
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ use self::turn::{ContextLimits, PermissionReply, Turn, context_limits};
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::http::{SseReader, build_client, classify};
+use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, private_dir, resolve_mcp_servers};
 use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
@@ -61,6 +62,8 @@ pub struct OpenCode {
     secret: Option<String>,
     /// Context-window sizes by project directory (the project's config may add models).
     context_limits: Mutex<HashMap<PathBuf, ContextLimits>>,
+    /// atomic's environment: the variables an `mcp` server is given are read from it.
+    outer_env: Environment,
 }
 
 /// Where the server comes from.
@@ -71,6 +74,8 @@ enum Launch {
         bin: PathBuf,
         env: ChildEnv,
         startup: Duration,
+        /// The variable the key is given in (`api-key-env=`), kept from MCP servers.
+        key_var: Option<String>,
     },
     /// A running server.
     Connect {
@@ -154,6 +159,7 @@ impl OpenCode {
                 bin,
                 env: child,
                 startup,
+                key_var: key_env.map(str::to_owned),
             }
         };
         let client = build_client(NAME, Duration::from_secs(10))?;
@@ -164,6 +170,7 @@ impl OpenCode {
             model: decl.model.as_ref().map(|model| model.value.clone()),
             secret,
             context_limits: Mutex::new(HashMap::new()),
+            outer_env: env.clone(),
         })
     }
 
@@ -185,6 +192,17 @@ impl OpenCode {
         directory: &Path,
     ) -> Result<(), ProviderError> {
         let server = self.server(directory).await?;
+        self.summarize_on(server, session_id, model, directory)
+            .await
+    }
+
+    async fn summarize_on(
+        &self,
+        server: &Server,
+        session_id: &str,
+        model: Option<&str>,
+        directory: &Path,
+    ) -> Result<(), ProviderError> {
         let (provider_id, model_id) = split_model(model.or(self.model.as_deref()))?
             .ok_or_else(|| config_error("summarizing needs a `provider/model` model"))?;
         let url = format!("{}/session/{session_id}/summarize", server.base);
@@ -210,12 +228,55 @@ impl OpenCode {
                         _process: None,
                         _drain: None,
                     }),
-                    Launch::Spawn { bin, env, startup } => {
-                        start_server(bin, env, directory, *startup).await
-                    }
+                    Launch::Spawn {
+                        bin, env, startup, ..
+                    } => start_server(bin, env, directory, *startup).await,
                 }
             })
             .await
+    }
+
+    /// A server of its own for a call given MCP servers (protocols.md §6): started with
+    /// them in the `mcp` block of a private config file (`OPENCODE_CONFIG`, merged by
+    /// OpenCode with the rest of its config), stopped when the call ends, so one agent's
+    /// servers never reach another's sessions. A running server (`base-url=`) cannot be
+    /// given them.
+    async fn mcp_server(
+        &self,
+        request: &AgentRequest,
+        directory: &Path,
+    ) -> Result<(Server, PrivateFile), ProviderError> {
+        let Launch::Spawn {
+            bin,
+            env,
+            startup,
+            key_var,
+        } = &self.launch
+        else {
+            return Err(config_error(
+                "MCP servers cannot be given to a running OpenCode server (`base-url=`); declare them in that server's own config, or let atomic start the server",
+            ));
+        };
+        if env.get("OPENCODE_CONFIG").is_some() {
+            return Err(config_error(
+                "MCP servers are given to OpenCode in `OPENCODE_CONFIG`, which the environment already sets; give that config with `option \"config\"` instead",
+            ));
+        }
+        let known: Vec<&str> = key_var.iter().map(String::as_str).collect();
+        let mut scrub = held_secrets(env.iter(), &known);
+        scrub.push("OPENCODE_SERVER_PASSWORD".to_owned());
+        let servers = resolve_mcp_servers(NAME, &request.mcp, &self.outer_env, &scrub)?;
+        let config = json!({ "mcp": opencode_mcp(&servers) });
+        let file = PrivateFile::write(
+            NAME,
+            &private_dir(&self.outer_env),
+            "atomic-opencode-mcp",
+            &config.to_string(),
+        )?;
+        let mut env = env.clone();
+        env.set("OPENCODE_CONFIG", file.path().display().to_string());
+        let server = start_server(bin, &env, directory, *startup).await?;
+        Ok((server, file))
     }
 
     /// Sends one API request; JSON answer or `Null` for an empty body.
@@ -269,7 +330,14 @@ impl OpenCode {
         }
         let model = request.model.as_deref().or(self.model.as_deref());
         let model = split_model(model)?;
-        let server = self.server(&directory).await?;
+        // A call given MCP servers runs on a server of its own (with its config file).
+        let own_server;
+        let server = if request.mcp.is_empty() {
+            self.server(&directory).await?
+        } else {
+            own_server = self.mcp_server(request, &directory).await?;
+            &own_server.0
+        };
         let base = &server.base;
 
         let session_id = match &request.resume_session {
@@ -302,7 +370,7 @@ impl OpenCode {
         });
 
         if request.compact && request.resume_session.is_some() {
-            self.summarize(&session_id, request.model.as_deref(), &directory)
+            self.summarize_on(server, &session_id, request.model.as_deref(), &directory)
                 .await?;
         }
 
@@ -519,6 +587,46 @@ impl Drop for AbortGuard {
             });
         }
     }
+}
+
+/// The `mcp` block of OpenCode's config: `{name: {"type": "local", "command": [program,
+/// args…], "environment": {…}} | {"type": "remote", "url", "headers", "oauth": false}}`.
+fn opencode_mcp(servers: &[ResolvedMcp]) -> Value {
+    let mut block = serde_json::Map::new();
+    for server in servers {
+        let (name, entry) = match server {
+            ResolvedMcp::Stdio {
+                name,
+                program,
+                args,
+                env,
+            } => {
+                let command: Vec<&str> = std::iter::once(program.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect();
+                let environment: serde_json::Map<String, Value> = env
+                    .iter()
+                    .map(|(var, value)| (var.clone(), json!(value)))
+                    .collect();
+                (
+                    name,
+                    json!({"type": "local", "command": command, "environment": environment}),
+                )
+            }
+            ResolvedMcp::Http { name, url, headers } => {
+                let headers: serde_json::Map<String, Value> = headers
+                    .iter()
+                    .map(|(header, value)| (header.clone(), json!(value)))
+                    .collect();
+                (
+                    name,
+                    json!({"type": "remote", "url": url, "headers": headers, "oauth": false}),
+                )
+            }
+        };
+        block.insert(name.clone(), entry);
+    }
+    Value::Object(block)
 }
 
 /// The permissions `permission="ask"` asks a person about.
