@@ -478,9 +478,12 @@ pub fn adapter_info(name: &str) -> Option<&'static AdapterInfo> {
     ADAPTERS.iter().find(|adapter| adapter.name == name)
 }
 
-/// The adapters that give their agent the `mcp` servers declared for it (in the agent's
-/// own configuration). Kept apart from [`AdapterInfo`] while adapters are added alongside.
-pub const MCP_ADAPTERS: &[&str] = &["claude-code", "opencode", "copilot"];
+/// The adapters that give their agent the `mcp` servers declared for it: the agent CLIs
+/// (`claude-code`, …) in the CLI's own configuration; `anthropic` and `openai` by connecting
+/// to each server for the call themselves (stdio or streamable HTTP) and offering its tools
+/// to the model as `<server>__<tool>` (`providers::chat`). Kept apart from [`AdapterInfo`]
+/// while adapters are added alongside.
+pub const MCP_ADAPTERS: &[&str] = &["claude-code", "opencode", "copilot", "anthropic", "openai"];
 
 /// Whether adapter `name` gives its agents MCP servers.
 #[must_use]

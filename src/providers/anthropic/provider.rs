@@ -72,7 +72,9 @@ impl AnthropicProvider {
             "the Messages API",
             request,
             self.config.model.as_deref(),
-        )?;
+            (&self.tool_env, Some(&self.config.api_key_env)),
+        )
+        .await?;
         let settings = CallSettings::read(&self.config.options, &request.options)?;
         let mut conversation = AnthropicConversation {
             provider: self,

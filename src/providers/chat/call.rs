@@ -13,20 +13,24 @@ use crate::providers::{AgentReply, AgentRequest, EventSink, ProviderError};
 pub(crate) struct Prepared {
     /// The model to ask: the request's, else the provider's.
     pub(crate) model: String,
-    /// The custom tools the model may call.
+    /// The custom tools the model may call, and the tools of the agent's MCP servers.
     pub(crate) tools: ToolSet,
 }
 
-/// Checks `request` before the first model request.
+/// Checks `request` before the first model request, and starts the agent's MCP servers
+/// (`request.mcp`) with the tools' environment (`tool_env`, without the variable
+/// `hide_env`, the provider's key): their tools join the granted ones, and the servers
+/// stop when the returned [`ToolSet`] is dropped, at the end of the call.
 ///
 /// # Errors
-/// A session to resume (chat APIs keep none), no model anywhere, or a granted tool that
-/// is not a custom tool.
-pub(crate) fn prepare(
+/// A session to resume (chat APIs keep none), no model anywhere, a granted tool that is
+/// not a custom tool, or an MCP server that cannot be used (named).
+pub(crate) async fn prepare(
     adapter: &'static str,
     api: &str,
     request: &AgentRequest,
     provider_model: Option<&str>,
+    (tool_env, hide_env): (&ToolEnv, Option<&str>),
 ) -> Result<Prepared, ProviderError> {
     if request.resume_session.is_some() {
         return Err(ProviderError::config(
@@ -44,7 +48,15 @@ pub(crate) fn prepare(
                 "no model: set `model=` on the agent, the workflow or the provider",
             )
         })?;
-    let tools = ToolSet::from_grants(adapter, &request.tools)?;
+    let mut tools = ToolSet::from_grants(adapter, &request.tools)?;
+    if !request.mcp.is_empty() {
+        let start = super::mcp::Start {
+            working_dir: &request.working_dir,
+            tool_env,
+            hide_env,
+        };
+        tools.connect_mcp(&request.mcp, &start).await?;
+    }
     Ok(Prepared { model, tools })
 }
 

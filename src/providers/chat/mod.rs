@@ -1,7 +1,8 @@
 //! What the model-API adapters (`anthropic`, `openai`) share above HTTP: the tool-use
-//! loop, custom tool commands, option reading and pricing.
+//! loop, custom tool commands, the agent's MCP servers, option reading and pricing.
 
 pub(crate) mod call;
+mod mcp;
 mod options;
 mod pricing;
 mod tool_loop;

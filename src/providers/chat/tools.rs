@@ -3,6 +3,8 @@
 //! a failure of the call, so the model can react to it; so is input that does not match
 //! the tool's schema, which never reaches the command. `atomic mcp` runs its tools through
 //! the same [`ToolSet`], so both callers get the same checks, environment and redaction.
+//! The tools of the agent's MCP servers join the set (`super::mcp`), and their calls take
+//! the same path: schema check, timeout, redaction; a result marked `isError` is a tool error.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,6 +13,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::mcp::{self, Connection};
+use crate::ir::McpServer;
 use crate::providers::process::ProcessGroup;
 use crate::providers::{Environment, ProviderError, ToolEnv, ToolGrant};
 
@@ -38,6 +42,9 @@ pub(crate) struct CustomTool {
     timeout: Option<Duration>,
     /// `input_schema`, compiled once for every call.
     validator: Arc<jsonschema::Validator>,
+    /// For a tool of an MCP server: the server, and the tool's name there (the command is
+    /// then empty).
+    mcp: Option<(Arc<Connection>, String)>,
 }
 
 /// A tool call the model made.
@@ -134,9 +141,73 @@ impl ToolSet {
                 command: grant.command.clone(),
                 timeout: grant.timeout,
                 validator: Arc::new(validator),
+                mcp: None,
             });
         }
         Ok(Self { adapter, tools })
+    }
+
+    /// Starts the agent's MCP `servers` and adds their tools, named `<server>__<tool>`,
+    /// after the granted ones. The servers run until the last clone of the set is dropped.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] naming the server: one that cannot be started or does not
+    /// initialize (see [`mcp::connect`]), or a tool whose name is too long, taken, or whose
+    /// input schema cannot be used.
+    pub(crate) async fn connect_mcp(
+        &mut self,
+        servers: &[McpServer],
+        start: &mcp::Start<'_>,
+    ) -> Result<(), ProviderError> {
+        let adapter = self.adapter;
+        for server in servers {
+            let (connection, listed) = mcp::connect(adapter, server, start).await?;
+            let server_name = &connection.name;
+            for tool in listed {
+                let name = mcp::tool_name(server_name, &tool.name);
+                let refuse = |why: String| {
+                    ProviderError::config(
+                        adapter,
+                        format!("tool `{}` of MCP server `{server_name}` {why}", tool.name),
+                    )
+                };
+                if name.len() > mcp::MAX_TOOL_NAME {
+                    return Err(refuse(format!(
+                        "cannot be offered: `{name}` is longer than the {} characters a tool \
+                         name may have; give the server a shorter name",
+                        mcp::MAX_TOOL_NAME
+                    )));
+                }
+                if self.tools.iter().any(|known| known.name == name) {
+                    return Err(refuse(format!(
+                        "cannot be offered: the name `{name}` is taken; rename the server or \
+                         the custom tool"
+                    )));
+                }
+                let input_schema = Value::Object((*tool.input_schema).clone());
+                let validator = jsonschema::validator_for(&input_schema).map_err(|error| {
+                    refuse(format!("has an input schema that cannot be used: {error}"))
+                })?;
+                let description = tool
+                    .description
+                    .as_deref()
+                    .or(tool.title.as_deref())
+                    .map_or_else(
+                        || format!("Tool `{}` of MCP server `{server_name}`.", tool.name),
+                        str::to_owned,
+                    );
+                self.tools.push(CustomTool {
+                    name,
+                    description,
+                    input_schema,
+                    command: Vec::new(),
+                    timeout: None,
+                    validator: Arc::new(validator),
+                    mcp: Some((Arc::clone(&connection), tool.name.to_string())),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The tools, in grant order.
@@ -179,13 +250,25 @@ impl ToolSet {
             return outcome;
         }
         let timeout = tool.timeout.unwrap_or(timeout);
-        let run = tool.execute(
-            self.adapter,
-            &call.input,
-            working_dir,
-            (&tool_env.env, hide_env),
-            timeout,
-        );
+        let run = async {
+            match &tool.mcp {
+                Some((server, name)) => {
+                    let mut outcome = server.call(name, &call.input).await;
+                    outcome.content = truncate(&outcome.content, MAX_OUTPUT);
+                    outcome
+                }
+                None => {
+                    tool.execute(
+                        self.adapter,
+                        &call.input,
+                        working_dir,
+                        (&tool_env.env, hide_env),
+                        timeout,
+                    )
+                    .await
+                }
+            }
+        };
         let mut outcome = match tokio::time::timeout(timeout, run).await {
             Ok(outcome) => outcome,
             Err(_elapsed) => {

@@ -69,7 +69,9 @@ impl OpenAiProvider {
             "Chat Completions",
             request,
             self.config.model.as_deref(),
-        )?;
+            (&self.tool_env, self.config.api_key_env.as_deref()),
+        )
+        .await?;
         let settings = CallSettings::read(&self.config.options, &request.options)?;
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.config.api_key {
