@@ -483,7 +483,14 @@ pub fn adapter_info(name: &str) -> Option<&'static AdapterInfo> {
 /// to each server for the call themselves (stdio or streamable HTTP) and offering its tools
 /// to the model as `<server>__<tool>` (`providers::chat`). Kept apart from [`AdapterInfo`]
 /// while adapters are added alongside.
-pub const MCP_ADAPTERS: &[&str] = &["claude-code", "opencode", "copilot", "anthropic", "openai"];
+pub const MCP_ADAPTERS: &[&str] = &[
+    "claude-code",
+    "opencode",
+    "copilot",
+    "anthropic",
+    "openai",
+    "codex",
+];
 
 /// Whether adapter `name` gives its agents MCP servers.
 #[must_use]

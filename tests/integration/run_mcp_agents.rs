@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli_project::{CliProject, stderr, stdout};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::fake_responses::{FakeResponses, Turn as ResponsesTurn};
 use crate::support::http_server::Request;
 use crate::support::tools::{agent_cli, required_tool};
 use crate::support::within;
@@ -244,4 +245,71 @@ async fn copilot_calls_a_tool_of_a_declared_mcp_server() {
     let output = atomic_run(&project, &env).await;
     assert!(fake.remaining() == 0, "tools offered: {:?}", offered(&fake));
     assert_noted(&project, &output, &notes);
+}
+
+/// The names of the tools a Responses API request offers (`function` tools, and those in
+/// a `namespace`).
+fn responses_tool_names(body: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        if let Some(name) = tool["name"].as_str() {
+            names.push(name.to_owned());
+        }
+        for inner in tool["tools"].as_array().into_iter().flatten() {
+            if let Some(name) = inner["name"].as_str() {
+                names.push(format!("{}/{name}", tool["name"].as_str().unwrap_or("?")));
+            }
+        }
+    }
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_calls_a_tool_of_a_declared_mcp_server() {
+    let Some(bin) = agent_cli("codex", "@openai/codex") else {
+        return;
+    };
+    let Some((python, server)) = notes_server() else {
+        return;
+    };
+    let project = CliProject::new();
+    let fake = FakeResponses::start();
+    fake.require_key(SECRET)
+        .push(ResponsesTurn::call(
+            "mcp__notes/note",
+            json!({"text": "hello from the agent"}),
+        ))
+        .push(ResponsesTurn::text(CLOSING));
+    let provider = format!(
+        r#"provider "model" adapter="codex" model="gpt-test" api-key-env="TEST_MODEL_KEY" base-url="{}" {{
+        option "bin" {:?}
+    }}"#,
+        fake.base_url(),
+        bin.display().to_string(),
+    );
+    let notes = write_flow(&project, &provider, &python, &server);
+    let mut env = isolated_env(&project);
+    env.extend([
+        ("TMPDIR", project.path().display().to_string()),
+        ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
+        ("no_proxy", "127.0.0.1,localhost".to_owned()),
+    ]);
+    let output = atomic_run(&project, &env).await;
+    let requests = fake.responses_requests();
+    let offered: Vec<Vec<String>> = requests
+        .iter()
+        .map(|request| responses_tool_names(&request.json()))
+        .collect();
+    // Codex offers a server's tools in a namespace of its own, `mcp__<server>`.
+    assert!(
+        offered[0].iter().any(|name| name == "mcp__notes/note"),
+        "{offered:?}"
+    );
+    assert_noted(&project, &output, &notes);
+    // The tool's result reached the model.
+    let last = requests.last().expect("a request").json();
+    assert!(
+        last["input"].to_string().contains("noted"),
+        "{offered:?} {last}"
+    );
 }

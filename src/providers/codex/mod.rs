@@ -34,12 +34,13 @@ use tokio::process::Command;
 
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
+use super::mcp_config::{ResolvedMcp, held_secrets, passed_through, resolve_mcp_servers};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
 };
-use crate::ir::{PermissionMode, ProviderDecl};
+use crate::ir::{McpTransport, PermissionMode, ProviderDecl};
 use events::{Stream, http_status, minus};
 
 const NAME: &str = "codex";
@@ -78,6 +79,8 @@ pub struct Codex {
     /// Thread id → its token totals after this provider's last call on it: `turn.completed`
     /// reports the thread's totals, so a continued session's call is the difference.
     totals: Mutex<HashMap<String, Usage>>,
+    /// atomic's environment: the variables an `mcp` server is given are read from it.
+    outer_env: Environment,
 }
 
 /// The `CODEX_HOME` the CLI runs with.
@@ -159,6 +162,7 @@ impl Codex {
             key_variable,
             secret,
             totals: Mutex::new(HashMap::new()),
+            outer_env: env.clone(),
         })
     }
 
@@ -192,6 +196,7 @@ impl Codex {
         if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
             overrides.push(format!("developer_instructions={}", toml_string(system)));
         }
+        overrides.extend(self.mcp_servers(request)?.0);
         for item in overrides {
             args.extend(["-c".to_owned(), item]);
         }
@@ -206,6 +211,73 @@ impl Codex {
         Ok(args)
     }
 
+    /// The agent's MCP servers as `-c mcp_servers.<name>.…` overrides, and the variables
+    /// the CLI is given for them. What is secret never goes on the command line: a
+    /// passed-through variable is given to the CLI under its own name and named in the
+    /// server's `env_vars` (Codex hands a stdio server only the variables it names, besides
+    /// `PATH`, `HOME` and the like), a bearer token likewise through
+    /// `bearer_token_env_var`. A stdio server starts through `env -u` anyway, so the key
+    /// never reaches it whatever the CLI passes on.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`]: a variable passed through is not set.
+    fn mcp_servers(&self, request: &AgentRequest) -> Result<(Vec<String>, McpVars), ProviderError> {
+        if request.mcp.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let known: Vec<&str> = std::iter::once(KEY_VAR)
+            .chain(self.key_variable.as_deref())
+            .collect();
+        let scrub = held_secrets(self.env.iter(), &known);
+        let resolved = resolve_mcp_servers(NAME, &request.mcp, &self.outer_env, &scrub)?;
+        let mut overrides = Vec::new();
+        let mut vars = Vec::new();
+        for (server, resolved) in request.mcp.iter().zip(&resolved) {
+            let key = format!("mcp_servers.{}", server.name.value);
+            match resolved {
+                ResolvedMcp::Stdio {
+                    program, args, env, ..
+                } => {
+                    overrides.push(format!("{key}.command={}", toml_string(program)));
+                    overrides.push(format!("{key}.args={}", toml_array(args)));
+                    let mut literal = Vec::new();
+                    let mut passed = Vec::new();
+                    for (declared, (name, value)) in server.env.iter().zip(env) {
+                        if declared.value.is_some() {
+                            literal.push(format!("{}={}", toml_string(name), toml_string(value)));
+                        } else {
+                            passed.push(name.clone());
+                            vars.push((name.clone(), value.clone()));
+                        }
+                    }
+                    if !literal.is_empty() {
+                        overrides.push(format!("{key}.env={{{}}}", literal.join(",")));
+                    }
+                    if !passed.is_empty() {
+                        overrides.push(format!("{key}.env_vars={}", toml_array(&passed)));
+                    }
+                }
+                ResolvedMcp::Http { url, .. } => {
+                    overrides.push(format!("{key}.url={}", toml_string(url)));
+                    if let McpTransport::Http {
+                        bearer_env: Some(var),
+                        ..
+                    } = &server.transport
+                    {
+                        let token =
+                            passed_through(NAME, &server.name.value, &var.value, &self.outer_env)?;
+                        overrides.push(format!(
+                            "{key}.bearer_token_env_var={}",
+                            toml_string(&var.value)
+                        ));
+                        vars.push((var.value.clone(), token));
+                    }
+                }
+            }
+        }
+        Ok((overrides, vars))
+    }
+
     async fn call(
         &self,
         request: &AgentRequest,
@@ -217,7 +289,8 @@ impl Codex {
             .args(&args)
             .current_dir(&request.working_dir)
             .env_clear()
-            .envs(self.env.iter());
+            .envs(self.env.iter())
+            .envs(self.mcp_servers(request)?.1);
         let mut child = ProcessGroup::spawn(NAME, command)?;
         if let Some(mut stdin) = child.take_stdin() {
             // A failed write means the CLI already exited; its stderr says why, below.
@@ -392,6 +465,15 @@ fn given_home(path: &str) -> Result<PathBuf, ProviderError> {
 /// subset of TOML's.
 fn toml_string(text: &str) -> String {
     Value::String(text.to_owned()).to_string()
+}
+
+/// The variables a call's CLI is given for its MCP servers (name, value).
+type McpVars = Vec<(String, String)>;
+
+/// `items` as a TOML array of strings.
+fn toml_array(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|item| toml_string(item)).collect();
+    format!("[{}]", items.join(","))
 }
 
 fn config(message: &str) -> ProviderError {

@@ -42,6 +42,9 @@ pub enum Turn {
     Shell(String),
     /// `response.created`, then nothing: the connection stays open.
     Hang,
+    /// A call of the tool `name` (`namespace/name` for one of a namespace) with
+    /// `arguments` (a JSON object).
+    Call(String, Value),
 }
 
 impl Turn {
@@ -53,6 +56,11 @@ impl Turn {
     /// A shell command through `exec_command`.
     pub fn shell(command: &str) -> Self {
         Self::Shell(command.to_owned())
+    }
+
+    /// A call of the tool `name` with `arguments`.
+    pub fn call(name: &str, arguments: Value) -> Self {
+        Self::Call(name.to_owned(), arguments)
     }
 }
 
@@ -193,11 +201,24 @@ fn render(turn: &Turn, number: usize) -> Reply {
                 "item": item(json!([{"type": "output_text", "text": text, "annotations": []}]), "completed")}));
             End::Complete
         }
-        Turn::Shell(command) => {
-            let arguments = json!({"cmd": command}).to_string();
+        Turn::Shell(_) | Turn::Call(..) => {
+            let (name, arguments) = match turn {
+                Turn::Call(name, arguments) => (name.as_str(), arguments.to_string()),
+                Turn::Shell(command) => ("exec_command", json!({"cmd": command}).to_string()),
+                _ => unreachable!("a call"),
+            };
+            // `namespace/name`: a tool of a namespace (Codex offers an MCP server's tools so).
+            let (namespace, name) = match name.split_once('/') {
+                Some((namespace, name)) => (Some(namespace), name),
+                None => (None, name),
+            };
             let item = |arguments: &str, status: &str| {
-                json!({"type": "function_call", "id": format!("fc_{number}"), "call_id": format!("call_{number}"),
-                    "name": "exec_command", "arguments": arguments, "status": status})
+                let mut item = json!({"type": "function_call", "id": format!("fc_{number}"), "call_id": format!("call_{number}"),
+                    "name": name, "arguments": arguments, "status": status});
+                if let Some(namespace) = namespace {
+                    item["namespace"] = json!(namespace);
+                }
+                item
             };
             events.push(json!({"type": "response.output_item.added", "output_index": 0, "item": item("", "in_progress")}));
             for piece in halves(&arguments) {
