@@ -134,28 +134,9 @@ pub(crate) async fn connect(
     let (Some(stdout), Some(stdin)) = (group.take_stdout(), group.take_stdin()) else {
         return Err(failed(&group, "has no stdio".to_owned()));
     };
-    let started = tokio::time::timeout(START_TIMEOUT, async {
-        let client =
-            ().serve((stdout, stdin))
-                .await
-                .map_err(|error| format!("did not initialize: {error}"))?;
-        let tools = client
-            .list_all_tools()
-            .await
-            .map_err(|error| format!("did not list its tools: {error}"))?;
-        Ok::<_, String>((client, tools))
-    })
-    .await;
-    let (client, tools) = match started {
-        Ok(Ok(started)) => started,
-        Ok(Err(what)) => return Err(failed(&group, what)),
-        Err(_elapsed) => {
-            return Err(failed(
-                &group,
-                format!("did not initialize and list its tools within {START_TIMEOUT:?}"),
-            ));
-        }
-    };
+    let (client, tools) = handshake((stdout, stdin))
+        .await
+        .map_err(|what| failed(&group, what))?;
     let connection = Connection {
         name,
         client,
@@ -187,6 +168,24 @@ async fn connect_http(
         ProviderError::config(adapter, format!("MCP server `{name}` at `{url}` {what}"))
     };
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let (client, tools) = handshake(transport).await.map_err(failed)?;
+    let connection = Connection {
+        name,
+        client,
+        _group: None,
+    };
+    Ok((Arc::new(connection), tools))
+}
+
+/// Initializes a session over `transport` and lists the server's tools, within
+/// [`START_TIMEOUT`]; the error says which step failed.
+async fn handshake<T, E, A>(
+    transport: T,
+) -> Result<(RunningService<RoleClient, ()>, Vec<Tool>), String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
     let started = tokio::time::timeout(START_TIMEOUT, async {
         let client =
             ().serve(transport)
@@ -196,24 +195,14 @@ async fn connect_http(
             .list_all_tools()
             .await
             .map_err(|error| format!("did not list its tools: {error}"))?;
-        Ok::<_, String>((client, tools))
+        Ok((client, tools))
     })
     .await;
-    let (client, tools) = match started {
-        Ok(Ok(started)) => started,
-        Ok(Err(what)) => return Err(failed(what)),
-        Err(_elapsed) => {
-            return Err(failed(format!(
-                "did not initialize and list its tools within {START_TIMEOUT:?}"
-            )));
-        }
-    };
-    let connection = Connection {
-        name,
-        client,
-        _group: None,
-    };
-    Ok((Arc::new(connection), tools))
+    started.unwrap_or_else(|_elapsed| {
+        Err(format!(
+            "did not initialize and list its tools within {START_TIMEOUT:?}"
+        ))
+    })
 }
 
 impl Connection {
