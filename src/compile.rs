@@ -197,7 +197,15 @@ fn drop_syntax_echoes(sources: &Sources, diagnostics: &mut Vec<Diagnostic>) {
 /// Adapters a run may swap (`--provider`): the agent CLIs and the model APIs. Recorded
 /// (`replay`), in-process and `command` providers are kept: they are test and glue
 /// backends, not a choice of agent.
-const SWAPPABLE: &[&str] = &["claude-code", "opencode", "copilot", "anthropic", "openai"];
+const SWAPPABLE: &[&str] = &[
+    "claude-code",
+    "opencode",
+    "copilot",
+    "codex",
+    "gemini",
+    "anthropic",
+    "openai",
+];
 
 /// Runs every agent provider of `workflow` on `adapter` instead of the one written: the
 /// checks that follow judge the workflow as if it had been written so.
