@@ -490,6 +490,7 @@ pub const MCP_ADAPTERS: &[&str] = &[
     "anthropic",
     "openai",
     "codex",
+    "gemini",
 ];
 
 /// Whether adapter `name` gives its agents MCP servers.

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli_project::{CliProject, stderr, stdout};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::fake_gemini::{FakeGemini, Turn as GeminiTurn};
 use crate::support::fake_responses::{FakeResponses, Turn as ResponsesTurn};
 use crate::support::http_server::Request;
 use crate::support::tools::{agent_cli, required_tool};
@@ -312,4 +313,53 @@ async fn codex_calls_a_tool_of_a_declared_mcp_server() {
         last["input"].to_string().contains("noted"),
         "{offered:?} {last}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_calls_a_tool_of_a_declared_mcp_server() {
+    let Some(bin) = agent_cli("gemini", "@google/gemini-cli") else {
+        return;
+    };
+    let Some((python, server)) = notes_server() else {
+        return;
+    };
+    let project = CliProject::new();
+    // The CLI ignores settings below a directory others may write (the temporary
+    // directory is): its home is in the build directory.
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("gemini home");
+    let fake = FakeGemini::start(vec![
+        GeminiTurn::call("mcp_notes_note", json!({"text": "hello from the agent"})),
+        GeminiTurn::text(CLOSING),
+    ]);
+    let provider = format!(
+        r#"provider "model" adapter="gemini" model="gemini-2.5-flash" api-key-env="TEST_MODEL_KEY" base-url="{}" {{
+        option "bin" {:?}
+        option "home" {:?}
+    }}"#,
+        fake.url(),
+        bin.display().to_string(),
+        home.path().display().to_string(),
+    );
+    let notes = write_flow(&project, &provider, &python, &server);
+    let mut env = isolated_env(&project);
+    env.push(("NO_PROXY", "127.0.0.1,localhost".to_owned()));
+    let output = atomic_run(&project, &env).await;
+    let bodies = fake.turn_bodies();
+    let offered: Vec<String> = bodies
+        .first()
+        .map(|body| body["tools"].to_string())
+        .unwrap_or_default()
+        .split('"')
+        .filter(|word| word.starts_with("mcp_"))
+        .map(str::to_owned)
+        .collect();
+    // Gemini offers a server's tools as `mcp_<server>_<tool>`.
+    assert!(
+        offered.iter().any(|name| name == "mcp_notes_note"),
+        "{offered:?}{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert_noted(&project, &output, &notes);
+    assert_eq!(fake.remaining(), 0);
 }
