@@ -71,10 +71,10 @@ pub use contract::{
     tool_summary,
 };
 pub use copilot::Copilot;
-pub use mcp_config::agent_mcp_servers;
 pub use env::{ChildEnv, Environment, ToolEnv};
 pub use gemini::Gemini;
 pub use in_process::InProcess;
+pub use mcp_config::agent_mcp_servers;
 pub use opencode::OpenCode;
 pub use prices::{FoundPrice, PriceSource, PriceTable};
 pub use record::{CassetteRecorder, Recording};

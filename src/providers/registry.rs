@@ -103,7 +103,9 @@ const BUILDERS: &[(&str, Build)] = &[
     ("copilot", |decl, cx| {
         Ok(Arc::new(Copilot::new(decl, cx.env)?))
     }),
-    ("gemini", |decl, cx| Ok(Arc::new(Gemini::new(decl, cx.env)?))),
+    ("gemini", |decl, cx| {
+        Ok(Arc::new(Gemini::new(decl, cx.env)?))
+    }),
     ("codex", |decl, cx| Ok(Arc::new(Codex::new(decl, cx.env)?))),
 ];
 
