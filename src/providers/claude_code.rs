@@ -18,7 +18,7 @@ use tokio::process::Command;
 
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
-use super::mcp_config::{PrivateFile, mcp_servers_json};
+use super::mcp_config::{PrivateFile, held_secrets, mcp_servers_json, private_dir};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
@@ -112,10 +112,7 @@ impl ClaudeCode {
             key_var = Some(var);
         }
         child.set_default("DISABLE_AUTOUPDATER", "1");
-        let temp_dir = env
-            .get("TMPDIR")
-            .filter(|dir| !dir.is_empty())
-            .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+        let temp_dir = private_dir(env);
         Ok(Self {
             key_var,
             outer_env: env.clone(),
@@ -238,12 +235,12 @@ impl ClaudeCode {
         let _mcp_file = if request.mcp.is_empty() {
             None
         } else {
-            let held: Vec<&str> = CLI_SECRETS
+            let known: Vec<&str> = CLI_SECRETS
                 .iter()
                 .copied()
                 .chain(self.key_var.as_deref())
-                .filter(|var| self.env.get(var).is_some())
                 .collect();
+            let held = held_secrets(self.env.iter(), &known);
             let config = mcp_servers_json(NAME, &request.mcp, &self.outer_env, &held)?;
             let file = PrivateFile::write(NAME, &self.temp_dir, "atomic-mcp", &config.to_string())?;
             args.extend(["--mcp-config".to_owned(), file.path().display().to_string()]);

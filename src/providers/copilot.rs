@@ -28,7 +28,7 @@ use tokio::process::Command;
 
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
-use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, resolve_mcp_servers};
+use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, private_dir, resolve_mcp_servers};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
@@ -120,10 +120,7 @@ impl Copilot {
             key_var = Some(var);
         }
         child.set_default("COPILOT_AUTO_UPDATE", "false");
-        let temp_dir = env
-            .get("TMPDIR")
-            .filter(|dir| !dir.is_empty())
-            .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+        let temp_dir = private_dir(env);
         Ok(Self {
             bin,
             model: decl.model.as_ref().map(|model| model.value.clone()),

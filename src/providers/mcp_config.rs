@@ -24,50 +24,32 @@ pub(crate) fn mcp_servers_json(
     adapter: &'static str,
     servers: &[McpServer],
     env: &Environment,
-    scrub: &[&str],
+    scrub: &[String],
 ) -> Result<Value, ProviderError> {
+    let pairs = |pairs: Vec<(String, String)>| -> Map<String, Value> {
+        pairs
+            .into_iter()
+            .map(|(name, value)| (name, Value::String(value)))
+            .collect()
+    };
     let mut out = Map::new();
-    for server in servers {
-        let name = &server.name.value;
-        let entry = match &server.transport {
-            McpTransport::Stdio { command } => {
-                let vars: Map<String, Value> = server_env(adapter, server, env)?
-                    .into_iter()
-                    .map(|(var, value)| (var, Value::String(value)))
-                    .collect();
-                if command.is_empty() {
-                    return Err(ProviderError::config(
-                        adapter,
-                        format!("MCP server `{name}` has no command"),
-                    ));
-                }
-                let mut argv: Vec<&str> = Vec::new();
-                for var in scrub.iter().filter(|var| !vars.contains_key(**var)) {
-                    argv.extend(["-u", var]);
-                }
-                argv.extend(command.iter().map(|arg| arg.value.as_str()));
-                let (program, args) = if argv.len() > command.len() {
-                    ("env", argv)
-                } else {
-                    (argv[0], argv[1..].to_vec())
-                };
-                json!({
-                    "type": "stdio",
-                    "command": program,
-                    "args": args,
-                    "env": vars,
-                })
-            }
-            McpTransport::Http { url, bearer_env } => {
-                let mut headers = Map::new();
-                if let Some(var) = bearer_env {
-                    let token = passed_through(adapter, name, &var.value, env)?;
-                    headers.insert("Authorization".into(), json!(format!("Bearer {token}")));
-                }
-                json!({"type": "http", "url": url.value, "headers": headers})
-            }
+    for server in resolve_mcp_servers(adapter, servers, env, scrub)? {
+        let (name, entry) = match server {
+            ResolvedMcp::Stdio {
+                name,
+                program,
+                args,
+                env,
+            } => (
+                name,
+                json!({"type": "stdio", "command": program, "args": args, "env": pairs(env)}),
+            ),
+            ResolvedMcp::Http { name, url, headers } => (
+                name,
+                json!({"type": "http", "url": url, "headers": pairs(headers)}),
+            ),
         };
-        out.insert(name.clone(), entry);
+        out.insert(name, entry);
     }
     Ok(json!({ "mcpServers": out }))
 }
@@ -346,8 +328,13 @@ mod tests {
             }})
         );
         // The CLI's own key is kept from the server, unless its declaration passes it on.
-        let scrubbed = mcp_servers_json("test", &servers[..1], &env, &["MODEL_KEY", "TOKEN"])
-            .expect("renders");
+        let scrubbed = mcp_servers_json(
+            "test",
+            &servers[..1],
+            &env,
+            &["MODEL_KEY".to_owned(), "TOKEN".to_owned()],
+        )
+        .expect("renders");
         assert_eq!(
             scrubbed["mcpServers"]["files"],
             json!({"type": "stdio", "command": "env", "args": ["-u", "MODEL_KEY", "mcp-files", "."], "env": {"TOKEN": "t0k", "MODE": "ro"}})
