@@ -27,15 +27,17 @@ use tokio::process::Command;
 
 use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
-use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, resolve_mcp_servers};
+use super::mcp_config::{ResolvedMcp, held_secrets, resolve_mcp_servers};
 use super::ndjson::NdjsonReader;
 use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
+use extension::CallExtension;
 use stream::{Stream, classify, usage_of};
 
+mod extension;
 mod stream;
 
 const NAME: &str = "gemini";
@@ -45,28 +47,6 @@ const EXIT_GRACE: Duration = Duration::from_secs(10);
 
 /// Non-secret settings passed through from the environment.
 const PASSTHROUGH: &[&str] = &["GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY_AUTH_MECHANISM"];
-
-/// The first of `dir` and its ancestors that users other than its owner may write.
-fn writable_by_others(dir: &Path) -> Option<PathBuf> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = std::path::absolute(dir).ok()?;
-        dir.ancestors()
-            .find(|path| {
-                std::fs::metadata(path).is_ok_and(|meta| meta.permissions().mode() & 0o022 != 0)
-            })
-            .map(Path::to_path_buf)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
-        None
-    }
-}
-
-/// Where the CLI reads its system settings from (a call's MCP servers).
-const SYSTEM_SETTINGS_VAR: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
 
 /// The `mcpServers` of the CLI's settings: `{name: {"command", "args", "env"} | {"httpUrl",
 /// "headers"}}`.
@@ -219,41 +199,24 @@ impl Gemini {
         std::fs::rename(&temp, dir.join("settings.json")).map_err(fail)
     }
 
-    /// The agent's MCP servers, as `mcpServers` in a settings file of this call only, only
-    /// this user can read (their variables may be secrets) and deleted when the call ends:
-    /// the CLI's system settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`), merged over the
-    /// provider's own, so calls side by side never see each other's servers.
+    /// The agent's MCP servers, as an extension of this call only (see [`extension`]).
     ///
     /// # Errors
-    /// [`ProviderError::Config`]: a variable passed through is not set, the environment
-    /// already names system settings, or the file cannot be written.
-    fn mcp_settings(&self, request: &AgentRequest) -> Result<Option<PrivateFile>, ProviderError> {
+    /// [`ProviderError::Config`]: a variable passed through is not set, or the extension
+    /// cannot be written.
+    fn mcp_extension(
+        &self,
+        request: &AgentRequest,
+    ) -> Result<Option<CallExtension>, ProviderError> {
         if request.mcp.is_empty() {
             return Ok(None);
-        }
-        if self.env.get(SYSTEM_SETTINGS_VAR).is_some() {
-            return Err(config(&format!(
-                "MCP servers are given to the Gemini CLI in `{SYSTEM_SETTINGS_VAR}`, which the \
-                 provider's environment already sets; declare the servers there instead"
-            )));
         }
         let known: Vec<&str> = std::iter::once("GEMINI_API_KEY")
             .chain(self.key_variable.as_deref())
             .collect();
         let scrub = held_secrets(self.env.iter(), &known);
         let servers = resolve_mcp_servers(NAME, &request.mcp, &self.outer_env, &scrub)?;
-        let settings = json!({ "mcpServers": gemini_mcp(&servers) });
-        // The CLI skips a system settings file below a directory others may write (`/tmp`
-        // included): it goes in the provider's home, which must not be.
-        let dir = self.home.join(".gemini");
-        if let Some(open) = writable_by_others(&dir) {
-            return Err(config(&format!(
-                "the Gemini CLI ignores settings below `{}`, which others may write; set \
-                 `option \"home\"` to a directory of your own to give an agent MCP servers",
-                open.display()
-            )));
-        }
-        PrivateFile::write(NAME, &dir, "atomic-mcp", &settings.to_string()).map(Some)
+        CallExtension::write(&self.home, gemini_mcp(&servers)).map(Some)
     }
 
     async fn call(
@@ -262,18 +225,24 @@ impl Gemini {
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
         let session_id = request.resume_session.clone().unwrap_or_else(new_uuid);
-        let args = self.args(request, &session_id)?;
+        let mut args = self.args(request, &session_id)?;
         self.prepare_home()?;
-        let mcp_file = self.mcp_settings(request)?;
+        let extension = self.mcp_extension(request)?;
+        // Only this call's extension is active: another call's, written side by side in the
+        // same home, is never loaded.
+        args.extend([
+            "--extensions".to_owned(),
+            extension
+                .as_ref()
+                .map_or("none", CallExtension::name)
+                .to_owned(),
+        ]);
         let mut command = Command::new(&self.bin);
         command
             .args(&args)
             .current_dir(&request.working_dir)
             .env_clear()
             .envs(self.env.iter());
-        if let Some(file) = &mcp_file {
-            command.env(SYSTEM_SETTINGS_VAR, file.path());
-        }
         let mut child = ProcessGroup::spawn(NAME, command)?;
         // The prompt is in the arguments; the CLI would append anything read from stdin.
         drop(child.take_stdin());
