@@ -15,8 +15,10 @@
 
 mod config;
 mod suppress;
+mod telemetry;
 
 pub use config::{Config, RuleLevel, TemporalConfig};
+pub use telemetry::TelemetryConfig;
 
 use std::path::Path;
 

@@ -21,5 +21,6 @@ pub mod runtime;
 pub mod source;
 pub mod store;
 pub mod syntax;
+pub mod telemetry;
 #[cfg(feature = "temporal")]
 pub mod temporal;

@@ -153,6 +153,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         env: setup.env,
         redactor: setup.redactor,
         tool_env: setup.tool_env,
+        telemetry: setup.telemetry,
         working_dir: project.root.clone(),
         display: output.display,
         stream: output.stream,

@@ -65,6 +65,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         env: setup.env,
         redactor: setup.redactor,
         tool_env: setup.tool_env,
+        telemetry: setup.telemetry,
         working_dir: project.root.clone(),
         // A dry run's output is its route.
         display: if args.dry_run {

@@ -8,6 +8,7 @@
 //! }
 //! adapter "opencode"
 //! temporal "127.0.0.1:7233" namespace="default" task-queue="atomic"
+//! telemetry endpoint="http://127.0.0.1:4318" capture-content=#false
 //! prices {
 //!     // USD per million tokens; cache prices default to the input price
 //!     model "claude-sonnet-4-5" input=3.0 output=15.0 cache-read=0.3 cache-write=3.75
@@ -21,6 +22,8 @@ use crate::ir::{ModelPrice, PriceOverride};
 use crate::registry::agents::Roots;
 use crate::source::{SourceId, Sources, Span};
 use crate::syntax::kdl::{self, Value};
+
+use super::telemetry::{TelemetryConfig, parse_telemetry};
 
 /// What a configured rule does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +44,7 @@ pub struct Config {
     adapter: Option<String>,
     temporal: Option<TemporalConfig>,
     prices: Vec<PriceOverride>,
+    telemetry: Option<TelemetryConfig>,
 }
 
 /// Where runs go with `--temporal` and where `atomic worker` polls, from `temporal "…"`.
@@ -111,6 +115,12 @@ impl Config {
         self.temporal.as_ref()
     }
 
+    /// The `telemetry` block, if the project has one.
+    #[must_use]
+    pub fn telemetry(&self) -> Option<&TelemetryConfig> {
+        self.telemetry.as_ref()
+    }
+
     /// The model prices the project sets (`prices { model … }`), before atomic's shipped
     /// table.
     #[must_use]
@@ -139,6 +149,10 @@ impl Config {
                 config.parse_temporal(node, &mut diagnostics);
                 continue;
             }
+            if node.name.value == "telemetry" {
+                config.telemetry = Some(parse_telemetry(node, &mut diagnostics));
+                continue;
+            }
             if node.name.value == "prices" {
                 for model in node.children.iter().flat_map(|children| &children.nodes) {
                     config.parse_price(model, &mut diagnostics);
@@ -153,7 +167,7 @@ impl Config {
                         format!("unknown setting `{}`", node.name.value),
                     )
                     .label("not a configuration section")
-                    .help("expected `rules`, `adapter`, `temporal` or `prices`"),
+                    .help("expected `rules`, `adapter`, `temporal`, `prices` or `telemetry`"),
                 );
                 continue;
             }

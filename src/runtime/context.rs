@@ -59,6 +59,18 @@ impl Providers {
         self.by_name.get(name)
     }
 
+    /// Every provider replaced by what `wrap` makes of it (given its declaration's name).
+    #[must_use]
+    pub fn map(
+        mut self,
+        mut wrap: impl FnMut(&str, Arc<dyn Provider>) -> Arc<dyn Provider>,
+    ) -> Self {
+        for (name, provider) in &mut self.by_name {
+            *provider = wrap(name, Arc::clone(provider));
+        }
+        self
+    }
+
     /// How many there are.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -56,6 +56,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) redactor: Redactor,
     /// The environment of tool nodes and hooks.
     pub(crate) tool_env: crate::providers::Environment,
+    /// Where the run's trace goes, if anywhere (not for a dry run).
+    pub(crate) telemetry: Option<crate::telemetry::Settings>,
 }
 
 /// What to drive.
@@ -128,10 +130,17 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
             });
         }
     }
+    let telemetry = trace(launch, &run_id);
+    // The trace is built from node and agent events.
+    modes.events |= telemetry.is_some();
     let store = RedactingStore::new(Arc::clone(&launch.store), launch.redactor.clone());
     let mut ctx = RunContext::new(Arc::new(store));
     ctx.providers = launch.providers.clone();
     ctx.sink = Some(reporter.sink());
+    if let Some(telemetry) = &telemetry {
+        ctx.providers = telemetry.observe(ctx.providers);
+        ctx.sink = ctx.sink.map(|sink| telemetry.sink(sink));
+    }
     ctx.stream = modes;
     // A run kept only in memory cannot be inspected after the process ends: keep no log.
     ctx.log_events = launch.durable;
@@ -187,6 +196,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     // A failed release leaves a lease whose holder is gone: the next taker takes it over.
     let _ = runtime.block_on(launch.store.release(&run_id, &owner));
     let seen = reporter.finish();
+    if let Some(warning) = telemetry.and_then(crate::telemetry::Telemetry::finish) {
+        eprintln!("{}", launch.redactor.redact(&warning));
+    }
 
     let outcome = match result {
         Ok(outcome) => outcome,
@@ -211,6 +223,20 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     };
     eprint!("{}", launch.redactor.redact(&summary.render()));
     Ended::Exit(exit_of(&outcome))
+}
+
+/// Starts exporting the run's trace when that is configured (never for a dry run). An
+/// exporter that cannot be built is a warning: the run goes on untraced.
+fn trace(launch: &Launch<'_>, run_id: &RunId) -> Option<crate::telemetry::Telemetry> {
+    let settings = launch.telemetry.as_ref().filter(|_| !launch.dry_run)?;
+    crate::telemetry::Telemetry::start(settings, run_id.as_str(), launch.redactor.clone())
+        .map_err(|error| {
+            eprintln!(
+                "warning: the run's trace is not exported to {}: {error}",
+                settings.traces_url
+            );
+        })
+        .ok()
 }
 
 /// The signals that stop a run: Ctrl-C (SIGINT), and on Unix SIGTERM (container stops, CI

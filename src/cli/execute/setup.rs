@@ -27,6 +27,8 @@ pub(crate) struct Setup {
     /// The environment of tool nodes, hooks and custom tools: atomic's without any
     /// provider key.
     pub(crate) tool_env: Environment,
+    /// Where the run's trace goes, if anywhere.
+    pub(crate) telemetry: Option<crate::telemetry::Settings>,
 }
 
 /// Builds the surroundings of `loaded`; providers only when `build_providers`, recording
@@ -43,9 +45,13 @@ pub(crate) fn setup(
     let mut sources = crate::source::Sources::new();
     let (config, _) = project.config(&mut sources);
     let prices = crate::providers::PriceTable::with_overrides(config.prices().to_vec());
+    let telemetry_config = config.telemetry().cloned();
     let loader = Arc::new(DiskLoader::new(config));
     // The one read of the process environment.
     let environment = Environment::from_process();
+    let telemetry = crate::telemetry::Settings::resolve(telemetry_config.as_ref(), |name| {
+        environment.get(name)
+    });
     let callees = loader.callees(&loaded.plan, &loaded.dir());
     let template_env = env::for_templates(
         &environment,
@@ -76,5 +82,6 @@ pub(crate) fn setup(
         env: template_env,
         redactor,
         tool_env,
+        telemetry,
     })
 }

@@ -6,6 +6,7 @@
 //! - [`fake_openai`]: an OpenAI-compatible Chat Completions server, likewise.
 //! - [`fake_gemini`]: the Gemini API the Gemini CLI calls (streamed turns, function calls).
 //! - [`fake_responses`]: the OpenAI Responses API (for the Codex CLI), streamed, scripted.
+//! - [`otlp_receiver`]: an OTLP/HTTP trace receiver decoding the official protobufs.
 //! - `pipeline`: compiling fixtures through the static pipeline, rendering diagnostics.
 //! - [`tools`]: the outside tools some tests need; a missing one skips loudly (fails in CI).
 //! - [`scripted_anthropic`]: a Messages API fake that scripts an agent CLI's tool-use turn
@@ -21,6 +22,7 @@ pub mod fake_gemini;
 pub mod fake_openai;
 pub mod fake_responses;
 pub mod http_server;
+pub mod otlp_receiver;
 mod pipeline;
 pub mod tools;
 
