@@ -14,6 +14,9 @@ packages=(
   "@github/copilot@1.0.102"
   "@google/gemini-cli@0.61.0"
   "@openai/codex@0.171.0"
+  # ACP agents (adapter="acp"); the Gemini CLI above is the third (`gemini --acp`).
+  "@zed-industries/claude-code-acp@0.16.2"
+  "@zed-industries/codex-acp@0.16.0"
 )
 
 if ! command -v npm >/dev/null 2>&1; then
@@ -53,3 +56,5 @@ printf 'opencode    %s\n' "$("$bin/opencode" --version 2>&1 | head -n1)"
 printf 'copilot     %s\n' "$("$bin/copilot" --version 2>&1 | head -n1)"
 printf 'gemini      %s\n' "$("$bin/gemini" --version 2>&1 | head -n1)"
 printf 'codex       %s\n' "$("$bin/codex" --version 2>&1 | head -n1)"
+printf 'claude-code-acp %s\n' "$(node -p "require('$prefix/node_modules/@zed-industries/claude-code-acp/package.json').version")"
+printf 'codex-acp   %s\n' "$(node -p "require('$prefix/node_modules/@zed-industries/codex-acp/package.json').version")"

@@ -309,6 +309,8 @@ const GEMINI_OPTIONS: &[AdapterOption] = &[
     opt("home", Text, false),
 ];
 
+const ACP_OPTIONS: &[AdapterOption] = &[opt("pass-env", Names, false)];
+
 const COMMAND_OPTIONS: &[AdapterOption] = &[
     opt("pass-env", Names, false),
     opt("timeout", Duration, false),
@@ -429,6 +431,20 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         needs_api_key: true,
     },
     AdapterInfo {
+        name: "acp",
+        description: "any agent speaking the Agent Client Protocol on stdio (`command` starts it)",
+        tools: true,
+        custom_tools: false,
+        asks_people: false,
+        permission_modes: true,
+        system_prompt: true,
+        sessions: true,
+        max_turns: false,
+        options: ACP_OPTIONS,
+        env_options: true,
+        needs_api_key: false,
+    },
+    AdapterInfo {
         name: "command",
         description: "any executable: prompt on stdin, reply on stdout",
         tools: false,
@@ -491,6 +507,7 @@ pub const MCP_ADAPTERS: &[&str] = &[
     "openai",
     "codex",
     "gemini",
+    "acp",
 ];
 
 /// Whether adapter `name` gives its agents MCP servers.

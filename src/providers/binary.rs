@@ -44,17 +44,27 @@ pub(crate) fn find_binary(
             ))
         };
     }
-    let path_var = env.get("PATH").unwrap_or_default();
-    std::env::split_paths(path_var)
-        .map(|dir| dir.join(&wanted))
-        .find(|candidate| is_executable(candidate))
-        .ok_or_else(|| ProviderError::config(adapter, format!(
+    search_path(&wanted, env).ok_or_else(|| {
+        ProviderError::config(
+            adapter,
+            format!(
                 "`{wanted}` was not found on PATH; install it with `npm install -g {npm_package}` \
                  or point `option \"bin\" \"/path/to/{program}\"` at it"
-            )))
+            ),
+        )
+    })
 }
 
-fn is_executable(path: &Path) -> bool {
+/// `program` on the `PATH` of `env`.
+pub(crate) fn search_path(program: &str, env: &Environment) -> Option<PathBuf> {
+    let path_var = env.get("PATH").unwrap_or_default();
+    std::env::split_paths(path_var)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+/// Whether `path` is a file this user may execute.
+pub(crate) fn is_executable(path: &Path) -> bool {
     let Ok(metadata) = std::fs::metadata(path) else {
         return false;
     };

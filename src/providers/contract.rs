@@ -482,8 +482,9 @@ pub enum ProviderError {
     AwaitingPermission {
         /// The adapter.
         adapter: &'static str,
-        /// What the agent asked for.
-        ask: PermissionAsk,
+        /// What the agent asked for (boxed: it holds the tool's input, and every `Result`
+        /// of a provider carries this error's size).
+        ask: Box<PermissionAsk>,
         /// The session to continue once answered.
         session_id: Option<String>,
     },
@@ -529,7 +530,7 @@ impl ProviderError {
     ) -> Self {
         Self::AwaitingPermission {
             adapter,
-            ask,
+            ask: Box::new(ask),
             session_id,
         }
     }

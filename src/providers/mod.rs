@@ -24,8 +24,10 @@
 //! Agent CLIs: `claude-code`, `copilot` and `codex` (one child process per call, NDJSON/JSONL
 //! on stdout) and `opencode` (an `opencode serve` server over HTTP + SSE), sharing `binary.rs`
 //! (finding the CLI), `env.rs` (the child's environment), `process.rs` (process groups) and
-//! `ndjson.rs` (line framing); `gemini` (the Gemini CLI, stream-json on stdout) likewise.
+//! `ndjson.rs` (line framing); `gemini` (the Gemini CLI, stream-json on stdout) likewise;
+//! `acp` drives any agent speaking the Agent Client Protocol on its stdio.
 
+mod acp;
 pub mod anthropic;
 mod approvals;
 mod binary;
@@ -55,6 +57,7 @@ mod registry;
 mod replay;
 mod retry;
 
+pub use acp::Acp;
 pub use approvals::{Answered, Approvals, PermissionAnswer, PermissionAsk, Verdict};
 pub use cassette::{
     CASSETTE_VERSION, CallOutcome, Cassette, CassetteCall, CassetteHeader, RecordedError,

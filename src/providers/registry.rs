@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::acp::Acp;
 use super::anthropic::AnthropicProvider;
 use super::budget::Budgeted;
 use super::claude_code::ClaudeCode;
@@ -107,6 +108,7 @@ const BUILDERS: &[(&str, Build)] = &[
         Ok(Arc::new(Gemini::new(decl, cx.env)?))
     }),
     ("codex", |decl, cx| Ok(Arc::new(Codex::new(decl, cx.env)?))),
+    ("acp", |decl, cx| Ok(Arc::new(Acp::new(decl, cx.env)?))),
 ];
 
 /// Refuses the provider's options its adapter does not read, or of the wrong kind, by the

@@ -148,7 +148,7 @@ impl RemoteFailure {
             awaiting: match error {
                 ProviderError::AwaitingPermission {
                     ask, session_id, ..
-                } => Some((ask.clone(), session_id.clone())),
+                } => Some(((**ask).clone(), session_id.clone())),
                 _ => None,
             },
         }

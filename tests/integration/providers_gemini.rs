@@ -40,17 +40,17 @@ fn spanned(text: &str) -> Spanned<String> {
 /// the CLI would send elsewhere (its usage statistics to `play.googleapis.com`, which the
 /// adapter switches off, would arrive as `CONNECT`s) reaches this server instead, and the
 /// tests require it to stay untouched.
-struct ProxyTrap(HttpServer);
+pub(crate) struct ProxyTrap(HttpServer);
 
 impl ProxyTrap {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self(HttpServer::start(Arc::new(|_: &Request| {
             Reply::json(502, &json!({"error": "no traffic may leave 127.0.0.1"}))
         })))
     }
 
     /// The proxy variables, for the CLI's environment.
-    fn variables(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn variables(&self) -> Vec<(&'static str, String)> {
         let mut variables: Vec<(&'static str, String)> =
             ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"]
                 .into_iter()
@@ -60,7 +60,7 @@ impl ProxyTrap {
         variables
     }
 
-    fn assert_untouched(&self) {
+    pub(crate) fn assert_untouched(&self) {
         let seen: Vec<String> = self
             .0
             .requests()
@@ -342,7 +342,7 @@ fn a_missing_gemini_cli_names_its_npm_package() {
 }
 
 /// Processes whose working directory is inside `dir` (Linux `/proc`).
-fn processes_in(dir: &Path) -> Vec<u32> {
+pub(crate) fn processes_in(dir: &Path) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -363,3 +363,61 @@ async fn gemini_calls_a_tool_of_a_declared_mcp_server() {
     assert_noted(&project, &output, &notes);
     assert_eq!(fake.remaining(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acp_agent_calls_a_tool_of_a_declared_mcp_server() {
+    let Some(bin) = agent_cli("gemini", "@google/gemini-cli") else {
+        return;
+    };
+    let Some((python, server)) = notes_server() else {
+        return;
+    };
+    let project = CliProject::new();
+    // The Gemini CLI in ACP mode, its own settings in its own home; the servers reach it in
+    // `session/new`, started through `env -u` without the agent's key. It starts no MCP
+    // server in a folder it does not trust, hence `--skip-trust`.
+    let home = project.path().join("gemini-home");
+    std::fs::create_dir_all(home.join(".gemini")).expect("gemini home");
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+        })
+        .to_string(),
+    )
+    .expect("settings");
+    let fake = FakeGemini::start(vec![
+        GeminiTurn::call("mcp_notes_note", json!({"text": "hello from the agent"})),
+        GeminiTurn::text(CLOSING),
+    ]);
+    let provider = format!(
+        r#"provider "model" adapter="acp" api-key-env="GEMINI_API_KEY" {{
+        command {:?} "--acp" "--skip-trust"
+        option "env.GOOGLE_GEMINI_BASE_URL" {:?}
+        option "env.GEMINI_CLI_HOME" {:?}
+    }}"#,
+        bin.display().to_string(),
+        fake.url(),
+        home.display().to_string(),
+    );
+    let notes = write_flow(&project, &provider, &python, &server);
+    let mut env = isolated_env(&project);
+    env.push(("GEMINI_API_KEY", SECRET.to_owned()));
+    env.push(("NO_PROXY", "127.0.0.1,localhost".to_owned()));
+    let output = atomic_run(&project, &env).await;
+    let offered = fake
+        .turn_bodies()
+        .first()
+        .map(|body| body["tools"].to_string())
+        .unwrap_or_default();
+    assert!(
+        offered.contains("mcp_notes_note"),
+        "{offered}{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert_noted(&project, &output, &notes);
+}

@@ -85,6 +85,10 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
             "a `command \"program\" \"arg\"…` child",
             "the program that reads the prompt and writes the reply",
         )),
+        "acp" if provider.child("command").is_none() => Some((
+            "a `command \"program\" \"arg\"…` child",
+            "the agent to start, e.g. `command \"gemini\" \"--acp\"`",
+        )),
         _ => None,
     };
     if let Some((what, why)) = needs {

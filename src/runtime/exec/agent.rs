@@ -312,7 +312,7 @@ pub(super) async fn execute(
                 ask, session_id, ..
             }) => {
                 return Err(Halt::Paused(vec![permission::pending(
-                    shared, block, &id, ask, session_id,
+                    shared, block, &id, *ask, session_id,
                 )]));
             }
             Err(error) => return Err(NodeError::from(error).into()),

@@ -1,0 +1,288 @@
+//! One prompt turn as the agent reports it: `session/update` notifications mapped to
+//! atomic's agent events, and the agent's requests (permission, files) answered.
+
+use std::collections::HashMap;
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
+    SessionNotification, SessionUpdate, ToolCallContent, ToolCallStatus, ToolKind,
+    WriteTextFileRequest, WriteTextFileResponse,
+};
+use agent_client_protocol::{Error as AcpError, ErrorCode};
+use serde_json::Value;
+
+use super::super::{AgentEvent, EventSink, tool_summary};
+use super::policy::Policy;
+
+/// What reaches the call from the connection, in the order the agent sent it.
+pub(super) enum Inbound {
+    /// A `session/update` notification.
+    Update(Box<SessionNotification>),
+    /// `session/request_permission`.
+    Permission(
+        Box<RequestPermissionRequest>,
+        Responder<RequestPermissionResponse>,
+    ),
+    /// `fs/read_text_file`.
+    Read(ReadTextFileRequest, Responder<ReadTextFileResponse>),
+    /// `fs/write_text_file`.
+    Write(WriteTextFileRequest, Responder<WriteTextFileResponse>),
+    /// The prompt is being sent: updates before this replayed a loaded session's history.
+    Prompting,
+}
+
+/// The turn's progress.
+#[derive(Debug, Default)]
+pub(super) struct Turn {
+    /// Updates are this call's (after [`Inbound::Prompting`]).
+    live: bool,
+    /// The agent message being streamed.
+    current: String,
+    /// Its id, when the agent gives message ids.
+    current_id: Option<String>,
+    /// The last complete agent message: the reply unless another follows.
+    last_text: String,
+    /// Tool call id → the name it is reported under.
+    tools: HashMap<String, String>,
+    /// Tool calls reported.
+    pub(super) tool_calls: u32,
+    /// The session's cost, where the agent reports it (`usage_update`).
+    pub(super) cost_usd: Option<f64>,
+}
+
+impl Turn {
+    /// Handles one message from the agent.
+    pub(super) fn handle(&mut self, inbound: Inbound, policy: &Policy, events: &dyn EventSink) {
+        match inbound {
+            Inbound::Prompting => self.live = true,
+            Inbound::Update(notification) if self.live => self.update(notification.update, events),
+            Inbound::Update(_) => {}
+            Inbound::Permission(request, responder) => {
+                // What the agent said before asking is a message of its own.
+                self.finish_message(events);
+                let fields = &request.tool_call.fields;
+                let kind = fields.kind.unwrap_or(ToolKind::Other);
+                let allowed = policy.allows(&kind);
+                let id = request.tool_call.tool_call_id.0.to_string();
+                let tool = match self.tools.get(&id) {
+                    Some(name) => name.clone(),
+                    // Asked before it was reported (the Gemini CLI does): it starts here.
+                    None => {
+                        let name = fields
+                            .name
+                            .clone()
+                            .or_else(|| fields.title.clone())
+                            .unwrap_or_else(|| format!("{kind:?}").to_lowercase());
+                        self.start_tool(id, name.clone(), fields.raw_input.clone(), events);
+                        name
+                    }
+                };
+                events.emit(AgentEvent::PermissionRequest {
+                    tool,
+                    granted: allowed,
+                });
+                let outcome = match Policy::choose(allowed, &request.options) {
+                    Some(id) => {
+                        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id))
+                    }
+                    None => RequestPermissionOutcome::Cancelled,
+                };
+                let _ = responder.respond(RequestPermissionResponse::new(outcome));
+            }
+            Inbound::Read(request, responder) => {
+                let _ = responder.respond_with_result(read(policy, &request));
+            }
+            Inbound::Write(request, responder) => {
+                let _ = responder.respond_with_result(write(policy, &request));
+            }
+        }
+    }
+
+    fn update(&mut self, update: SessionUpdate, events: &dyn EventSink) {
+        match update {
+            SessionUpdate::AgentMessageChunk(chunk) => {
+                let id = chunk.message_id.as_ref().map(|id| id.0.to_string());
+                if id.is_some() && id != self.current_id {
+                    self.finish_message(events);
+                    self.current_id = id;
+                }
+                if let ContentBlock::Text(text) = chunk.content {
+                    self.current.push_str(&text.text);
+                    events.emit(AgentEvent::TextDelta { text: text.text });
+                }
+            }
+            SessionUpdate::AgentThoughtChunk(chunk) => {
+                if let ContentBlock::Text(text) = chunk.content {
+                    events.emit(AgentEvent::ThinkingDelta { text: text.text });
+                }
+            }
+            SessionUpdate::ToolCall(call) => {
+                let id = call.tool_call_id.0.to_string();
+                let name = match self.tools.get(&id) {
+                    Some(name) => name.clone(),
+                    None => {
+                        let name = call.name.clone().unwrap_or_else(|| call.title.clone());
+                        self.start_tool(id.clone(), name.clone(), call.raw_input.clone(), events);
+                        name
+                    }
+                };
+                if matches!(
+                    call.status,
+                    ToolCallStatus::Completed | ToolCallStatus::Failed
+                ) {
+                    events.emit(AgentEvent::ToolComplete {
+                        id,
+                        name,
+                        summary: summary(call.raw_output.as_ref(), &call.content),
+                        is_error: call.status == ToolCallStatus::Failed,
+                    });
+                }
+            }
+            SessionUpdate::ToolCallUpdate(update) => {
+                let status = update.fields.status;
+                if !matches!(
+                    status,
+                    Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
+                ) {
+                    return;
+                }
+                let id = update.tool_call_id.0.to_string();
+                let name = self
+                    .tools
+                    .get(&id)
+                    .cloned()
+                    .or(update.fields.name.clone())
+                    .or(update.fields.title.clone())
+                    .unwrap_or_default();
+                events.emit(AgentEvent::ToolComplete {
+                    id,
+                    name,
+                    summary: summary(
+                        update.fields.raw_output.as_ref(),
+                        update.fields.content.as_deref().unwrap_or_default(),
+                    ),
+                    is_error: status == Some(ToolCallStatus::Failed),
+                });
+            }
+            SessionUpdate::UsageUpdate(usage) => {
+                if usage.size > 0 {
+                    #[allow(clippy::cast_precision_loss)]
+                    let fraction = (usage.used as f64 / usage.size as f64).clamp(0.0, 1.0);
+                    events.emit(AgentEvent::ContextWindow { fraction });
+                }
+                if let Some(cost) = usage.cost.filter(|cost| cost.currency == "USD") {
+                    self.cost_usd = Some(cost.amount);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call begins: what the agent said before it is a message of its own.
+    fn start_tool(
+        &mut self,
+        id: String,
+        name: String,
+        input: Option<Value>,
+        events: &dyn EventSink,
+    ) {
+        self.finish_message(events);
+        self.tool_calls += 1;
+        self.tools.insert(id.clone(), name.clone());
+        events.emit(AgentEvent::ToolStart {
+            id,
+            name,
+            input: input.unwrap_or(Value::Null),
+        });
+    }
+
+    /// Ends the message being streamed, if any.
+    pub(super) fn finish_message(&mut self, events: &dyn EventSink) {
+        if self.current.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.current);
+        self.last_text.clone_from(&text);
+        events.emit(AgentEvent::MessageComplete { text });
+    }
+
+    /// The reply: the last agent message.
+    pub(super) fn reply_text(&self) -> &str {
+        &self.last_text
+    }
+}
+
+/// A short summary of a tool's result: its raw output, else its text content.
+fn summary(raw_output: Option<&Value>, content: &[ToolCallContent]) -> String {
+    if let Some(output) = raw_output {
+        return match output {
+            Value::String(text) => tool_summary(text),
+            other => tool_summary(&other.to_string()),
+        };
+    }
+    let text: Vec<&str> = content
+        .iter()
+        .filter_map(|item| match item {
+            ToolCallContent::Content(content) => match &content.content {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    tool_summary(&text.join("\n"))
+}
+
+/// `fs/read_text_file`, inside the workspace; `line` is 1-based.
+fn read(policy: &Policy, request: &ReadTextFileRequest) -> Result<ReadTextFileResponse, AcpError> {
+    let path = policy.confine(&request.path).map_err(refused)?;
+    let text = std::fs::read_to_string(&path).map_err(|error| match error.kind() {
+        // The words agents recognise as a missing file (Gemini: "Resource not found").
+        std::io::ErrorKind::NotFound => AcpError::new(
+            ErrorCode::RESOURCE_NOT_FOUND,
+            format!("Resource not found: {}", request.path.display()),
+        ),
+        _ => AcpError::new(ErrorCode::INTERNAL_ERROR, error.to_string()),
+    })?;
+    let skip = request
+        .line
+        .map_or(0, |line| line.saturating_sub(1) as usize);
+    let content = match (skip, request.limit) {
+        (0, None) => text,
+        (skip, limit) => {
+            let lines = text.split_inclusive('\n').skip(skip);
+            match limit {
+                Some(limit) => lines.take(limit as usize).collect(),
+                None => lines.collect(),
+            }
+        }
+    };
+    Ok(ReadTextFileResponse::new(content))
+}
+
+/// `fs/write_text_file`, inside the workspace, when the node's mode allows edits.
+fn write(
+    policy: &Policy,
+    request: &WriteTextFileRequest,
+) -> Result<WriteTextFileResponse, AcpError> {
+    if !policy.allows_writes() {
+        return Err(refused(format!(
+            "writing `{}` is not allowed: the node's permission mode does not allow edits",
+            request.path.display()
+        )));
+    }
+    let path = policy.confine(&request.path).map_err(refused)?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|error| AcpError::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+    }
+    std::fs::write(&path, &request.content)
+        .map_err(|error| AcpError::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+    Ok(WriteTextFileResponse::new())
+}
+
+fn refused(message: String) -> AcpError {
+    AcpError::new(ErrorCode::INVALID_PARAMS, message)
+}
