@@ -452,3 +452,63 @@ async fn codex_acp_answers_with_the_models_text() {
     assert!(!fake.responses_requests().is_empty());
     trap.assert_untouched();
 }
+
+// ---- the Copilot CLI's own ACP mode ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_over_acp_answers_and_asks_before_it_edits() {
+    let Some(bin) = agent_cli("copilot", "@github/copilot") else {
+        return;
+    };
+    let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
+    let fake = FakeAnthropic::start();
+    fake.push(AnthropicTurn::text("Hello from Copilot over ACP."));
+    fake.set_fallback(AnthropicTurn::text("ok"));
+    // One unpacked runtime per build directory, as the `copilot` adapter's tests share.
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache");
+    std::fs::create_dir_all(&cache).expect("copilot cache dir");
+    let options = json!({
+        "env.COPILOT_OFFLINE": "true",
+        "env.COPILOT_PROVIDER_BASE_URL": fake.url(),
+        "env.COPILOT_PROVIDER_TYPE": "anthropic",
+        "env.COPILOT_MODEL": "claude-sonnet-4-5",
+        "env.COPILOT_HOME": root.path().join("copilot").display().to_string(),
+        "env.XDG_CACHE_HOME": cache.display().to_string(),
+    });
+    let env = acp_env(root.path(), "COPILOT_PROVIDER_API_KEY", &trap);
+    let agent = Acp::new(
+        &decl(
+            &[bin.display().to_string(), "--acp".to_owned()],
+            "COPILOT_PROVIDER_API_KEY",
+            options,
+        ),
+        &env,
+    )
+    .expect("configured");
+    let (reply, events) = call(&agent, &request("Say hello.", &workspace)).await;
+    let reply = reply.unwrap_or_else(|error| panic!("{error}: {events:?}"));
+    assert_eq!(reply.text, "Hello from Copilot over ACP.", "{events:?}");
+    assert!(!fake.message_bodies().is_empty());
+    // Unlike its `-p` mode, the CLI asks before an edit runs, and is refused under the
+    // default mode: the file is untouched.
+    let notes = workspace.join("notes.txt");
+    fake.push(AnthropicTurn::tool_use(
+        "edit",
+        json!({"path": notes.display().to_string(), "old_str": "draft", "new_str": "final"}),
+    ));
+    fake.push(AnthropicTurn::text("The edit was refused."));
+    let (reply, events) = call(&agent, &request("Mark the notes final.", &workspace)).await;
+    reply.unwrap_or_else(|error| panic!("{error}: {events:?}"));
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, AgentEvent::PermissionRequest { granted: false, .. })),
+        "{events:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&notes).expect("notes"),
+        "status: draft\n"
+    );
+    trap.assert_untouched();
+}
