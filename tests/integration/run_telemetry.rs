@@ -376,6 +376,10 @@ fn a_resumed_run_continues_its_trace() {
     state { field "ok" type="boolean" default=#false; }
     wait "go" prompt="Go?" answer="yes-no" { output "ok"; }
     tool "after" { run "sh" "-c" "echo after"; }
+    parallel "both" {
+        tool "left" { run "sh" "-c" "echo left"; }
+        tool "right" { run "sh" "-c" "echo right"; }
+    }
 }
 "#,
     );
@@ -408,6 +412,16 @@ fn a_resumed_run_continues_its_trace() {
     assert_eq!(runs[1].attr("atomic.run.resumed"), true);
     let after = one(&spans, "step after");
     assert_eq!(after.parent, runs[1].span_id);
+    // A block's steps are children of its attempt.
+    let both = one(&spans, "step both");
+    assert_eq!(both.parent, runs[1].span_id);
+    let block_attempt = one(&spans, "attempt both");
+    assert_eq!(block_attempt.parent, both.span_id);
+    for branch in ["step left", "step right"] {
+        let step = one(&spans, branch);
+        assert_eq!(step.parent, block_attempt.span_id, "{branch}");
+        assert!(step.attr("atomic.branch").is_i64(), "{branch}");
+    }
 }
 
 #[test]

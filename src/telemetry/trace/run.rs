@@ -1,57 +1,51 @@
-//! A run's events as spans: run → step → attempt → agent call → tool call.
-//!
-//! Steps are found by node id (and branch, where the event has one). Events of an agent
-//! (`RunEvent::Agent`) carry no branch, so when one node runs in several branches at once
-//! (a `for-each` or task loop) they go to its latest open step. A step that starts while a
-//! block (a `parallel`, a task loop, a subgraph) is open is a child of the block's
-//! attempt; of the run otherwise.
+//! The run, its steps and their attempts as spans; the agent calls inside them are in
+//! `agent.rs`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::SdkTracer;
-use serde_json::json;
 
-use super::conventions as attr;
-use crate::providers::{AgentEvent, AgentReply, AgentRequest, ProviderError, Redactor, Usage};
+use crate::providers::{Redactor, Usage};
 use crate::runtime::{FailAction, RunEvent};
+use crate::telemetry::conventions as attr;
 
 /// The spans of one run, built as its events arrive.
 pub(crate) struct RunTrace {
     tracer: SdkTracer,
-    capture: bool,
+    pub(super) capture: bool,
     redactor: Redactor,
     state: Mutex<State>,
 }
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     run: Option<Context>,
-    steps: Vec<Step>,
+    pub(super) steps: Vec<Step>,
 }
 
 /// An open step.
-struct Step {
-    node: Arc<str>,
-    branch: Option<u32>,
+pub(super) struct Step {
+    pub(super) node: Arc<str>,
+    pub(super) branch: Option<u32>,
     /// A block whose steps run inside it.
-    block: bool,
-    span: Context,
-    attempt: Option<Context>,
-    call: Option<Call>,
+    pub(super) block: bool,
+    pub(super) span: Context,
+    pub(super) attempt: Option<Context>,
+    pub(super) call: Option<Call>,
 }
 
 /// An open agent call.
-struct Call {
-    span: Context,
-    tools: Vec<(String, Context)>,
+pub(super) struct Call {
+    pub(super) span: Context,
+    pub(super) tools: Vec<(String, Context)>,
 }
 
 /// A failure to record on a span.
-struct Failure<'a> {
-    class: &'a str,
-    message: &'a str,
+pub(super) struct Failure<'a> {
+    pub(super) class: &'a str,
+    pub(super) message: &'a str,
 }
 
 impl RunTrace {
@@ -66,11 +60,11 @@ impl RunTrace {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn start(
+    pub(super) fn start(
         &self,
         parent: &Context,
         name: String,
@@ -86,12 +80,12 @@ impl RunTrace {
         parent.with_span(span)
     }
 
-    fn redact(&self, text: &str) -> String {
+    pub(super) fn redact(&self, text: &str) -> String {
         self.redactor.redact(text).into_owned()
     }
 
     /// Marks `span` failed: status error, `error.type`, and an `exception` event.
-    fn fail(&self, span: &Context, failure: &Failure<'_>) {
+    pub(super) fn fail(&self, span: &Context, failure: &Failure<'_>) {
         let message = self.redact(failure.message);
         let span = span.span();
         span.set_attribute(KeyValue::new(attr::ERROR_TYPE, failure.class.to_owned()));
@@ -333,16 +327,6 @@ impl RunTrace {
         }
     }
 
-    fn end_call(&self, call: Call, failure: Option<&Failure<'_>>) {
-        for (_, tool) in call.tools {
-            tool.span().end();
-        }
-        if let Some(failure) = failure {
-            self.fail(&call.span, failure);
-        }
-        call.span.span().end();
-    }
-
     /// Ends every open step and the run span.
     fn end_run(&self, state: &mut State, status: &str, failure: Option<&Failure<'_>>) {
         for mut step in state.steps.drain(..).rev() {
@@ -364,226 +348,11 @@ impl RunTrace {
         let mut state = self.state();
         self.end_run(&mut state, "stopped", None);
     }
-
-    /// The open call of `node`'s latest open step, started if there is none yet.
-    fn call<'s>(&self, state: &'s mut State, node: &str) -> Option<&'s mut Call> {
-        let index = state.find(node, None)?;
-        let step = &mut state.steps[index];
-        if step.call.is_none() {
-            let parent = step.attempt.as_ref().unwrap_or(&step.span);
-            let span = self.start(
-                parent,
-                format!("invoke_agent {node}"),
-                SpanKind::Client,
-                vec![
-                    KeyValue::new(attr::OPERATION, "invoke_agent"),
-                    KeyValue::new(attr::AGENT_NAME, node.to_owned()),
-                ],
-            );
-            step.call = Some(Call {
-                span,
-                tools: Vec::new(),
-            });
-        }
-        step.call.as_mut()
-    }
-
-    /// An agent call is about to start (from the provider it goes through).
-    pub(crate) fn call_started(&self, request: &AgentRequest, provider: &str, adapter: &str) {
-        let mut state = self.state();
-        if let Some(index) = state.find(&request.node_id, None) {
-            // A call that was not ended (a dropped one) ends with its attempt.
-            if let Some(call) = state.steps[index].call.take() {
-                self.end_call(call, None);
-            }
-        }
-        let Some(call) = self.call(&mut state, &request.node_id) else {
-            return;
-        };
-        let span = call.span.span();
-        let vendor = attr::provider_name(adapter).to_owned();
-        span.set_attribute(KeyValue::new(attr::PROVIDER_NAME, vendor.clone()));
-        span.set_attribute(KeyValue::new(attr::SYSTEM, vendor));
-        span.set_attribute(KeyValue::new(attr::PROVIDER_DECL, provider.to_owned()));
-        span.set_attribute(KeyValue::new(attr::ADAPTER, adapter.to_owned()));
-        span.set_attribute(KeyValue::new(
-            "atomic.call.index",
-            i64::from(request.call_index),
-        ));
-        if let Some(model) = &request.model {
-            span.set_attribute(KeyValue::new(attr::REQUEST_MODEL, model.clone()));
-        }
-        if self.capture {
-            let messages = json!([{
-                "role": "user",
-                "parts": [{"type": "text", "content": self.redact(&request.prompt)}],
-            }]);
-            span.set_attribute(KeyValue::new(attr::INPUT_MESSAGES, messages.to_string()));
-            if let Some(system) = &request.system {
-                let instructions = json!([{"type": "text", "content": self.redact(system)}]);
-                span.set_attribute(KeyValue::new(
-                    attr::SYSTEM_INSTRUCTIONS,
-                    instructions.to_string(),
-                ));
-            }
-        }
-    }
-
-    /// An agent call ended.
-    pub(crate) fn call_ended(&self, node: &str, result: Result<&AgentReply, &ProviderError>) {
-        let mut state = self.state();
-        let Some(index) = state.find(node, None) else {
-            return;
-        };
-        let Some(call) = state.steps[index].call.take() else {
-            return;
-        };
-        match result {
-            Ok(reply) => {
-                let span = call.span.span();
-                for value in usage_attributes(reply.usage) {
-                    span.set_attribute(value);
-                }
-                if let Some(cost) = reply.cost_usd {
-                    span.set_attribute(KeyValue::new(attr::COST_USD, cost));
-                }
-                span.set_attribute(KeyValue::new(attr::TURNS, i64::from(reply.turns)));
-                if let Some(session) = &reply.session_id {
-                    span.set_attribute(KeyValue::new(attr::CONVERSATION_ID, session.clone()));
-                }
-                if self.capture {
-                    let messages = json!([{
-                        "role": "assistant",
-                        "parts": [{"type": "text", "content": self.redact(&reply.text)}],
-                        "finish_reason": "stop",
-                    }]);
-                    span.set_attribute(KeyValue::new(attr::OUTPUT_MESSAGES, messages.to_string()));
-                }
-                span.set_status(Status::Ok);
-                self.end_call(call, None);
-            }
-            Err(error) => {
-                let message = error.to_string();
-                let failure = Failure {
-                    class: error.class().name(),
-                    message: &message,
-                };
-                self.end_call(call, Some(&failure));
-            }
-        }
-    }
-
-    fn agent_event(&self, state: &mut State, node: &str, event: &AgentEvent) {
-        match event {
-            AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::MessageComplete { .. }
-            | AgentEvent::SessionEnd { .. } => {}
-            AgentEvent::SessionStart { session_id, model } => {
-                if let Some(call) = self.call(state, node) {
-                    let span = call.span.span();
-                    if let Some(model) = model {
-                        span.set_attribute(KeyValue::new(attr::RESPONSE_MODEL, model.clone()));
-                    }
-                    if let Some(session) = session_id {
-                        span.set_attribute(KeyValue::new(attr::CONVERSATION_ID, session.clone()));
-                    }
-                }
-            }
-            AgentEvent::ToolStart { id, name, input } => {
-                let capture = self.capture.then(|| self.redact(&input.to_string()));
-                if let Some(call) = self.call(state, node) {
-                    let mut attributes = vec![
-                        KeyValue::new(attr::OPERATION, "execute_tool"),
-                        KeyValue::new(attr::TOOL_NAME, name.clone()),
-                        KeyValue::new(attr::TOOL_CALL_ID, id.clone()),
-                        KeyValue::new(attr::TOOL_TYPE, "function"),
-                    ];
-                    if let Some(arguments) = capture {
-                        attributes.push(KeyValue::new(attr::TOOL_ARGUMENTS, arguments));
-                    }
-                    let span = self.start(
-                        &call.span,
-                        format!("execute_tool {name}"),
-                        SpanKind::Internal,
-                        attributes,
-                    );
-                    call.tools.push((id.clone(), span));
-                }
-            }
-            AgentEvent::ToolComplete {
-                id,
-                summary,
-                is_error,
-                ..
-            } => {
-                let capture = self.capture.then(|| self.redact(summary));
-                if let Some(call) = self.call(state, node)
-                    && let Some(at) = call.tools.iter().position(|(open, _)| open == id)
-                {
-                    let (_, tool) = call.tools.remove(at);
-                    let span = tool.span();
-                    if let Some(result) = capture {
-                        span.set_attribute(KeyValue::new(attr::TOOL_RESULT, result));
-                    }
-                    if *is_error {
-                        span.set_attribute(KeyValue::new(attr::ERROR_TYPE, "tool_error"));
-                        span.set_status(Status::error("the tool failed"));
-                    } else {
-                        span.set_status(Status::Ok);
-                    }
-                    span.end();
-                }
-            }
-            AgentEvent::PermissionRequest { tool, granted } => {
-                if let Some(call) = self.call(state, node) {
-                    call.span.span().add_event(
-                        "atomic.permission",
-                        vec![
-                            KeyValue::new(attr::TOOL_NAME, tool.clone()),
-                            KeyValue::new("atomic.permission.granted", *granted),
-                        ],
-                    );
-                }
-            }
-            AgentEvent::SubagentStart { name } | AgentEvent::SubagentEnd { name } => {
-                let what = if matches!(event, AgentEvent::SubagentStart { .. }) {
-                    "atomic.subagent.start"
-                } else {
-                    "atomic.subagent.end"
-                };
-                if let Some(call) = self.call(state, node) {
-                    call.span.span().add_event(
-                        what,
-                        vec![KeyValue::new("atomic.subagent.name", name.clone())],
-                    );
-                }
-            }
-            AgentEvent::Usage { usage, cost_usd } => {
-                if let Some(call) = self.call(state, node) {
-                    let span = call.span.span();
-                    for value in usage_attributes(*usage) {
-                        span.set_attribute(value);
-                    }
-                    if let Some(cost) = cost_usd {
-                        span.set_attribute(KeyValue::new(attr::COST_USD, *cost));
-                    }
-                }
-            }
-            AgentEvent::ContextWindow { fraction } => {
-                if let Some(call) = self.call(state, node) {
-                    call.span
-                        .span()
-                        .set_attribute(KeyValue::new("atomic.context.fraction", *fraction));
-                }
-            }
-        }
-    }
 }
 
 impl State {
     /// The latest open step of `node` (in `branch`, when given).
-    fn find(&self, node: &str, branch: Option<Option<u32>>) -> Option<usize> {
+    pub(super) fn find(&self, node: &str, branch: Option<Option<u32>>) -> Option<usize> {
         self.steps.iter().rposition(|step| {
             &*step.node == node && branch.is_none_or(|branch| step.branch == branch)
         })
@@ -601,7 +370,7 @@ impl State {
     }
 }
 
-fn usage_attributes(usage: Usage) -> [KeyValue; 4] {
+pub(super) fn usage_attributes(usage: Usage) -> [KeyValue; 4] {
     [
         KeyValue::new(attr::INPUT_TOKENS, i64_of(usage.input_tokens)),
         KeyValue::new(attr::OUTPUT_TOKENS, i64_of(usage.output_tokens)),
@@ -610,6 +379,6 @@ fn usage_attributes(usage: Usage) -> [KeyValue; 4] {
     ]
 }
 
-fn i64_of(value: u64) -> i64 {
+pub(super) fn i64_of(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
