@@ -489,6 +489,11 @@ async fn copilot_over_acp_answers_and_asks_before_it_edits() {
     let (reply, events) = call(&agent, &request("Say hello.", &workspace)).await;
     let reply = reply.unwrap_or_else(|error| panic!("{error}: {events:?}"));
     assert_eq!(reply.text, "Hello from Copilot over ACP.", "{events:?}");
+    // It reports the turn's tokens in the prompt response's `usage`.
+    assert!(
+        reply.usage.input_tokens > 0 && reply.usage.output_tokens > 0,
+        "{reply:?}"
+    );
     assert!(!fake.message_bodies().is_empty());
     // Unlike its `-p` mode, the CLI asks before an edit runs, and is refused under the
     // default mode: the file is untouched.
