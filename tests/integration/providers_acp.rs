@@ -517,3 +517,46 @@ async fn copilot_over_acp_answers_and_asks_before_it_edits() {
     );
     trap.assert_untouched();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_over_acp_refused_credentials_are_an_auth_failure_naming_the_key_variable() {
+    let Some(bin) = agent_cli("gemini", "@google/gemini-cli") else {
+        return;
+    };
+    let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
+    let fake = FakeGemini::start(Vec::new());
+    fake.fail_with(401);
+    let agent = gemini_acp(&bin, &fake, root.path(), &trap);
+    let (result, events) = call(&agent, &request("Hello?", &workspace)).await;
+    let error = result.expect_err("the key is refused");
+    assert_eq!(error.class().name(), "auth", "{error:?}: {events:?}");
+    assert!(
+        matches!(error, ProviderError::Auth { status: 401, .. }),
+        "{error:?}"
+    );
+    let text = error.to_string();
+    assert!(text.contains("`GEMINI_API_KEY`"), "{text}");
+    assert!(!text.contains(SECRET), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_dies_is_a_process_exit_with_its_stderr() {
+    let (root, workspace) = workspace();
+    let command = [
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "echo 'no ACP here' >&2; exit 3".to_owned(),
+    ];
+    let env = Environment::default()
+        .with("PATH", std::env::var("PATH").unwrap_or_default())
+        .with("AGENT_KEY", SECRET);
+    let agent = Acp::new(&decl(&command, "AGENT_KEY", json!({})), &env).expect("configured");
+    let (result, _) = call(&agent, &request("Hello?", &workspace)).await;
+    let error = result.expect_err("the agent died");
+    assert!(
+        matches!(&error, ProviderError::ProcessExit { code: Some(3), stderr, .. } if stderr.contains("no ACP here")),
+        "{error:?}"
+    );
+    drop(root);
+}

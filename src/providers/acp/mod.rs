@@ -262,8 +262,19 @@ impl Acp {
                 key_variable: self.key_variable.clone(),
             };
         }
+        // The agent answered with an error naming the backend's HTTP status as its code
+        // (the Gemini CLI does).
+        let code = i32::from(error.code);
+        if let Ok(status @ 400..=599) = u16::try_from(code) {
+            return classify(
+                &format!("status {status}: {}", error.message),
+                self.key_variable.as_deref(),
+            );
+        }
         // A connection that broke because the agent exited says less than its stderr.
-        if let Ok(status) = child.wait(Duration::from_millis(500)).await {
+        let broken = agent_client_protocol::is_connection_terminated(&error)
+            || agent_client_protocol::is_incoming_transport_closed(&error);
+        if broken && let Ok(status) = child.wait(Duration::from_millis(500)).await {
             let stderr = child.stderr_tail();
             return ProviderError::process_exit(
                 NAME,
