@@ -24,3 +24,4 @@ pub mod syntax;
 pub mod telemetry;
 #[cfg(feature = "temporal")]
 pub mod temporal;
+pub mod view;

@@ -22,5 +22,5 @@ pub use navigate::{BranchEntry, ErrorRoute, LoopParts, RouteEdge};
 pub use plan::{
     Bound, BranchRef, CounterIdx, Counters, Edge, EdgeIdx, EdgeKind, Plan, Step, StepIdx, StepKind,
 };
-pub use render::{dot, mermaid};
+pub use render::{Outline, OutlineEdge, OutlineStep, dot, mermaid, outline};
 pub use stage::lower;

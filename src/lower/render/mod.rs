@@ -12,7 +12,9 @@ mod dot;
 mod edges;
 mod label;
 mod mermaid;
+mod outline;
 mod tree;
 
 pub use dot::dot;
 pub use mermaid::mermaid;
+pub use outline::{Outline, OutlineEdge, OutlineStep, outline};
