@@ -3,9 +3,11 @@
 //! run's event stream, or the log a store keeps of a finished or running one).
 
 mod run;
+mod source;
 mod stored;
 
 pub use run::{
     EVENT_WINDOW, NodeState, NodeView, OUTPUT_WINDOW, OutputItem, RunPhase, RunView, WaitView,
 };
+pub use source::load;
 pub use stored::state_fields;

@@ -1,0 +1,33 @@
+//! Where a [`RunView`] comes from when the run is not this process's: the store. Its log has
+//! each step's events once the step commits; its checkpoint has the exact state and, while
+//! the run goes on, the step that comes next — shown running, since an agent call commits
+//! only when it ends. Reading never blocks a running `atomic run` (SQLite in WAL mode).
+
+use serde_json::Value;
+
+use super::run::{NodeState, RunPhase, RunView};
+use crate::lower::Outline;
+use crate::store::{RunId, Store, StoreError};
+
+/// The view of `run` as `store` has it now.
+///
+/// # Errors
+/// The store cannot be read, or has no such run.
+pub async fn load(store: &dyn Store, run: &RunId, outline: &Outline) -> Result<RunView, StoreError> {
+    let detail = store.run_detail(run).await?;
+    let mut view = RunView::from_detail(&detail, outline);
+    let checkpoint = store.checkpoint(run).await?;
+    view.state = checkpoint.state.clone();
+    if view.phase == RunPhase::Running
+        && let Some(next) = checkpoint
+            .cursor
+            .as_ref()
+            .and_then(|cursor| cursor.get("next_key"))
+            .and_then(Value::as_str)
+        && let Some(node) = view.nodes.iter_mut().find(|node| node.key == next)
+        && node.state != NodeState::Failed
+    {
+        node.state = NodeState::Running;
+    }
+    Ok(view)
+}
