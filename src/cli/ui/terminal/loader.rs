@@ -1,0 +1,108 @@
+//! What the terminal view reads, in the background: every [`POLL`] (and at once when the
+//! view asks for another run) the project's runs and the shown run's view, sent to the
+//! drawing loop over a channel, so reading a large run never holds up a key. Runs' costs
+//! for the runs list are read from their views, once per change of a run.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::app::RunRow;
+use crate::cli::ui::Watch;
+use crate::store::{RunId, Timestamp};
+use crate::view::RunView;
+
+/// How often the store is read.
+pub(super) const POLL: Duration = Duration::from_millis(250);
+
+/// How many runs the runs list shows.
+const RUNS_SHOWN: usize = 100;
+
+/// What to read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Target {
+    /// The run shown.
+    pub(super) run: Option<RunId>,
+    /// The runs list is up (its costs are read).
+    pub(super) list: bool,
+}
+
+/// What was read.
+#[derive(Debug)]
+pub(super) enum Loaded {
+    /// The runs, newest first.
+    Runs(Vec<RunRow>),
+    /// A run's view, or why it could not be read.
+    View(RunId, Result<Box<RunView>, String>),
+    /// The runs could not be read.
+    Failed(String),
+    /// A signal asks the view to close (SIGTERM, SIGHUP).
+    Stop,
+}
+
+/// Reads until the view drops either end of its channels.
+pub(super) async fn poll(
+    watch: Watch,
+    mut target: tokio::sync::watch::Receiver<Target>,
+    loaded: mpsc::Sender<Loaded>,
+) {
+    let mut tick = tokio::time::interval(POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut costs: HashMap<RunId, (Timestamp, Option<f64>)> = HashMap::new();
+    loop {
+        tokio::select! {
+            biased;
+            changed = target.changed() => if changed.is_err() { return },
+            _ = tick.tick() => {}
+        }
+        let Target { run, list } = target.borrow_and_update().clone();
+        let message = match watch.runs(RUNS_SHOWN).await {
+            Ok(records) => {
+                let mut rows = Vec::with_capacity(records.len());
+                for record in records {
+                    let cost_usd = if list {
+                        cost(&watch, &mut costs, &record).await
+                    } else {
+                        costs.get(&record.id).and_then(|(_, cost)| *cost)
+                    };
+                    rows.push(RunRow { record, cost_usd });
+                }
+                Loaded::Runs(rows)
+            }
+            Err(error) => Loaded::Failed(error.to_string()),
+        };
+        if loaded.send(message).is_err() {
+            return;
+        }
+        if let Some(run) = run {
+            let view = watch
+                .view(&run)
+                .await
+                .map(Box::new)
+                .map_err(|error| error.to_string());
+            if loaded.send(Loaded::View(run, view)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// What `record`'s run cost, read again only when the run changed.
+async fn cost(
+    watch: &Watch,
+    costs: &mut HashMap<RunId, (Timestamp, Option<f64>)>,
+    record: &crate::store::RunRecord,
+) -> Option<f64> {
+    if let Some((at, cost)) = costs.get(&record.id)
+        && *at == record.updated_at
+    {
+        return *cost;
+    }
+    let cost = watch
+        .view(&record.id)
+        .await
+        .ok()
+        .and_then(|view| view.cost_usd);
+    costs.insert(record.id.clone(), (record.updated_at, cost));
+    cost
+}

@@ -1,0 +1,83 @@
+//! `atomic ui` in a terminal: a full-screen view of a run (ratatui on crossterm: plain
+//! escape codes and keys, so it works over SSH) — its steps with live states, the selected
+//! step's output as it streams, its state and events — with keys to move, follow the
+//! running step, open a step, answer a wait and cancel. When stdout is not a terminal the
+//! run is printed once as text instead.
+//!
+//! `app` holds the state and what keys do, `draw` paints it, `loader` reads the store in
+//! the background, `session` owns the terminal and the loop, `summary` is the text form.
+
+mod app;
+mod draw;
+mod loader;
+mod session;
+mod summary;
+mod text;
+
+use std::io::IsTerminal;
+
+use ratatui::Frame;
+
+use super::Watch;
+use crate::cli::Exit;
+use crate::cli::args::UiArgs;
+use crate::view::RunView;
+
+/// Shows the run `args.run` (or the newest, and each newer one as it starts).
+pub(super) fn run(watch: &Watch, args: &UiArgs) -> Exit {
+    let runtime = match crate::cli::execute::runtime() {
+        Ok(runtime) => runtime,
+        Err(exit) => return exit,
+    };
+    let terminal = std::io::stdout().is_terminal();
+    // A named run is looked up before the screen is taken, so a typo is a plain error.
+    let run = match &args.run {
+        Some(prefix) => match runtime.block_on(watch.resolve(Some(prefix))) {
+            Ok(run) => Some(run),
+            Err(error) => return watch.report(error),
+        },
+        None if terminal => None,
+        None => match runtime.block_on(watch.resolve(None)) {
+            Ok(run) => Some(run),
+            Err(error) => return watch.report(error),
+        },
+    };
+    let exit = match run {
+        Some(run) if !terminal => match runtime.block_on(watch.view(&run)) {
+            Ok(view) => {
+                print!("{}", summary::render(&view));
+                Exit::Ok
+            }
+            Err(error) => watch.report(error),
+        },
+        run => {
+            let color = std::env::var_os("NO_COLOR").is_none();
+            session::run(&runtime, watch, run, color)
+        }
+    };
+    // A store read still going on must not keep the process.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    exit
+}
+
+/// The terminal view of one run as `atomic ui RUN` first draws it: the running (or
+/// waiting, or failed, or last) step selected and followed. Public for the benchmark of
+/// drawing (`benches/ui.rs`); `atomic ui` itself is the way to use it.
+pub struct TerminalView {
+    app: app::App,
+}
+
+impl TerminalView {
+    /// The view of `view`, in colour or (`color: false`, as under `NO_COLOR`) without.
+    #[must_use]
+    pub fn new(view: RunView, color: bool) -> Self {
+        Self {
+            app: app::App::showing(view, color),
+        }
+    }
+
+    /// Draws it into `frame`.
+    pub fn draw(&self, frame: &mut Frame<'_>) {
+        draw::draw(frame, &self.app);
+    }
+}

@@ -1,0 +1,186 @@
+//! The full-screen session: the terminal taken (raw mode, alternate screen, hidden cursor)
+//! by a [`Guard`] that gives it back on every way out — return, error, panic (a hook),
+//! SIGTERM or SIGHUP (they stop the loop) — and the loop that draws the app when something
+//! changed, reads keys, and carries out their commands.
+
+use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use ratatui::crossterm::{cursor, execute, terminal};
+
+use super::app::{App, Command, Screen};
+use super::draw;
+use super::loader::{self, Loaded, Target};
+use crate::cli::Exit;
+use crate::cli::ui::{Watch, actions};
+use crate::store::RunId;
+
+/// The longest a key waits to be read while nothing else happens.
+const KEY_WAIT: Duration = Duration::from_millis(50);
+
+/// Runs the view of `run` (or of the newest run) until a key quits it.
+pub(super) fn run(
+    runtime: &tokio::runtime::Runtime,
+    watch: &Watch,
+    run: Option<RunId>,
+    color: bool,
+) -> Exit {
+    let mut app = App::new(run.clone(), color);
+    let (target, targets) = tokio::sync::watch::channel(Target { run, list: false });
+    let (sender, loaded) = mpsc::channel();
+    let reader = runtime.spawn(loader::poll(watch.clone(), targets, sender.clone()));
+    let signals = runtime.spawn(stop_on_signals(sender));
+    let root = watch.project().root.clone();
+    let result = Guard::enter()
+        .and_then(|mut guard| event_loop(&mut guard.terminal, &mut app, &target, &loaded, &root));
+    reader.abort();
+    signals.abort();
+    match result {
+        Ok(()) => Exit::Ok,
+        Err(error) => {
+            eprintln!("error: the terminal failed: {error}");
+            Exit::Fatal
+        }
+    }
+}
+
+fn event_loop(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    app: &mut App,
+    target: &tokio::sync::watch::Sender<Target>,
+    loaded: &mpsc::Receiver<Loaded>,
+    root: &std::path::Path,
+) -> io::Result<()> {
+    let mut dirty = true;
+    loop {
+        // Everything read since the last turn (a bounded backlog: a few a poll).
+        while let Ok(message) = loaded.try_recv() {
+            dirty = true;
+            match message {
+                Loaded::Runs(rows) => {
+                    if let Some(run) = app.take_runs(rows) {
+                        target.send_modify(|target| target.run = Some(run));
+                    }
+                }
+                Loaded::View(run, view) => app.take_view(&run, view.map(|view| *view)),
+                Loaded::Failed(error) => app.load_error = Some(error),
+                Loaded::Stop => return Ok(()),
+            }
+        }
+        if dirty {
+            terminal.draw(|frame| draw::draw(frame, app))?;
+            dirty = false;
+        }
+        if !event::poll(KEY_WAIT)? {
+            continue;
+        }
+        match event::read()? {
+            Event::Key(key) if key.kind != KeyEventKind::Release => {
+                dirty = true;
+                match app.key(key) {
+                    None => {}
+                    Some(Command::Quit) => return Ok(()),
+                    Some(Command::Show(run)) => {
+                        target.send_modify(|target| target.run = Some(run));
+                    }
+                    Some(Command::Answer { run, wait, answer }) => {
+                        if let Err(error) = actions::answer(root, &run, wait.as_deref(), &answer) {
+                            app.warn(error.to_string());
+                        }
+                    }
+                    Some(Command::Cancel { run }) => {
+                        if let Err(error) = actions::cancel(root, &run) {
+                            app.warn(error.to_string());
+                        }
+                    }
+                }
+                let list = app.screen == Screen::Runs;
+                if target.borrow().list != list {
+                    target.send_modify(|target| target.list = list);
+                }
+            }
+            Event::Resize(..) => dirty = true,
+            _ => {}
+        }
+    }
+}
+
+/// Asks the loop to stop on SIGTERM or SIGHUP, so the terminal is given back.
+async fn stop_on_signals(sender: mpsc::Sender<Loaded>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hup.recv() => {}
+        }
+        let _ = sender.send(Loaded::Stop);
+    }
+    #[cfg(not(unix))]
+    drop(sender);
+}
+
+/// Whether the terminal is taken (raw mode, alternate screen), for the panic hook.
+static TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// The terminal, taken; given back when dropped.
+struct Guard {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl Guard {
+    fn enter() -> io::Result<Self> {
+        static HOOK: std::sync::Once = std::sync::Once::new();
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                // Give the terminal back first, so the message is seen.
+                give_back();
+                previous(info);
+            }));
+        });
+        terminal::enable_raw_mode()?;
+        TAKEN.store(true, Ordering::SeqCst);
+        // Cleared by an escape code, not `Terminal::clear`, which asks the terminal where its
+        // cursor is and fails where nothing answers (a pty nobody reads the answer from).
+        let taken = execute!(
+            io::stdout(),
+            terminal::EnterAlternateScreen,
+            cursor::Hide,
+            terminal::Clear(terminal::ClearType::All)
+        )
+        .and_then(|()| Terminal::new(CrosstermBackend::new(io::stdout())));
+        match taken {
+            Ok(terminal) => Ok(Self { terminal }),
+            Err(error) => {
+                give_back();
+                Err(error)
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        give_back();
+    }
+}
+
+/// Leaves the alternate screen, shows the cursor, ends raw mode (once).
+fn give_back() {
+    if TAKEN.swap(false, Ordering::SeqCst) {
+        let _ = execute!(io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
+        let _ = terminal::disable_raw_mode();
+    }
+}

@@ -1,0 +1,571 @@
+//! `atomic ui` in a terminal, through a real pseudo-terminal (util-linux `script`, sized
+//! with `stty`): keys are typed at the real binary and its output is parsed into a screen
+//! of cells by a terminal emulator (`vt100`), on which the tests assert — steps and their
+//! states, a step's output, a wait answered with keys, colours, small sizes, the terminal
+//! given back. Every wait is bounded.
+
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::support::cli_project::{CliProject, bin, stderr, stdout};
+
+/// How long a screen may take to show what a test waits for.
+const SCREEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A finished run: an agent on the in-process model, then a tool.
+const REVIEW: &str = r#"workflow "review" {
+    provider "bot" adapter="in-process" { option "reply" "All good: the tests pass and the diff is small."; }
+    state {
+        field "verdict" type="string" default=""
+        field "echoed" type="string" default=""
+    }
+    agent "judge" provider="bot" {
+        prompt "Review the change"
+        output "verdict"
+    }
+    tool "announce" {
+        run "sh" "-c" "echo announced-on-stdout"
+        output "echoed"
+    }
+}
+"#;
+
+/// A run that pauses at a yes-no wait and ships on yes.
+const GATE: &str = r#"workflow "gate" {
+    state {
+        field "notes" type="string" default=""
+        field "ok" type="boolean" default=#false
+        field "shipped" type="string" default=""
+    }
+    tool "draft" {
+        run "sh" "-c" "echo notes-v1"
+        output "notes"
+    }
+    wait "approve" prompt="Ship {{ state.notes | trim }}?" answer="yes-no" {
+        output "ok"
+    }
+    decision "route" {
+        when "state.ok" goto="ship"
+        otherwise goto="end"
+    }
+    tool "ship" {
+        run "sh" "-c" "echo shipped"
+        output "shipped"
+    }
+}
+"#;
+
+/// `atomic ui` (or a shell line around it) on a pseudo-terminal of a fixed size.
+struct Tty {
+    child: Child,
+    keys: ChildStdin,
+    output: Arc<Mutex<Vec<u8>>>,
+    rows: u16,
+    cols: u16,
+}
+
+impl Tty {
+    /// `line` (a shell command line, `{atomic}` standing for the binary) in `project` on a
+    /// `cols`×`rows` terminal; `None` when `script` is not installed (the test skips).
+    fn start(project: &CliProject, line: &str, cols: u16, rows: u16, color: bool) -> Option<Self> {
+        if Command::new("script").arg("--version").output().is_err() {
+            #[allow(clippy::print_stderr, reason = "a skipped test says so")]
+            {
+                eprintln!("SKIPPED: `script` (util-linux) is not installed");
+            }
+            return None;
+        }
+        let line = line.replace("{atomic}", &bin().display().to_string());
+        let shell = format!("stty cols {cols} rows {rows}; {line}");
+        let mut command = Command::new("script");
+        command
+            .args(["-qfec", &shell, "/dev/null"])
+            .current_dir(project.path())
+            .env("TERM", "xterm-256color")
+            .env_remove("RUST_LOG")
+            .env_remove("CI")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if color {
+            command.env_remove("NO_COLOR");
+        } else {
+            command.env("NO_COLOR", "1");
+        }
+        let mut child = command.spawn().expect("spawn script");
+        let keys = child.stdin.take().expect("stdin");
+        let mut out = child.stdout.take().expect("stdout");
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&output);
+        // Ends when script closes its stdout (the child is gone).
+        std::thread::spawn(move || {
+            let mut buffer = [0; 8192];
+            while let Ok(n) = out.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buffer[..n]);
+            }
+        });
+        Some(Self {
+            child,
+            keys,
+            output,
+            rows,
+            cols,
+        })
+    }
+
+    /// The screen as everything printed so far draws it.
+    fn parser(&self) -> vt100::Parser {
+        let mut parser = emulator(self.rows, self.cols);
+        parser.process(&self.output.lock().unwrap());
+        parser
+    }
+
+    /// The screen's text.
+    fn text(&self) -> String {
+        self.parser().screen().contents()
+    }
+
+    /// Waits until the screen's text passes `ready`; fails with the screen after
+    /// [`SCREEN_TIMEOUT`].
+    fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + SCREEN_TIMEOUT;
+        loop {
+            let text = self.text();
+            if ready(&text) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the screen never showed {what}:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Types `keys`.
+    fn type_keys(&mut self, keys: &str) {
+        self.keys.write_all(keys.as_bytes()).expect("type");
+        self.keys.flush().expect("flush keys");
+        // Keys arrive one read at a time, as from a person.
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// Waits for the process to end (bounded), its exit code and everything it printed.
+    fn finish(mut self) -> (Option<i32>, Vec<u8>) {
+        let deadline = Instant::now() + SCREEN_TIMEOUT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("poll script") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("`atomic ui` did not exit:\n{}", self.text());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // The reader has the last bytes once script's stdout closes.
+        std::thread::sleep(Duration::from_millis(100));
+        let output = self.output.lock().unwrap().clone();
+        (status.code(), output)
+    }
+}
+
+impl Drop for Tty {
+    fn drop(&mut self) {
+        // A failed test must not leave the view running.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A terminal emulator of `rows`×`cols` cells, no scrollback.
+fn emulator(rows: u16, cols: u16) -> vt100::Parser {
+    let size = |n: u16| std::num::NonZeroU16::new(n).expect("a terminal has cells");
+    vt100::Parser::new(size(rows), size(cols), 0)
+}
+
+/// A project with a finished `review` run and, newer, a `gate` run paused at `approve`.
+fn project_with_runs() -> (CliProject, String, String) {
+    let project = CliProject::new();
+    project.write("review.kdl", REVIEW);
+    project.write("gate.kdl", GATE);
+    let done = project
+        .atomic()
+        .args(["run", "review.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    let done = project.last_run();
+    let paused = project
+        .atomic()
+        .args(["run", "gate.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(paused.status.code(), Some(4), "{}", stderr(&paused));
+    let paused = project.last_run();
+    assert_ne!(done, paused);
+    (project, done, paused)
+}
+
+/// The row of the screen that holds `text`.
+fn row_with<'a>(screen: &'a str, text: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|line| line.contains(text))
+        .unwrap_or_else(|| panic!("no row holds {text:?}:\n{screen}"))
+}
+
+/// Waits (bounded) until the store has `run` in `status`.
+fn wait_for_status(project: &CliProject, run: &str, status: &str) {
+    let deadline = Instant::now() + SCREEN_TIMEOUT;
+    loop {
+        let shown = project.show(run);
+        if shown["run"]["status"] == status {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run never became {status}: {shown}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_view_shows_steps_and_output_and_a_wait_answered_with_keys_moves_the_run_on() {
+    let (project, done, paused) = project_with_runs();
+    let Some(mut tty) = Tty::start(
+        &project,
+        &format!("exec {{atomic}} ui {done}"),
+        100,
+        30,
+        false,
+    ) else {
+        return;
+    };
+    // The finished run: every step done, the last one selected and followed.
+    let screen = tty.wait_for("the finished run", |s| {
+        s.contains("completed") && s.contains("announce")
+    });
+    assert!(row_with(&screen, "judge").contains("✓ judge"), "{screen}");
+    assert!(row_with(&screen, "✓ judge").contains("done"), "{screen}");
+    assert!(row_with(&screen, "✓ announce").contains("done"), "{screen}");
+    assert!(
+        row_with(&screen, "›✓ announce").contains("done"),
+        "the last step is selected:\n{screen}"
+    );
+    // The state pane: the tool's output went to `echoed`.
+    assert!(
+        screen.contains("echoed \"announced-on"),
+        "the state:\n{screen}"
+    );
+    // Up to the agent: its reply is shown.
+    tty.type_keys("k");
+    let screen = tty.wait_for("the agent's output", |s| {
+        s.contains("All good: the tests pass and the diff is small.")
+    });
+    assert!(row_with(&screen, "›✓ judge").contains("done"), "{screen}");
+    assert!(row_with(&screen, "State").contains("Events"), "{screen}");
+    assert!(screen.contains("verdict"), "the state pane:\n{screen}");
+
+    // The runs list, newest first: pick the paused run.
+    tty.type_keys("r");
+    let screen = tty.wait_for("the runs list", |s| {
+        s.contains("STATUS") && s.contains(&paused)
+    });
+    let paused_row = screen.lines().position(|l| l.contains(&paused)).unwrap();
+    let done_row = screen.lines().position(|l| l.contains(&done)).unwrap();
+    assert!(paused_row < done_row, "newest first:\n{screen}");
+    assert!(row_with(&screen, &paused).contains("paused"), "{screen}");
+    assert!(row_with(&screen, &done).contains("completed"), "{screen}");
+    tty.type_keys("g\r");
+    let screen = tty.wait_for("the paused run", |s| s.contains("waiting at `approve`"));
+    assert!(row_with(&screen, "approve").contains("waiting"), "{screen}");
+    assert!(row_with(&screen, "✓ draft").contains("done"), "{screen}");
+    assert!(row_with(&screen, "ship").contains("pending"), "{screen}");
+
+    // Answer it: the prompt offers yes and no; typing `yes` and Enter resumes the run.
+    tty.type_keys("a");
+    let screen = tty.wait_for("the answer prompt", |s| s.contains("Ship notes-v1?"));
+    assert!(screen.contains("choices: yes · no"), "{screen}");
+    tty.type_keys("yes\r");
+    let screen = tty.wait_for("the run completed", |s| {
+        s.contains("completed") && s.contains("✓ ship")
+    });
+    assert!(row_with(&screen, "✓ approve").contains("done"), "{screen}");
+    wait_for_status(&project, &paused, "completed");
+    assert_eq!(project.show(&paused)["state"]["shipped"], "shipped\n");
+
+    tty.type_keys("q");
+    let (code, output) = tty.finish();
+    assert_eq!(code, Some(0));
+    let mut parser = emulator(30, 100);
+    parser.process(&output);
+    assert!(
+        !parser.screen().alternate_screen(),
+        "the alternate screen was left"
+    );
+}
+
+#[test]
+fn quitting_gives_the_terminal_back() {
+    let (project, done, _) = project_with_runs();
+    // After the view: is the terminal cooked again (line editing and echo back)?
+    let line = format!("{{atomic}} ui {done}; echo ui-exit=$?; stty -a");
+    let Some(mut tty) = Tty::start(&project, &line, 100, 30, false) else {
+        return;
+    };
+    tty.wait_for("the run", |s| s.contains("announce"));
+    tty.type_keys("q");
+    let (code, output) = tty.finish();
+    assert_eq!(code, Some(0));
+    let text = String::from_utf8_lossy(&output);
+    assert!(text.contains("ui-exit=0"), "{text}");
+    let settings = &text[text.find("ui-exit=0").unwrap()..];
+    let words: Vec<&str> = settings.split_whitespace().collect();
+    for on in ["icanon", "echo", "isig", "icrnl", "opost"] {
+        assert!(words.contains(&on), "`{on}` after the view:\n{settings}");
+    }
+    assert!(!settings.contains("-icanon"), "{settings}");
+    // Entered and left: the alternate screen and the cursor.
+    assert!(
+        text.contains("\u{1b}[?1049h") && text.contains("\u{1b}[?1049l"),
+        "{text}"
+    );
+    assert!(text.contains("\u{1b}[?25h"), "the cursor is shown again");
+    let mut parser = emulator(30, 100);
+    parser.process(&output);
+    assert!(!parser.screen().alternate_screen());
+    assert!(!parser.screen().hide_cursor());
+}
+
+/// Whether any cell of the screen has a colour.
+fn coloured_cells(tty: &Tty) -> usize {
+    let parser = tty.parser();
+    let screen = parser.screen();
+    let (rows, cols) = screen.size();
+    let mut coloured = 0;
+    for row in 0..rows.get() {
+        for col in 0..cols.get() {
+            if let Some(cell) = screen.cell(row, col)
+                && (cell.fgcolor() != vt100::Color::Default
+                    || cell.bgcolor() != vt100::Color::Default)
+            {
+                coloured += 1;
+            }
+        }
+    }
+    coloured
+}
+
+#[test]
+fn no_color_leaves_no_colour_on_the_screen() {
+    let (project, _, paused) = project_with_runs();
+    for color in [true, false] {
+        let Some(mut tty) = Tty::start(
+            &project,
+            &format!("exec {{atomic}} ui {paused}"),
+            100,
+            30,
+            color,
+        ) else {
+            return;
+        };
+        tty.wait_for("the paused run", |s| s.contains("waiting at `approve`"));
+        // The help box too.
+        tty.type_keys("?");
+        tty.wait_for("the keys", |s| s.contains("cancel the run"));
+        let coloured = coloured_cells(&tty);
+        if color {
+            assert!(coloured > 0, "colours are on without NO_COLOR");
+        } else {
+            assert_eq!(coloured, 0, "NO_COLOR:\n{}", tty.text());
+            // Selection still shows: reverse video is not a colour.
+            let parser = tty.parser();
+            assert!(
+                (0..30).any(|row| parser
+                    .screen()
+                    .cell(row, 1)
+                    .is_some_and(vt100::Cell::inverse)),
+                "the selected row is in reverse video"
+            );
+        }
+        tty.type_keys("?q");
+        let (code, _) = tty.finish();
+        assert_eq!(code, Some(0));
+    }
+}
+
+#[test]
+fn small_terminals_get_a_compact_list_and_tiny_ones_do_not_break_it() {
+    let (project, _, paused) = project_with_runs();
+    let Some(mut tty) = Tty::start(
+        &project,
+        &format!("exec {{atomic}} ui {paused}"),
+        40,
+        12,
+        false,
+    ) else {
+        return;
+    };
+    let screen = tty.wait_for("the compact list", |s| s.contains("approve"));
+    assert!(!screen.contains("Steps"), "no panes below 60×15:\n{screen}");
+    assert!(row_with(&screen, "draft").contains("done"), "{screen}");
+    assert!(row_with(&screen, "approve").contains("waiting"), "{screen}");
+    assert!(row_with(&screen, "gate").contains("paused"), "{screen}");
+    tty.type_keys("q");
+    assert_eq!(tty.finish().0, Some(0));
+
+    for (cols, rows) in [(20, 6), (10, 3), (1, 1)] {
+        let Some(mut tty) = Tty::start(
+            &project,
+            &format!("exec {{atomic}} ui {paused}"),
+            cols,
+            rows,
+            false,
+        ) else {
+            return;
+        };
+        if cols >= 10 {
+            tty.wait_for("the run", |s| s.contains("paused"));
+        } else {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        // Every key and overlay at this size.
+        tty.type_keys("jjkk\r\r?");
+        tty.type_keys("x");
+        tty.type_keys("a");
+        tty.type_keys("\u{1b}");
+        tty.type_keys("c");
+        tty.type_keys("n");
+        tty.type_keys("r");
+        tty.type_keys("\u{1b}");
+        tty.type_keys("q");
+        let (code, output) = tty.finish();
+        let text = String::from_utf8_lossy(&output);
+        assert_eq!(code, Some(0), "{cols}×{rows}: {text}");
+        assert!(!text.contains("panicked"), "{cols}×{rows}: {text}");
+    }
+}
+
+#[test]
+fn a_run_started_elsewhere_replaces_the_newest_live_and_can_be_cancelled() {
+    let project = CliProject::new();
+    project.write("review.kdl", REVIEW);
+    let first = project
+        .atomic()
+        .args(["run", "review.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    project.write(
+        "slow.kdl",
+        r#"workflow "slow" {
+    state { field "seen" type="string" default="" }
+    tool "tick" {
+        run "sh" "-c" "echo tick-one; sleep 1; echo tick-two"
+        output "seen"
+    }
+    wait "hold" prompt="Keep going?" answer="yes-no"
+    tool "tock" { run "sh" "-c" "echo tock"; }
+}
+"#,
+    );
+    let Some(mut tty) = Tty::start(&project, "exec {atomic} ui", 100, 30, false) else {
+        return;
+    };
+    // No run named: the newest is shown.
+    tty.wait_for("the newest run", |s| {
+        s.contains("review") && s.contains("announce")
+    });
+    // `atomic run` in another terminal: the view switches to it and follows it.
+    let mut run = project
+        .spawn_command()
+        .args(["run", "slow.kdl", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("atomic run");
+    let screen = tty.wait_for("the new run", |s| s.contains("slow") && s.contains("tick"));
+    assert!(screen.contains("tick"), "{screen}");
+    let screen = tty.wait_for("the wait", |s| s.contains("waiting at `hold`"));
+    assert!(
+        row_with(&screen, "›? hold").contains("waiting"),
+        "followed:\n{screen}"
+    );
+    assert!(row_with(&screen, "✓ tick").contains("done"), "{screen}");
+    let deadline = Instant::now() + SCREEN_TIMEOUT;
+    let status = loop {
+        if let Some(status) = run.try_wait().expect("poll run") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "`atomic run` did not pause");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(4));
+    let id = project.last_run();
+
+    // Cancel asks first: `n` keeps it.
+    tty.type_keys("c");
+    tty.wait_for("the question", |s| s.contains(&format!("Cancel run {id}?")));
+    tty.type_keys("n");
+    tty.wait_for("the answer", |s| s.contains("not cancelled"));
+    assert_eq!(project.show(&id)["run"]["status"], "paused");
+    tty.type_keys("c");
+    tty.type_keys("y");
+    tty.wait_for("the cancelled run", |s| {
+        row_with(s, "slow").contains("cancelled")
+    });
+    wait_for_status(&project, &id, "cancelled");
+    tty.type_keys("q");
+    assert_eq!(tty.finish().0, Some(0));
+}
+
+#[test]
+fn without_a_terminal_the_run_is_printed_once() {
+    let (project, done, paused) = project_with_runs();
+    let output = project.atomic().arg("ui").output().expect("atomic ui");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("gate {paused} (paused) · step 2"),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("✓ done     draft")),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("? waiting  approve")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("atomic resume {paused} --answer <ANSWER>")),
+        "{text}"
+    );
+    let output = project
+        .atomic()
+        .args(["ui", &done])
+        .output()
+        .expect("atomic ui");
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(&format!("review {done} (completed)")),
+        "{text}"
+    );
+    assert!(text.contains("✓ done     judge"), "{text}");
+    let output = project
+        .atomic()
+        .args(["ui", "nope"])
+        .output()
+        .expect("atomic ui");
+    assert_ne!(output.status.code(), Some(0));
+}
