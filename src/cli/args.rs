@@ -36,6 +36,8 @@ pub enum Command {
     Runs(RunsArgs),
     /// Stop a run from any terminal (its owner stops as on Ctrl-C); resumable later.
     Cancel(CancelArgs),
+    /// Watch runs: a full-screen terminal view, or (`--web`) a local web page.
+    Ui(UiArgs),
     /// Print atomic's JSON Schemas (events, cassettes).
     Schema(SchemaArgs),
     /// Explain a diagnostic code: when it fires, why it matters, what to do.
@@ -329,6 +331,23 @@ pub struct CancelArgs {
     /// A run on Temporal (its whole id).
     #[command(flatten)]
     pub temporal: TemporalArgs,
+}
+
+/// `atomic ui`.
+#[derive(Debug, Args)]
+pub struct UiArgs {
+    /// The run to open (a unique prefix of its id); none: the latest run.
+    pub run: Option<String>,
+    /// Serve a web page instead of the terminal view.
+    #[arg(long)]
+    pub web: bool,
+    /// The web page's port (0: any free port).
+    #[arg(long, default_value_t = 0, requires = "web")]
+    pub port: u16,
+    /// The address to serve on; anything but a loopback address needs the access token
+    /// printed at start.
+    #[arg(long, default_value = "127.0.0.1", requires = "web")]
+    pub bind: std::net::IpAddr,
 }
 
 /// `atomic explain`.

@@ -27,6 +27,7 @@ mod run;
 mod runs;
 mod schema;
 mod temporal;
+pub mod ui;
 
 pub use args::{Cli, Command};
 pub use exit::Exit;
@@ -62,6 +63,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Cancel(args) => cancel::run(&args),
+        Command::Ui(args) => ui::run(&args),
         Command::List(args) => list::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Completions(args) => completions::run(&args),

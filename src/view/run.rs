@@ -153,7 +153,7 @@ impl RunPhase {
 }
 
 /// A wait the run is paused at.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WaitView {
     /// The wait's node.
     pub node: String,
@@ -274,6 +274,9 @@ impl RunView {
                     if node.state == NodeState::Waiting {
                         node.state = NodeState::Pending;
                     }
+                    if node.kind == "start" {
+                        node.state = NodeState::Done;
+                    }
                 }
             }
             RunEvent::StepStarted {
@@ -350,6 +353,9 @@ impl RunView {
             } => {
                 self.phase = RunPhase::Completed;
                 self.step = self.step.max(*steps);
+                for node in self.nodes.iter_mut().filter(|node| node.kind == "end") {
+                    node.state = NodeState::Done;
+                }
                 self.usage = *usage;
                 self.cost_usd = Some(*cost_usd).filter(|cost| *cost > 0.0).or(self.cost_usd);
             }

@@ -1,0 +1,203 @@
+"use strict";
+// A run's page: the graph (drawn by the server), the steps with their states, the selected
+// step's output, the state and the events, kept current by the server's events.
+const run = document.body.dataset.run;
+const token = document.querySelector('meta[name="atomic-token"]').content;
+const $ = (selector) => document.querySelector(selector);
+let view = null;
+let selected = null;      // the step key a person chose; null: follow the running step
+let shown = { key: null, outputs: -1, state: null };
+
+function post(path, body) {
+  return fetch(`/api/runs/${encodeURIComponent(run)}/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-atomic-token": token },
+    body: JSON.stringify(body || {}),
+  });
+}
+
+function tokens(usage) {
+  const total = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+  return total ? `${total} tokens` : "";
+}
+
+function focusKey() {
+  if (selected) return selected;
+  const running = view.nodes.find((node) => node.state === "running" || node.state === "waiting");
+  if (running) return running.key;
+  const started = view.nodes.filter((node) => node.state !== "pending");
+  return started.length ? started[started.length - 1].key : null;
+}
+
+function renderGraph() {
+  for (const node of view.nodes) {
+    const box = document.querySelector(`#graph .step[data-key="${CSS.escape(node.key)}"]`);
+    if (!box) continue;
+    box.classList.remove("pending", "running", "done", "failed", "skipped", "waiting", "selected");
+    box.classList.add(node.state);
+    if (node.key === focusKey()) box.classList.add("selected");
+    box.dataset.state = node.state;
+    box.dataset.attempts = node.attempts;
+  }
+}
+
+function renderSteps() {
+  const list = $("#steps");
+  list.replaceChildren();
+  for (const node of view.nodes) {
+    if (node.kind === "start" || node.kind === "end") continue;
+    const item = document.createElement("li");
+    item.dataset.key = node.key;
+    item.dataset.state = node.state;
+    if (node.key === focusKey()) item.className = "selected";
+    const state = document.createElement("span");
+    state.className = `state status ${node.state === "done" ? "completed" : node.state}`;
+    state.textContent = node.state;
+    const name = document.createElement("span");
+    name.textContent = node.key;
+    const extra = document.createElement("span");
+    extra.className = "muted";
+    const parts = [];
+    if (node.attempts > 1) parts.push(`${node.attempts} attempts`);
+    if (tokens(node.usage)) parts.push(tokens(node.usage));
+    if (node.error) parts.push(node.error);
+    extra.textContent = parts.join(" · ");
+    item.append(state, name, extra);
+    item.addEventListener("click", () => select(node.key));
+    list.append(item);
+  }
+}
+
+function renderOutput(step) {
+  const out = $("#output");
+  out.replaceChildren();
+  $("#step-title").textContent = step ? `Step ${step.key} — ${step.state}` : "Steps";
+  if (!step) return;
+  for (const item of step.output) {
+    const line = document.createElement("div");
+    switch (item.type) {
+      case "text": line.textContent = item.text; break;
+      case "thinking": line.className = "thinking"; line.textContent = item.text; break;
+      case "tool-call": line.className = "tool"; line.textContent = `▸ ${item.name} ${JSON.stringify(item.input)}`; break;
+      case "tool-result": line.className = `result${item.is_error ? " error" : ""}`; line.textContent = `  ↳ ${item.summary}`; break;
+      case "line": line.className = item.stream === "stderr" ? "result error" : "result"; line.textContent = item.line; break;
+    }
+    out.append(line);
+  }
+  if (step.error) {
+    const error = document.createElement("div");
+    error.className = "result error";
+    error.textContent = step.error;
+    out.append(error);
+  }
+  out.scrollTop = out.scrollHeight;
+}
+
+async function refreshOutput(force) {
+  const key = focusKey();
+  const node = key && view.nodes.find((n) => n.key === key);
+  if (!node) { renderOutput(null); return; }
+  if (!force && shown.key === key && shown.outputs === node.outputs && shown.state === node.state) return;
+  shown = { key, outputs: node.outputs, state: node.state };
+  const response = await fetch(`/api/runs/${encodeURIComponent(run)}/steps/${encodeURIComponent(key)}`);
+  if (response.ok) renderOutput(await response.json());
+}
+
+function renderWaits() {
+  const section = $("#waits");
+  section.hidden = view.phase !== "paused" || view.waits.length === 0;
+  if (section.hidden) return;
+  const nodes = $("#wait-node");
+  const current = nodes.value;
+  nodes.replaceChildren(...view.waits.map((wait) => new Option(wait.node, wait.node)));
+  if (view.waits.some((wait) => wait.node === current)) nodes.value = current;
+  nodes.hidden = view.waits.length < 2;
+  const wait = view.waits.find((w) => w.node === nodes.value) || view.waits[0];
+  $("#wait-prompt").textContent = wait.prompt;
+  const choice = $("#answer-choice");
+  const text = $("#answer-text");
+  if (wait.choices.length) {
+    if (choice.options.length !== wait.choices.length) {
+      choice.replaceChildren(...wait.choices.map((value) => new Option(value, value)));
+    }
+    choice.hidden = false; text.hidden = true;
+  } else {
+    choice.hidden = true; text.hidden = false;
+  }
+}
+
+function render() {
+  $("#workflow").textContent = view.workflow;
+  const phase = $("#phase");
+  phase.textContent = view.phase;
+  phase.className = `phase ${view.phase}`;
+  const parts = [`step ${view.step}`];
+  if (tokens(view.usage)) parts.push(tokens(view.usage));
+  if (view.cost_usd != null) parts.push(`$${view.cost_usd.toFixed(4)}`);
+  $("#totals").textContent = parts.join(" · ");
+  const error = $("#error");
+  error.hidden = !view.error;
+  error.textContent = view.error || "";
+  $("#cancel").disabled = !(view.phase === "running" || view.phase === "paused");
+  $("#resume").disabled = !(view.phase === "cancelled" || view.phase === "failed");
+  renderGraph();
+  renderSteps();
+  renderWaits();
+  $("#state").textContent = JSON.stringify(view.state, null, 2);
+  $("#event-count").textContent = `(${view.event_count})`;
+  const events = $("#events");
+  events.replaceChildren(...view.events.slice().reverse().map((event) => {
+    const item = document.createElement("li");
+    item.textContent = `${event.type}${event.node ? ` ${event.node}` : ""}`;
+    return item;
+  }));
+  refreshOutput(false);
+}
+
+function select(key) {
+  selected = key === selected ? null : key;
+  if (view) { renderGraph(); renderSteps(); refreshOutput(true); }
+}
+
+async function loadGraph() {
+  const response = await fetch(`/api/runs/${encodeURIComponent(run)}/graph.svg`);
+  if (!response.ok) return;
+  $("#graph").innerHTML = await response.text();
+  for (const box of document.querySelectorAll("#graph .step")) {
+    box.addEventListener("click", () => select(box.dataset.key));
+  }
+  if (view) renderGraph();
+}
+
+function follow() {
+  const source = new EventSource(`/api/runs/${encodeURIComponent(run)}/stream`);
+  source.addEventListener("view", (event) => {
+    view = JSON.parse(event.data);
+    document.body.dataset.phase = view.phase;
+    render();
+  });
+}
+
+$("#answer").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const wait = $("#wait-node").value;
+  const answer = $("#answer-choice").hidden ? $("#answer-text").value : $("#answer-choice").value;
+  const status = $("#answer-status");
+  status.textContent = "answering…";
+  const response = await post("answer", { wait, answer });
+  status.textContent = response.ok ? "answered; the run goes on" : `refused: ${await response.text()}`;
+  status.className = response.ok ? "muted" : "error";
+});
+$("#wait-node").addEventListener("change", renderWaits);
+$("#cancel").addEventListener("click", async () => {
+  if (!confirm("Cancel this run? It can be resumed later.")) return;
+  const response = await post("cancel");
+  if (!response.ok) alert(await response.text());
+});
+$("#resume").addEventListener("click", async () => {
+  const response = await post("resume");
+  if (!response.ok) alert(await response.text());
+});
+
+loadGraph();
+follow();

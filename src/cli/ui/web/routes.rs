@@ -1,0 +1,255 @@
+//! The web view's routes: two pages, their JSON, a run's server-sent events, three actions.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Json, Response};
+use axum::routing::{get, post};
+use futures_util::Stream;
+use serde::Deserialize;
+
+use super::access::{self, Access};
+use super::summary::{RunRow, RunSummary};
+use super::{assets, graph};
+use crate::cli::ui::{Watch, actions};
+use crate::store::{RunId, StoreError};
+use crate::view::RunPhase;
+
+/// How often a run's stream looks at the store.
+const POLL: Duration = Duration::from_millis(200);
+
+/// The most runs the list shows.
+const LIST_LIMIT: usize = 100;
+
+/// Run costs by run id and last update.
+type Costs = HashMap<(String, u64), Option<f64>>;
+
+/// What every handler shares.
+#[derive(Clone)]
+struct App {
+    watch: Watch,
+    access: Access,
+    /// Run id and last update → its cost, so the list does not fold every run each time.
+    costs: Arc<Mutex<Costs>>,
+}
+
+/// The router.
+pub(super) fn router(watch: Watch, access: Access) -> Router {
+    let app = App {
+        watch,
+        access: access.clone(),
+        costs: Arc::default(),
+    };
+    Router::new()
+        .route("/", get(runs_page))
+        .route("/runs/{id}", get(run_page))
+        .route("/assets/{file}", get(asset))
+        .route("/api/runs", get(runs_json))
+        .route("/api/runs/{id}", get(run_json))
+        .route("/api/runs/{id}/graph.svg", get(run_graph))
+        .route("/api/runs/{id}/steps/{key}", get(step_json))
+        .route("/api/runs/{id}/stream", get(run_stream))
+        .route("/api/runs/{id}/answer", post(answer))
+        .route("/api/runs/{id}/cancel", post(cancel))
+        .route("/api/runs/{id}/resume", post(resume))
+        .with_state(app)
+        .layer(axum::middleware::from_fn_with_state(access, access::guard))
+}
+
+/// A failure as a response: a missing run is 404, anything else 500, said in plain text.
+struct Failure(StatusCode, String);
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound(_) | StoreError::Ambiguous { .. } => {
+                Self(StatusCode::NOT_FOUND, error.to_string())
+            }
+            other => Self(StatusCode::INTERNAL_SERVER_ERROR, other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        (self.0, self.1).into_response()
+    }
+}
+
+async fn runs_page(State(app): State<App>) -> Html<String> {
+    Html(assets::runs_page(app.access.token()))
+}
+
+async fn run_page(State(app): State<App>, Path(id): Path<String>) -> Result<Html<String>, Failure> {
+    let run = app.watch.resolve(Some(&id)).await?;
+    Ok(Html(assets::run_page(app.access.token(), run.as_str())))
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    match assets::file(&file) {
+        Some((kind, body)) => ([(header::CONTENT_TYPE, kind)], body).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn runs_json(State(app): State<App>) -> Result<Json<Vec<RunRow>>, Failure> {
+    let runs = app.watch.runs(LIST_LIMIT).await?;
+    let mut rows = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let key = (run.id.as_str().to_owned(), run.updated_at.0);
+        let known = app
+            .costs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+            .copied();
+        let cost = match known {
+            Some(cost) => cost,
+            None => {
+                let cost = app
+                    .watch
+                    .view(&run.id)
+                    .await
+                    .ok()
+                    .and_then(|view| view.cost_usd);
+                app.costs
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(key, cost);
+                cost
+            }
+        };
+        rows.push(RunRow::of(run, cost));
+    }
+    Ok(Json(rows))
+}
+
+async fn run_id(app: &App, id: &str) -> Result<RunId, Failure> {
+    Ok(app.watch.resolve(Some(id)).await?)
+}
+
+async fn run_json(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
+    let run = run_id(&app, &id).await?;
+    let view = app.watch.view(&run).await?;
+    Ok(Json(RunSummary::of(&view)).into_response())
+}
+
+async fn run_graph(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
+    let run = run_id(&app, &id).await?;
+    let outline = app.watch.graph(&run).await?;
+    Ok((
+        [(header::CONTENT_TYPE, "image/svg+xml")],
+        graph::svg(&outline),
+    )
+        .into_response())
+}
+
+async fn step_json(
+    State(app): State<App>,
+    Path((id, key)): Path<(String, String)>,
+) -> Result<Response, Failure> {
+    let run = run_id(&app, &id).await?;
+    let view = app.watch.view(&run).await?;
+    let Some(node) = view.nodes.iter().find(|node| node.key == key) else {
+        return Err(Failure(
+            StatusCode::NOT_FOUND,
+            format!("run `{run}` has no step `{key}`"),
+        ));
+    };
+    Ok(Json(node).into_response())
+}
+
+/// The run's summary whenever it changes; the stream ends once the run has stopped
+/// (finished, failed, cancelled or paused) and that was sent.
+async fn run_stream(
+    State(app): State<App>,
+    Path(id): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Failure> {
+    let run = run_id(&app, &id).await?;
+    let stream = futures_util::stream::unfold(
+        (app, run, String::new(), false),
+        |(app, run, last, done)| async move {
+            if done {
+                return None;
+            }
+            let mut interval = tokio::time::interval(POLL);
+            loop {
+                interval.tick().await;
+                let Ok(view) = app.watch.view(&run).await else {
+                    continue;
+                };
+                let Ok(json) = serde_json::to_string(&RunSummary::of(&view)) else {
+                    continue;
+                };
+                if json != last {
+                    let stopped = view.phase != RunPhase::Running;
+                    let event = Event::default().event("view").data(json.clone());
+                    return Some((Ok(event), (app, run, json, stopped)));
+                }
+            }
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// An answer from the page's form.
+#[derive(Debug, Deserialize)]
+struct AnswerForm {
+    /// The wait (its node id) when the run waits at several.
+    wait: Option<String>,
+    /// The answer.
+    answer: String,
+}
+
+async fn answer(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Json(form): Json<AnswerForm>,
+) -> Result<Response, Failure> {
+    let run = run_id(&app, &id).await?;
+    let root = app.watch.project().root.clone();
+    act(move || {
+        let wait = form.wait.as_deref().filter(|wait| !wait.is_empty());
+        actions::answer(&root, run.as_str(), wait, &form.answer)
+    })
+    .await
+}
+
+async fn cancel(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
+    let run = run_id(&app, &id).await?;
+    let root = app.watch.project().root.clone();
+    act(move || actions::cancel(&root, run.as_str())).await
+}
+
+async fn resume(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
+    let run = run_id(&app, &id).await?;
+    let root = app.watch.project().root.clone();
+    act(move || actions::resume(&root, run.as_str())).await
+}
+
+/// Runs an action off the async threads (it waits a moment to see a refusal): 202 when it
+/// goes on, 422 with the command's own words when it refused.
+async fn act(
+    action: impl FnOnce() -> Result<(), actions::ActionError> + Send + 'static,
+) -> Result<Response, Failure> {
+    match tokio::task::spawn_blocking(action).await {
+        Ok(Ok(())) => Ok(StatusCode::ACCEPTED.into_response()),
+        Ok(Err(actions::ActionError::Refused(said))) => {
+            Err(Failure(StatusCode::UNPROCESSABLE_ENTITY, said))
+        }
+        Ok(Err(error)) => Err(Failure(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            error.to_string(),
+        )),
+        Err(error) => Err(Failure(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            error.to_string(),
+        )),
+    }
+}

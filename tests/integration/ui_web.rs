@@ -1,0 +1,325 @@
+//! `atomic ui --web` in a real headless Chromium: a live run's steps change state on the
+//! page, a wait is answered from the page and the run goes on; and the server's guards
+//! (its own host names, its token for actions) over plain HTTP.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::cli_project::{CliProject, bin};
+use crate::support::webdriver::Browser;
+
+/// Each step of the live workflow's agents takes this long, so the page can see it run.
+const STEP_LATENCY: &str = "1500ms";
+
+fn live_flow() -> String {
+    format!(
+        r#"workflow "live" {{
+    state {{
+        field "plan" type="string" default=""
+        field "build" type="string" default=""
+        field "decision" type="string" default=""
+        field "shipped" type="string" default=""
+    }}
+    provider "model" adapter="in-process" latency="{STEP_LATENCY}"
+    agent "plan" provider="model" {{
+        prompt "Plan the release."
+        output "plan"
+    }}
+    agent "build" provider="model" {{
+        prompt "Build it."
+        output "build"
+    }}
+    wait "approve" prompt="Ship the release?" answer="choice" {{
+        choice "ship" label="Ship it"
+        choice "hold" label="Hold"
+        output "decision"
+    }}
+    agent "ship" provider="model" {{
+        prompt "Ship it."
+        output "shipped"
+    }}
+}}
+"#
+    )
+}
+
+/// `atomic ui --web --port 0` in a project; killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(project: &CliProject) -> Self {
+        let mut child = Command::new(bin())
+            .args(["ui", "--web", "--port", "0"])
+            .current_dir(project.path())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("atomic ui starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = sender.send(line);
+            }
+        });
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("atomic ui prints its address");
+        let url = line
+            .strip_prefix("atomic ui: ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("client")
+}
+
+/// Starts `atomic run live.kdl` in the background and waits for its run to be stored.
+fn start_live_run(project: &CliProject) -> Child {
+    project.write("live.kdl", &live_flow());
+    let child = Command::new(bin())
+        .args(["run", "live.kdl", "--quiet"])
+        .current_dir(project.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("atomic run starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !project.path().join(".atomic/atomic.db").exists() {
+        assert!(Instant::now() < deadline, "the run created no store");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// The graph's step states on the page, as `key=state` pairs.
+const STATES: &str = "return [...document.querySelectorAll('#graph .step')]
+    .map(step => step.dataset.key + '=' + (step.dataset.state || 'pending'));";
+
+#[test]
+fn the_web_page_follows_a_live_run_and_answers_its_wait() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    let mut run = start_live_run(&project);
+    let server = Server::start(&project);
+    let client = http();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        let runs: Value = client
+            .get(format!("{}api/runs", server.url))
+            .send()
+            .and_then(reqwest::blocking::Response::json)
+            .expect("the runs list");
+        if let Some(id) = runs[0]["id"].as_str() {
+            break id.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no run listed");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    browser.open(&format!("{}runs/{id}", server.url));
+    browser.wait_for(
+        "the graph",
+        Duration::from_secs(20),
+        "return document.querySelectorAll('#graph .step').length >= 4;",
+    );
+    // Watch the steps change state while the run goes on, until it pauses at the wait.
+    let mut seen: Vec<String> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        for pair in browser.script(STATES, &[]).as_array().expect("states") {
+            let pair = pair.as_str().expect("a pair").to_owned();
+            if !seen.contains(&pair) {
+                seen.push(pair);
+            }
+        }
+        if browser.script("return document.body.dataset.phase;", &[]) == "paused" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run never paused: {seen:?}");
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    for expected in ["plan=running", "plan=done", "build=running"] {
+        assert!(
+            seen.iter().any(|pair| pair == expected),
+            "the page never showed {expected}: {seen:?}"
+        );
+    }
+    let states = browser.script(STATES, &[]);
+    assert!(
+        states
+            .as_array()
+            .expect("states")
+            .iter()
+            .any(|pair| pair == "approve=waiting"),
+        "{states}"
+    );
+    assert!(
+        states
+            .as_array()
+            .expect("states")
+            .iter()
+            .any(|pair| pair == "build=done"),
+        "{states}"
+    );
+    assert_eq!(run.wait().expect("the run process").code(), Some(4));
+    // The selected (waiting) step's neighbour output is on the page: open `plan`.
+    browser.click("#graph .step[data-key='plan']");
+    browser.wait_for(
+        "plan's output",
+        Duration::from_secs(10),
+        "return document.querySelector('#output').textContent.length > 0;",
+    );
+    // Answer the wait from the page; the run goes on to its end.
+    browser.wait_for(
+        "the answer form",
+        Duration::from_secs(10),
+        "return !document.querySelector('#waits').hidden
+            && !document.querySelector('#answer-choice').hidden;",
+    );
+    let prompt = browser.script(
+        "return document.querySelector('#wait-prompt').textContent;",
+        &[],
+    );
+    assert_eq!(prompt, "Ship the release?");
+    browser.script(
+        "document.querySelector('#answer-choice').value = 'ship'; return true;",
+        &[],
+    );
+    browser.click("#answer button[type=submit]");
+    browser.wait_for(
+        "the run to complete",
+        Duration::from_secs(60),
+        "return document.body.dataset.phase === 'completed';",
+    );
+    let states = browser.script(STATES, &[]);
+    assert!(
+        states
+            .as_array()
+            .expect("states")
+            .iter()
+            .any(|pair| pair == "ship=done"),
+        "{states}"
+    );
+    // The store agrees with the page.
+    let shown = project
+        .atomic()
+        .args(["runs", "show", &id, "--json"])
+        .output()
+        .expect("runs show");
+    let shown: Value = serde_json::from_slice(&shown.stdout).expect("json");
+    assert_eq!(shown["run"]["status"], "completed", "{shown}");
+    assert_eq!(shown["state"]["decision"], "ship", "{shown}");
+    // The README's screenshot comes from here.
+    let png = browser.screenshot();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    if std::env::var_os("ATOMIC_UPDATE_SCREENSHOTS").is_some() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ui-web.png");
+        std::fs::write(path, &png).expect("screenshot written");
+    }
+}
+
+#[test]
+fn the_web_server_answers_only_its_own_host_and_takes_actions_only_with_its_token() {
+    let project = CliProject::new();
+    project.write("live.kdl", &live_flow().replace(STEP_LATENCY, "1ms"));
+    let ran = project
+        .atomic()
+        .args(["run", "live.kdl", "--quiet"])
+        .write_stdin("")
+        .output()
+        .expect("atomic run");
+    assert_eq!(ran.status.code(), Some(4), "the run pauses at its wait");
+    let server = Server::start(&project);
+    let client = http();
+    let page = client.get(&server.url).send().expect("the runs page");
+    assert_eq!(page.status(), 200);
+    let token = page
+        .text()
+        .expect("html")
+        .split("name=\"atomic-token\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page carries the token")
+        .to_owned();
+    let runs: Value = client
+        .get(format!("{}api/runs", server.url))
+        .send()
+        .and_then(reqwest::blocking::Response::json)
+        .expect("runs");
+    let id = runs[0]["id"].as_str().expect("a run").to_owned();
+    // A page of another site that rebinds its name to 127.0.0.1 is refused.
+    let rebound = client
+        .get(format!("{}api/runs", server.url))
+        .header("host", "attacker.example")
+        .send()
+        .expect("answered");
+    assert_eq!(rebound.status(), 421);
+    // Actions need the token in their header.
+    let cancel = format!("{}api/runs/{id}/cancel", server.url);
+    assert_eq!(client.post(&cancel).send().expect("answered").status(), 403);
+    assert_eq!(
+        client
+            .post(&cancel)
+            .header("x-atomic-token", "wrong")
+            .send()
+            .expect("answered")
+            .status(),
+        403
+    );
+    // A wrong answer is refused with the command's own words, and the run stays paused.
+    let refused = client
+        .post(format!("{}api/runs/{id}/answer", server.url))
+        .header("x-atomic-token", &token)
+        .json(&serde_json::json!({"answer": "maybe"}))
+        .send()
+        .expect("answered");
+    assert_eq!(refused.status(), 422);
+    let said = refused.text().expect("text");
+    assert!(said.contains("maybe"), "{said}");
+    let cancelled = client
+        .post(&cancel)
+        .header("x-atomic-token", &token)
+        .send()
+        .expect("answered");
+    assert_eq!(cancelled.status(), 202);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let run: Value = client
+            .get(format!("{}api/runs/{id}", server.url))
+            .send()
+            .and_then(reqwest::blocking::Response::json)
+            .expect("the run");
+        if run["phase"] == "cancelled" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not cancelled: {run}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
