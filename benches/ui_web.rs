@@ -58,7 +58,10 @@ impl Server {
             .expect("atomic ui starts");
         let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let line = lines.next().expect("a line").expect("utf-8");
-        let url = line.strip_prefix("atomic ui: ").expect("the address").to_owned();
+        let url = line
+            .strip_prefix("atomic ui: ")
+            .expect("the address")
+            .to_owned();
         Self(child, url)
     }
 }
@@ -97,7 +100,10 @@ fn page_load() {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::create_dir_all(dir.path().join(".atomic")).expect(".atomic");
     std::fs::write(dir.path().join("w1.kdl"), flows::w1()).expect("w1");
-    let status = atomic(dir.path()).args(["run", "w1.kdl", "--quiet"]).status().expect("run");
+    let status = atomic(dir.path())
+        .args(["run", "w1.kdl", "--quiet"])
+        .status()
+        .expect("run");
     assert_eq!(status.code(), Some(0));
     let server = Server::start(dir.path());
     let client = client();
@@ -140,8 +146,15 @@ fn follow() {
     std::fs::create_dir_all(dir.path().join(".atomic")).expect(".atomic");
     // A first run, so the store exists when the server opens it.
     std::fs::write(dir.path().join("w1.kdl"), flows::w1()).expect("w1");
-    atomic(dir.path()).args(["run", "w1.kdl", "--quiet"]).status().expect("run");
-    std::fs::write(dir.path().join("long.kdl"), flows::loop_of("long", 20_000, "")).expect("long");
+    atomic(dir.path())
+        .args(["run", "w1.kdl", "--quiet"])
+        .status()
+        .expect("run");
+    std::fs::write(
+        dir.path().join("long.kdl"),
+        flows::loop_of("long", 20_000, ""),
+    )
+    .expect("long");
     let server = Server::start(dir.path());
     let client = client();
     let started = Instant::now();
@@ -156,7 +169,10 @@ fn follow() {
             .send()
             .and_then(reqwest::blocking::Response::json)
             .expect("runs");
-        if let Some(run) = runs.as_array().and_then(|runs| runs.iter().find(|r| r["workflow"] == "long")) {
+        if let Some(run) = runs
+            .as_array()
+            .and_then(|runs| runs.iter().find(|r| r["workflow"] == "long"))
+        {
             break run["id"].as_str().expect("id").to_owned();
         }
         assert!(started.elapsed() < Duration::from_secs(60), "no long run");
