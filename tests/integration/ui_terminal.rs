@@ -221,6 +221,38 @@ fn row_with<'a>(screen: &'a str, text: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no row holds {text:?}:\n{screen}"))
 }
 
+/// Keeps the screen in the README (between its `ui-terminal` markers), the picture of the
+/// view, when `ATOMIC_UPDATE_SCREENSHOTS` is set (like the web view's screenshot): a test
+/// run never writes into the checkout otherwise.
+fn save_capture(screen: &str) {
+    const BEGIN: &str = "<!-- BEGIN ui-terminal: written by tests/integration/ui_terminal.rs -->\n";
+    const END: &str = "<!-- END ui-terminal -->";
+    if std::env::var_os("ATOMIC_UPDATE_SCREENSHOTS").is_none() {
+        return;
+    }
+    let path = crate::support::root().join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("read README.md");
+    let start = readme
+        .find(BEGIN)
+        .expect("README has the ui-terminal markers")
+        + BEGIN.len();
+    let end = readme
+        .find(END)
+        .expect("README has the ui-terminal end marker");
+    let picture: String = screen
+        .lines()
+        .map(|line| format!("{}\n", line.trim_end()))
+        .collect();
+    let updated = format!(
+        "{}```text\n{picture}```\n{}",
+        &readme[..start],
+        &readme[end..]
+    );
+    if updated != readme {
+        std::fs::write(&path, updated).expect("write README.md");
+    }
+}
+
 /// Waits (bounded) until the store has `run` in `status`.
 fn wait_for_status(project: &CliProject, run: &str, status: &str) {
     let deadline = Instant::now() + SCREEN_TIMEOUT;
@@ -273,6 +305,7 @@ fn the_view_shows_steps_and_output_and_a_wait_answered_with_keys_moves_the_run_o
     assert!(row_with(&screen, "›✓ judge").contains("done"), "{screen}");
     assert!(row_with(&screen, "State").contains("Events"), "{screen}");
     assert!(screen.contains("verdict"), "the state pane:\n{screen}");
+    save_capture(&screen.replace(&done, "01jz8k2m4q6rst"));
 
     // The runs list, newest first: pick the paused run.
     tty.type_keys("r");
@@ -343,6 +376,98 @@ fn quitting_gives_the_terminal_back() {
     parser.process(&output);
     assert!(!parser.screen().alternate_screen());
     assert!(!parser.screen().hide_cursor());
+}
+
+impl Tty {
+    /// The pid of `atomic ui`: script's child, which the shell became (`exec`).
+    fn view_pid(&self) -> u32 {
+        let script = self.child.id();
+        let children = std::fs::read_to_string(format!("/proc/{script}/task/{script}/children"))
+            .expect("script's children");
+        children
+            .split_whitespace()
+            .next()
+            .and_then(|pid| pid.parse().ok())
+            .expect("script runs the view")
+    }
+}
+
+/// Whether process `pid` is still alive (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Waits (bounded) for `pid` to end.
+fn ends(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+#[test]
+fn sigterm_gives_the_terminal_back_and_a_hang_up_ends_the_view() {
+    let (project, done, _) = project_with_runs();
+    let Some(tty) = Tty::start(
+        &project,
+        &format!("exec {{atomic}} ui {done}"),
+        100,
+        30,
+        false,
+    ) else {
+        return;
+    };
+    tty.wait_for("the run", |s| s.contains("announce"));
+    let pid = tty.view_pid();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let (code, output) = tty.finish();
+    assert_eq!(code, Some(0), "a terminated view still ends cleanly");
+    let mut parser = emulator(30, 100);
+    parser.process(&output);
+    assert!(
+        !parser.screen().alternate_screen(),
+        "the alternate screen was left"
+    );
+    assert!(!parser.screen().hide_cursor(), "the cursor is shown again");
+
+    // The terminal goes away under the view (a closed window, a dropped SSH connection):
+    // the view ends instead of spinning on a terminal that reads nothing — even when the
+    // hang-up signal is ignored (`nohup`, `trap '' HUP`), so only the terminal tells.
+    let Some(mut tty) = Tty::start(
+        &project,
+        &format!("trap '' HUP; exec {{atomic}} ui {done}"),
+        100,
+        30,
+        false,
+    ) else {
+        return;
+    };
+    tty.wait_for("the run", |s| s.contains("announce"));
+    let pid = tty.view_pid();
+    tty.child.kill().expect("kill script");
+    let _ = tty.child.wait();
+    let ended = ends(pid);
+    if !ended {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(ended, "`atomic ui` outlived its terminal");
 }
 
 /// Whether any cell of the screen has a colour.

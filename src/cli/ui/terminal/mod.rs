@@ -29,7 +29,8 @@ pub(super) fn run(watch: &Watch, args: &UiArgs) -> Exit {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };
-    let terminal = std::io::stdout().is_terminal();
+    // Keys come from stdin: both ends must be the terminal for the full-screen view.
+    let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     // A named run is looked up before the screen is taken, so a typo is a plain error.
     let run = match &args.run {
         Some(prefix) => match runtime.block_on(watch.resolve(Some(prefix))) {

@@ -1,6 +1,6 @@
 //! The full-screen session: the terminal taken (raw mode, alternate screen, hidden cursor)
 //! by a [`Guard`] that gives it back on every way out — return, error, panic (a hook),
-//! SIGTERM or SIGHUP (they stop the loop) — and the loop that draws the app when something
+//! SIGTERM (it stops the loop), a terminal that hangs up — and the loop that draws the app when something
 //! changed, reads keys, and carries out their commands.
 
 use std::io::{self, Stdout};
@@ -76,56 +76,108 @@ fn event_loop(
             terminal.draw(|frame| draw::draw(frame, app))?;
             dirty = false;
         }
-        if !event::poll(KEY_WAIT)? {
-            continue;
-        }
-        match event::read()? {
-            Event::Key(key) if key.kind != KeyEventKind::Release => {
-                dirty = true;
-                match app.key(key) {
-                    None => {}
-                    Some(Command::Quit) => return Ok(()),
-                    Some(Command::Show(run)) => {
-                        target.send_modify(|target| target.run = Some(run));
-                    }
-                    Some(Command::Answer { run, wait, answer }) => {
-                        if let Err(error) = actions::answer(root, &run, wait.as_deref(), &answer) {
-                            app.warn(error.to_string());
-                        }
-                    }
-                    Some(Command::Cancel { run }) => {
-                        if let Err(error) = actions::cancel(root, &run) {
-                            app.warn(error.to_string());
-                        }
-                    }
-                }
-                let list = app.screen == Screen::Runs;
-                if target.borrow().list != list {
-                    target.send_modify(|target| target.list = list);
-                }
+        match wait_for_keys(KEY_WAIT)? {
+            Input::HungUp => return Ok(()),
+            Input::Nothing => {
+                // A resize comes as a signal crossterm reads only when asked for events.
+                let size = terminal::size()?;
+                let area = terminal.get_frame().area();
+                dirty |= (area.width, area.height) != size;
+                continue;
             }
-            Event::Resize(..) => dirty = true,
-            _ => {}
+            Input::Ready => {}
+        }
+        // Everything typed so far (a paste is many keys), then draw.
+        while event::poll(Duration::ZERO)? {
+            match event::read()? {
+                Event::Key(key) if key.kind != KeyEventKind::Release => {
+                    dirty = true;
+                    match app.key(key) {
+                        None => {}
+                        Some(Command::Quit) => return Ok(()),
+                        Some(Command::Show(run)) => {
+                            target.send_modify(|target| target.run = Some(run));
+                        }
+                        Some(Command::Answer { run, wait, answer }) => {
+                            if let Err(error) =
+                                actions::answer(root, &run, wait.as_deref(), &answer)
+                            {
+                                app.warn(error.to_string());
+                            }
+                        }
+                        Some(Command::Cancel { run }) => {
+                            if let Err(error) = actions::cancel(root, &run) {
+                                app.warn(error.to_string());
+                            }
+                        }
+                    }
+                    let list = app.screen == Screen::Runs;
+                    if target.borrow().list != list {
+                        target.send_modify(|target| target.list = list);
+                    }
+                }
+                Event::Resize(..) => dirty = true,
+                _ => {}
+            }
         }
     }
 }
 
-/// Asks the loop to stop on SIGTERM or SIGHUP, so the terminal is given back.
+/// What the terminal has for the view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Input {
+    /// Nothing within the wait.
+    Nothing,
+    /// Bytes to read.
+    Ready,
+    /// Its other end closed (the window, the SSH connection): reading it gives nothing,
+    /// forever, so crossterm must not be asked to (it would spin).
+    HungUp,
+}
+
+/// Waits at most `timeout` for the terminal (stdin) to have something.
+#[cfg(unix)]
+fn wait_for_keys(timeout: Duration) -> io::Result<Input> {
+    use std::os::fd::AsFd;
+
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    let millis = u16::try_from(timeout.as_millis()).unwrap_or(u16::MAX);
+    match poll(&mut fds, PollTimeout::from(millis)) {
+        Ok(0) | Err(nix::errno::Errno::EINTR) => Ok(Input::Nothing),
+        Ok(_) => {
+            let events = fds[0].revents().unwrap_or(PollFlags::empty());
+            if events.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL) {
+                Ok(Input::HungUp)
+            } else {
+                Ok(Input::Ready)
+            }
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Waits at most `timeout` for a key.
+#[cfg(not(unix))]
+fn wait_for_keys(timeout: Duration) -> io::Result<Input> {
+    Ok(if event::poll(timeout)? {
+        Input::Ready
+    } else {
+        Input::Nothing
+    })
+}
+
+/// Asks the loop to stop on SIGTERM, so the terminal is given back. (SIGHUP keeps its
+/// default: the terminal is gone, and the process with it.)
 async fn stop_on_signals(sender: mpsc::Sender<Loaded>) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = hup.recv() => {}
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            term.recv().await;
+            let _ = sender.send(Loaded::Stop);
         }
-        let _ = sender.send(Loaded::Stop);
     }
     #[cfg(not(unix))]
     drop(sender);
