@@ -165,7 +165,7 @@ impl Code {
             Code::UnknownAdapter => Explanation {
                 fires: r#"A provider's `adapter=` is not one atomic ships."#,
                 why: r#"There is no code to talk to such a backend."#,
-                advice: r#"Use one of `anthropic`, `openai`, `claude-code`, `opencode`, `copilot`, `codex`, `gemini`, `command`, `replay`, `in-process`."#,
+                advice: r#"Use one of `anthropic`, `openai`, `claude-code`, `opencode`, `copilot`, `codex`, `gemini`, `acp`, `command`, `replay`, `in-process`."#,
             },
             Code::UndefinedStateField => Explanation {
                 fires: r#"An `output`, `set`, subgraph `output` or `on-error` fallback writes a state field that is not declared."#,

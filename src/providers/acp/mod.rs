@@ -271,10 +271,13 @@ impl Acp {
                 self.key_variable.as_deref(),
             );
         }
-        // A connection that broke because the agent exited says less than its stderr.
+        // A connection that broke because the agent exited says less than its stderr. The
+        // SDK does not always say it broke (a write to a dead agent is an internal error
+        // with a broken pipe), so an agent found exited a moment later is one too.
         let broken = agent_client_protocol::is_connection_terminated(&error)
             || agent_client_protocol::is_incoming_transport_closed(&error);
-        if broken && let Ok(status) = child.wait(Duration::from_millis(500)).await {
+        let grace = Duration::from_millis(if broken { 500 } else { 50 });
+        if let Ok(status) = child.wait(grace).await {
             let stderr = child.stderr_tail();
             return ProviderError::process_exit(
                 NAME,
