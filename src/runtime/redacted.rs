@@ -138,6 +138,18 @@ impl Store for RedactingStore {
         self.inner.run_detail(run)
     }
 
+    fn live_feed(&self, run: &RunId) -> Option<std::path::PathBuf> {
+        self.inner.live_feed(run)
+    }
+
+    fn log_after<'a>(
+        &'a self,
+        run: &'a RunId,
+        after: crate::store::LogPosition,
+    ) -> StoreFuture<'a, crate::store::LogTail> {
+        self.inner.log_after(run, after)
+    }
+
     fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()> {
         self.inner.delete_run(run)
     }

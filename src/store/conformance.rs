@@ -62,6 +62,48 @@ pub(crate) fn expected_state(steps: u64, big: &str) -> State {
         .clone()
 }
 
+/// A reader following a run with [`Store::log_after`] while it is written — steps and loose
+/// events in between — reads exactly [`Store::run_detail`]'s events, each once, in order.
+pub(crate) async fn following_the_log_reads_each_event_once(store: &dyn Store) {
+    let id = RunId::new("01ffffffffffff");
+    store.create_run(new_run(id.as_str(), "x")).await.unwrap();
+    let note = |text: String| vec![json!({"type": "note", "text": text})];
+    let mut position = super::LogPosition::default();
+    let mut read = Vec::new();
+    let follow = async |position: &mut super::LogPosition, read: &mut Vec<_>| {
+        let tail = store.log_after(&id, *position).await.unwrap();
+        *position = tail.position;
+        read.extend(tail.events);
+        tail.run
+    };
+    follow(&mut position, &mut read).await;
+    assert!(read.is_empty(), "a new run has logged nothing");
+    for seq in 1..=9 {
+        if seq % 3 == 0 {
+            store
+                .log_events(&id, note(format!("before {seq}")))
+                .await
+                .unwrap();
+        }
+        store.commit_step(&id, step(seq)).await.unwrap();
+        if seq % 2 == 0 {
+            let run = follow(&mut position, &mut read).await;
+            assert_eq!(run.steps, seq, "the record comes with the events");
+        }
+    }
+    store
+        .log_events(&id, note("after".to_owned()))
+        .await
+        .unwrap();
+    follow(&mut position, &mut read).await;
+    let nothing_new = store.log_after(&id, position).await.unwrap();
+    assert!(nothing_new.events.is_empty());
+    assert_eq!(nothing_new.position, position);
+    let detail = store.run_detail(&id).await.unwrap();
+    assert_eq!(read, detail.events);
+    assert_eq!(position.events, detail.events.len() as u64);
+}
+
 pub(crate) async fn round_trip(store: &dyn Store) {
     let id = RunId::new("01aaaaaaaaaaaa");
     store.create_run(new_run(id.as_str(), "x")).await.unwrap();

@@ -6,8 +6,8 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use super::{
-    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, PendingWait, RunDetail, RunFilter, RunId,
-    RunRecord, RunStatus, State, StepCommit, StoreError,
+    Acquired, Beat, Checkpoint, Lease, LogPosition, LogTail, NewRun, Owner, PendingWait, RunDetail,
+    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, StoreError,
 };
 
 /// The future a store operation returns.
@@ -66,6 +66,35 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// A run with its steps and events (`atomic runs show`).
     fn run_detail<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, RunDetail>;
+
+    /// The run's record and the events logged after `after`, in the order
+    /// [`run_detail`](Store::run_detail) lists them: what a view following a run reads
+    /// again and again, so stores that can should make it cost what is new, not the run.
+    fn log_after<'a>(&'a self, run: &'a RunId, after: LogPosition) -> StoreFuture<'a, LogTail> {
+        Box::pin(async move {
+            let detail = self.run_detail(run).await?;
+            let events: Vec<_> = detail
+                .events
+                .into_iter()
+                .filter(|event| event.seq > after.events)
+                .collect();
+            let position = LogPosition {
+                events: events.last().map_or(after.events, |event| event.seq),
+                ..after
+            };
+            Ok(LogTail {
+                run: detail.run,
+                events,
+                position,
+            })
+        })
+    }
+
+    /// Where the process driving `run` keeps its live feed (see [`super::live`]), for stores
+    /// other processes can watch; none for stores in memory.
+    fn live_feed(&self, _run: &RunId) -> Option<std::path::PathBuf> {
+        None
+    }
 
     /// Deletes a run and its history.
     fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()>;

@@ -506,6 +506,11 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn following_the_log_reads_each_event_once() {
+        conformance::following_the_log_reads_each_event_once(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
     async fn out_of_order_steps_conflict() {
         conformance::out_of_order_steps_conflict(&MemoryStore::new()).await;
     }

@@ -17,6 +17,7 @@ mod delta;
 mod error;
 mod latest;
 mod lease;
+pub mod live;
 mod memory;
 mod model;
 mod payload;
@@ -32,8 +33,9 @@ pub use latest::LatestStore;
 pub use lease::{Acquired, Beat, HEARTBEAT_EVERY, Lease, Owner, STALE_AFTER};
 pub use memory::{CarriedRun, MemoryStore};
 pub use model::{
-    Checkpoint, EventRecord, NewRun, OpenStep, PendingWait, PermissionPause, RunDetail, RunFilter,
-    RunRecord, RunStatus, StepCommit, StepRecord, StepStatus, Timestamp, WaitChoice,
+    Checkpoint, EventRecord, LogPosition, LogTail, NewRun, OpenStep, PendingWait, PermissionPause,
+    RunDetail, RunFilter, RunRecord, RunStatus, StepCommit, StepRecord, StepStatus, Timestamp,
+    WaitChoice,
 };
 pub use payload::{Json, ToJson};
 pub use run_id::RunId;

@@ -414,6 +414,31 @@ pub struct RunDetail {
     pub events: Vec<EventRecord>,
 }
 
+/// How far a reader has read a run's event log: what [`Store::log_after`] goes on from.
+/// Start from [`LogPosition::default`] (nothing read).
+///
+/// [`Store::log_after`]: super::Store::log_after
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogPosition {
+    /// Events read (the last one's [`EventRecord::seq`]).
+    pub events: u64,
+    /// The last step whose events were read.
+    pub(crate) step: u64,
+    /// The last event logged outside a step that was read (the store's own id for it).
+    pub(crate) loose: u64,
+}
+
+/// A run's record and the events logged after a [`LogPosition`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogTail {
+    /// The run as it is now.
+    pub run: RunRecord,
+    /// Events logged since the position, in order.
+    pub events: Vec<EventRecord>,
+    /// Where the next read goes on from.
+    pub position: LogPosition,
+}
+
 /// Which runs `atomic runs` lists: newest first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunFilter {

@@ -9,5 +9,5 @@ mod stored;
 pub use run::{
     EVENT_WINDOW, NodeState, NodeView, OUTPUT_WINDOW, OutputItem, RunPhase, RunView, WaitView,
 };
-pub use source::load;
+pub use source::{Follow, load};
 pub use stored::state_fields;

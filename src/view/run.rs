@@ -199,6 +199,21 @@ pub struct RunView {
     /// Node id → index in `nodes`.
     #[serde(skip)]
     index: HashMap<String, usize>,
+    /// What live events of uncommitted steps changed, to take back ([`RunView::overlay`]).
+    #[serde(skip)]
+    overlay: Option<Overlay>,
+}
+
+/// What a view was before live events were laid over it.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Overlay {
+    /// The steps they changed, as they were.
+    nodes: Vec<(usize, NodeView)>,
+    /// How many steps there were (live events may add some).
+    len: usize,
+    step: u64,
+    usage: Usage,
+    cost_usd: Option<f64>,
 }
 
 impl RunView {
@@ -251,8 +266,53 @@ impl RunView {
         self.index.get(node).map(|&at| &self.nodes[at])
     }
 
+    /// Lays the events of steps that have not committed yet (a run's live feed: an agent's
+    /// text as it streams, its tool calls) over the view, replacing the last ones laid.
+    /// They change what the steps show, not the event count or the events list, and are
+    /// taken back before the view goes on ([`RunView::clear_overlay`]): the log's events
+    /// of a step that committed are the record.
+    pub fn overlay<'e>(&mut self, events: impl IntoIterator<Item = &'e RunEvent>) {
+        self.clear_overlay();
+        let mut saved = Overlay {
+            nodes: Vec::new(),
+            len: self.nodes.len(),
+            step: self.step,
+            usage: self.usage,
+            cost_usd: self.cost_usd,
+        };
+        for event in events {
+            if let Some(node) = live_node(event)
+                && let Some(&at) = self.index.get(node)
+                && !saved.nodes.iter().any(|(seen, _)| *seen == at)
+            {
+                saved.nodes.push((at, self.nodes[at].clone()));
+            }
+            self.fold(event);
+        }
+        self.overlay = Some(saved);
+    }
+
+    /// Takes back what [`RunView::overlay`] laid over the view.
+    pub fn clear_overlay(&mut self) {
+        let Some(saved) = self.overlay.take() else {
+            return;
+        };
+        for (at, node) in saved.nodes {
+            self.nodes[at] = node;
+        }
+        for node in self.nodes.drain(saved.len..) {
+            if let Some(id) = node.node {
+                self.index.remove(&id);
+            }
+        }
+        self.step = saved.step;
+        self.usage = saved.usage;
+        self.cost_usd = saved.cost_usd;
+    }
+
     /// Takes one event.
     pub fn apply(&mut self, event: &RunEvent) {
+        self.clear_overlay();
         self.event_count += 1;
         self.fold(event);
         if self.events.len() == EVENT_WINDOW {
@@ -443,6 +503,20 @@ impl RunView {
                 self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + added.max(0.0));
             }
         }
+    }
+}
+
+/// The step a live event changes (live feeds carry only events of one step).
+fn live_node(event: &RunEvent) -> Option<&str> {
+    match event {
+        RunEvent::StepStarted { node, .. }
+        | RunEvent::StepFinished { node, .. }
+        | RunEvent::Agent { node, .. }
+        | RunEvent::ToolOutput { node, .. }
+        | RunEvent::Retrying { node, .. }
+        | RunEvent::NodeFailed { node, .. }
+        | RunEvent::ContextWarning { node, .. } => Some(node),
+        _ => None,
     }
 }
 

@@ -323,3 +323,106 @@ fn the_web_server_answers_only_its_own_host_and_takes_actions_only_with_its_toke
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// What a model says while its step runs reaches the page before the step commits (the
+/// run's live feed), and a key the model repeats — split across two streamed pieces — never
+/// reaches the page or the feed on disk.
+#[test]
+fn a_running_agents_text_reaches_the_page_before_its_step_commits() {
+    use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+    const KEY: &str = "sk-live-0123456789abcdef";
+    const KEY_HEAD: &str = "sk-live-01234";
+    let fake = FakeAnthropic::start();
+    fake.set_split(1, Duration::from_millis(400));
+    fake.push(Turn::Metered {
+        input: 10,
+        steps: vec![
+            (format!("Reading the key {KEY_HEAD}"), 3),
+            ("56789abcdef and going on. ".to_owned(), 6),
+            ("Still working.".to_owned(), 8),
+        ],
+        finish: true,
+    });
+    let project = CliProject::new();
+    project.write(
+        "stream.kdl",
+        &format!(
+            r#"workflow "stream" {{
+    state {{
+        field "said" type="string" default=""
+    }}
+    provider "claude" adapter="anthropic" model="claude-sonnet-4-5" api-key-env="MY_ANTHROPIC" base-url="{}"
+    agent "talk" provider="claude" {{
+        prompt "Talk."
+        output "said"
+    }}
+}}
+"#,
+            fake.url()
+        ),
+    );
+    let mut run = project
+        .spawn_command()
+        .args(["run", "stream.kdl", "--quiet"])
+        .env("MY_ANTHROPIC", KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("atomic run starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !project.path().join(".atomic/atomic.db").exists() {
+        assert!(Instant::now() < deadline, "the run created no store");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let server = Server::start(&project);
+    let client = http();
+    let live_dir = project.path().join(".atomic/live");
+    let mut seen_live = None;
+    let mut feed_seen = false;
+    loop {
+        for entry in std::fs::read_dir(&live_dir).into_iter().flatten().flatten() {
+            let feed = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            feed_seen |= feed.contains("Reading the key");
+            assert!(
+                !feed.contains(KEY_HEAD),
+                "the key reached the feed:\n{feed}"
+            );
+        }
+        let runs: Value = client
+            .get(format!("{}api/runs", server.url))
+            .send()
+            .and_then(reqwest::blocking::Response::json)
+            .expect("runs");
+        if let Some(id) = runs[0]["id"].as_str() {
+            let step = client
+                .get(format!("{}api/runs/{id}/steps/talk", server.url))
+                .send()
+                .and_then(reqwest::blocking::Response::text)
+                .expect("the step");
+            assert!(!step.contains(KEY_HEAD), "the key reached the page: {step}");
+            let step: Value = serde_json::from_str(&step).expect("json");
+            let said = step["output"][0]["text"].as_str().unwrap_or_default();
+            if step["state"] == "running" && said.contains("Reading the key") {
+                seen_live.get_or_insert_with(|| said.to_owned());
+            }
+        }
+        if run.try_wait().expect("wait").is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(run.wait().expect("wait").code(), Some(0));
+    let said = seen_live.expect("the page showed the agent's text while its step ran");
+    assert!(said.starts_with("Reading the key "), "{said}");
+    assert!(feed_seen, "the feed on disk had the text");
+    assert!(
+        std::fs::read_dir(&live_dir).map_or(true, |mut dir| dir.next().is_none()),
+        "the feed is removed when the run ends"
+    );
+    let id = project.last_run();
+    let shown = project.show(&id);
+    assert_eq!(shown["run"]["status"], "completed", "{shown}");
+    assert!(!shown.to_string().contains(KEY_HEAD), "{shown}");
+}

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use super::live::LiveFeed;
 use super::subgraphs::DiskLoader;
 use super::workflow::Loaded;
 use crate::cli::Exit;
@@ -131,8 +132,14 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         }
     }
     let telemetry = trace(launch, &run_id);
-    // The trace is built from node and agent events.
-    modes.events |= telemetry.is_some();
+    // Views in other processes (`atomic ui`) see steps before they commit through the
+    // run's live feed; a run kept only in memory has no views.
+    let live = (launch.durable && !launch.dry_run)
+        .then(|| launch.store.live_feed(&run_id))
+        .flatten()
+        .and_then(|path| LiveFeed::start(path, launch.redactor.clone()));
+    // The trace and the feed are built from node and agent events.
+    modes.events |= telemetry.is_some() || live.is_some();
     let store = RedactingStore::new(Arc::clone(&launch.store), launch.redactor.clone());
     let mut ctx = RunContext::new(Arc::new(store));
     ctx.providers = launch.providers.clone();
@@ -140,6 +147,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     if let Some(telemetry) = &telemetry {
         ctx.providers = telemetry.observe(ctx.providers);
         ctx.sink = ctx.sink.map(|sink| telemetry.sink(sink));
+    }
+    if let Some(live) = &live {
+        ctx.sink = ctx.sink.map(|sink| live.sink(sink));
     }
     ctx.stream = modes;
     // A run kept only in memory cannot be inspected after the process ends: keep no log.
@@ -190,6 +200,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     });
     let elapsed = started.elapsed();
     heartbeat.abort();
+    if let Some(live) = live {
+        live.finish();
+    }
     // Children ended on the way (a cancelled step, a timeout) get their grace period to
     // exit, then SIGKILL: none outlives the run.
     crate::providers::live_groups::settle();

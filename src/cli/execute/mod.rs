@@ -5,6 +5,7 @@
 mod drive;
 pub(crate) mod env;
 pub(crate) mod inputs;
+mod live;
 pub(crate) mod providers;
 mod setup;
 pub(crate) mod store;

@@ -1,5 +1,6 @@
 //! What both faces of `atomic ui` read: the project's store, its runs, and each run's
-//! view with the graph of the workflow it ran (compiled once per workflow file).
+//! view with the graph of the workflow it ran (compiled once per workflow file). A run's
+//! view is kept between reads ([`Follow`]), so reading it again reads only what is new.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -14,10 +15,16 @@ use crate::compile;
 use crate::lower::{Outline, outline};
 use crate::source::Sources;
 use crate::store::{RunFilter, RunId, RunRecord, Store, StoreError};
-use crate::view::RunView;
+use crate::view::{Follow, RunView};
 
 /// Graphs by workflow file and hash.
 type Outlines = HashMap<(String, String), Arc<Outline>>;
+
+/// How many runs' views are kept (the least recently read goes first).
+const FOLLOWED: usize = 32;
+
+/// The views kept, with when each was last read.
+type Followed = HashMap<RunId, (Arc<tokio::sync::Mutex<Follow>>, u64)>;
 
 /// The runs of one project.
 #[derive(Clone)]
@@ -26,6 +33,8 @@ pub(crate) struct Watch {
     store: Arc<dyn Store>,
     /// Workflow file and hash → its graph.
     outlines: Arc<Mutex<Outlines>>,
+    /// The runs' views being followed, and a clock for which was read last.
+    followed: Arc<Mutex<(Followed, u64)>>,
 }
 
 impl Watch {
@@ -40,6 +49,7 @@ impl Watch {
             project: Arc::new(project),
             store,
             outlines: Arc::default(),
+            followed: Arc::default(),
         })
     }
 
@@ -97,9 +107,68 @@ impl Watch {
     /// # Errors
     /// The store cannot be read, or has no such run.
     pub(crate) async fn view(&self, run: &RunId) -> Result<RunView, StoreError> {
-        let record = self.store.run(run).await?;
-        let outline = self.outline(&record);
-        crate::view::load(self.store.as_ref(), run, &outline).await
+        self.read(run, |view, _| view.clone()).await
+    }
+
+    /// Brings `run`'s view up to date (reading only what was logged since it was last read)
+    /// and gives it to `read` with its version, which goes up whenever the view changed.
+    ///
+    /// # Errors
+    /// The store cannot be read, or has no such run.
+    pub(crate) async fn read<T>(
+        &self,
+        run: &RunId,
+        read: impl FnOnce(&RunView, u64) -> T,
+    ) -> Result<T, StoreError> {
+        let follow = match self.followed(run) {
+            Some(follow) => follow,
+            None => {
+                let record = self.store.run(run).await?;
+                let outline = self.outline(&record);
+                self.keep(run, Follow::new(run, &outline))
+            }
+        };
+        let mut follow = follow.lock().await;
+        follow.refresh(self.store.as_ref()).await?;
+        Ok(read(follow.view(), follow.version()))
+    }
+
+    /// The follower of `run`, if one is kept (marked as read now).
+    fn followed(&self, run: &RunId) -> Option<Arc<tokio::sync::Mutex<Follow>>> {
+        let mut guard = self
+            .followed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (followed, clock) = &mut *guard;
+        *clock += 1;
+        let (follow, used) = followed.get_mut(run)?;
+        *used = *clock;
+        Some(Arc::clone(follow))
+    }
+
+    /// Keeps `follow` for `run` (or the one another reader kept first), dropping the least
+    /// recently read when there are too many.
+    fn keep(&self, run: &RunId, follow: Follow) -> Arc<tokio::sync::Mutex<Follow>> {
+        let mut guard = self
+            .followed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (followed, clock) = &mut *guard;
+        *clock += 1;
+        if !followed.contains_key(run) && followed.len() >= FOLLOWED {
+            let oldest = followed
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone());
+            if let Some(oldest) = oldest {
+                followed.remove(&oldest);
+            }
+        }
+        let (follow, used) = followed
+            .entry(run.clone())
+            .or_insert_with(|| (Arc::new(tokio::sync::Mutex::new(follow)), 0));
+        *used = *clock;
+        Arc::clone(follow)
     }
 
     /// The graph of the workflow `run` ran, compiled from its file (once per file and hash

@@ -130,12 +130,11 @@ impl Db {
     /// folded yet; folding twice writes nothing twice).
     pub(super) fn fold(&mut self, run: &RunId, owner: bool) -> Result<(), StoreError> {
         self.flush()?;
-        let logged = steplog::read_log(&self.log_dir, run, owner)?;
-        if logged.is_empty() {
+        if !steplog::log_path(&self.log_dir, run).exists() {
             return Ok(());
         }
         let last = self.last_seq(run)?;
-        let missing: Vec<(RunId, Encoded)> = logged
+        let missing: Vec<(RunId, Encoded)> = steplog::read_log(&self.log_dir, run, owner, last)?
             .into_iter()
             .filter(|step| step.seq > last)
             .map(|step| (run.clone(), Encoded::new(step)))

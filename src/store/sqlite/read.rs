@@ -7,8 +7,8 @@ use super::db::Db;
 use super::rows::{self, RUN_SELECT, STEP_COLUMNS};
 use crate::store::snapshot::LiveState;
 use crate::store::{
-    Checkpoint, EventRecord, OpenStep, RunDetail, RunFilter, RunId, RunRecord, State, StateDelta,
-    StepStatus, StoreError,
+    Checkpoint, EventRecord, LogPosition, LogTail, OpenStep, RunDetail, RunFilter, RunId,
+    RunRecord, State, StateDelta, StepStatus, StoreError,
 };
 
 impl Db {
@@ -131,41 +131,104 @@ impl Db {
             ))?
             .query_map([run.as_str()], rows::step_row)?
             .collect::<Result<_, _>>()?;
-        let loose: Vec<(i64, String)> = self
-            .conn
-            .prepare_cached(
-                "SELECT after_step, event FROM run_events WHERE run_id = ?1 ORDER BY id",
-            )?
-            .query_map([run.as_str()], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect::<Result<_, _>>()?;
-        let mut loose = loose.into_iter().peekable();
-        let mut events = Vec::new();
-        let mut push = |step: u64, event: Value| {
-            let seq = events.len() as u64 + 1;
-            events.push(EventRecord { seq, step, event });
-        };
         let mut records = Vec::with_capacity(steps.len());
-        // Events logged between steps go before the next step's own events.
+        let mut step_events = Vec::with_capacity(steps.len());
         for row in steps {
-            let (step, step_events) = rows::step_record(run, row)?;
-            while let Some((_, text)) = loose.next_if(|(after, _)| (*after as u64) < step.seq) {
-                push(0, rows::json(run.as_str(), &text)?);
-            }
-            for event in step_events {
-                push(step.seq, event);
-            }
+            let (step, events) = rows::step_record(run, row)?;
+            step_events.push((step.seq, events));
             records.push(step);
         }
-        for (_, text) in loose {
-            push(0, rows::json(run.as_str(), &text)?);
-        }
-        let steps = records;
+        let loose = self.loose_events(run, 0)?;
+        let (events, _) = interleave(run, LogPosition::default(), step_events, loose)?;
         Ok(RunDetail {
             run: record,
-            steps,
+            steps: records,
             events,
         })
     }
+
+    /// The run's record and its events after `after`: the steps and loose events it has
+    /// not seen, read by their keys, so a view following a long run reads only what is new.
+    pub(super) fn log_after(&self, run: &RunId, after: LogPosition) -> Result<LogTail, StoreError> {
+        let record = run_record(&self.conn, run)?;
+        let steps: Vec<(i64, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, events FROM steps WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
+            )?
+            .query_map(rusqlite::params![run.as_str(), after.step as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut step_events = Vec::with_capacity(steps.len());
+        for (seq, text) in steps {
+            step_events.push((seq as u64, rows::json(run.as_str(), &text)?));
+        }
+        let mut loose = self.loose_events(run, after.loose)?;
+        // One logged after a step committed between the two reads waits for the next read,
+        // which has that step: it goes after the step's events.
+        let last_step = step_events.last().map_or(after.step, |(seq, _)| *seq);
+        if let Some(cut) = loose.iter().position(|(_, at, _)| *at as u64 > last_step) {
+            loose.truncate(cut);
+        }
+        let (events, position) = interleave(run, after, step_events, loose)?;
+        Ok(LogTail {
+            run: record,
+            events,
+            position,
+        })
+    }
+
+    /// Events logged outside a step after the one with id `after`: (id, after step, event).
+    fn loose_events(&self, run: &RunId, after: u64) -> Result<Vec<(i64, i64, String)>, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT id, after_step, event FROM run_events WHERE run_id = ?1 AND id > ?2
+                 ORDER BY id",
+            )?
+            .query_map(rusqlite::params![run.as_str(), after as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })?
+            .collect::<Result<_, _>>()?)
+    }
+}
+
+/// The log in order from `after` on: events logged between steps go before the next step's
+/// own events (a loose event is logged after the run's last step, so this order never
+/// changes as the log grows).
+fn interleave(
+    run: &RunId,
+    after: LogPosition,
+    steps: Vec<(u64, Vec<Value>)>,
+    loose: Vec<(i64, i64, String)>,
+) -> Result<(Vec<EventRecord>, LogPosition), StoreError> {
+    let mut position = after;
+    let mut events = Vec::new();
+    let mut push = |position: &mut LogPosition, step: u64, event: Value| {
+        position.events += 1;
+        events.push(EventRecord {
+            seq: position.events,
+            step,
+            event,
+        });
+    };
+    let mut loose = loose.into_iter().peekable();
+    for (seq, step_events) in steps {
+        while let Some((id, _, text)) = loose.next_if(|(_, after, _)| (*after as u64) < seq) {
+            push(&mut position, 0, rows::json(run.as_str(), &text)?);
+            position.loose = id as u64;
+        }
+        for event in step_events {
+            push(&mut position, seq, event);
+        }
+        position.step = seq;
+    }
+    for (id, _, text) in loose {
+        push(&mut position, 0, rows::json(run.as_str(), &text)?);
+        position.loose = id as u64;
+    }
+    Ok((events, position))
 }
 
 fn run_record(conn: &Connection, run: &RunId) -> Result<RunRecord, StoreError> {

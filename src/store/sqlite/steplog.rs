@@ -222,7 +222,12 @@ fn open_append(dir: &Path, path: &Path) -> std::io::Result<File> {
 /// acknowledged (a crash cut it short, or its writer is writing it now): it is left out, and
 /// with `cut` (the run's new owner) removed from the file so the next append starts a line
 /// of its own. Any other line that does not read is an error.
-pub(super) fn read_log(dir: &Path, run: &RunId, cut: bool) -> Result<Vec<StepCommit>, StoreError> {
+pub(super) fn read_log(
+    dir: &Path,
+    run: &RunId,
+    cut: bool,
+    after: u64,
+) -> Result<Vec<StepCommit>, StoreError> {
     let path = log_path(dir, run);
     let io = |error: std::io::Error| StoreError::Io {
         path: path.display().to_string(),
@@ -242,7 +247,7 @@ pub(super) fn read_log(dir: &Path, run: &RunId, cut: bool) -> Result<Vec<StepCom
         };
         let line = &bytes[start..start + length];
         start += length + 1;
-        if line.is_empty() {
+        if line.is_empty() || leading_seq(line).is_some_and(|seq| seq <= after) {
             continue;
         }
         let step =
@@ -257,6 +262,14 @@ pub(super) fn read_log(dir: &Path, run: &RunId, cut: bool) -> Result<Vec<StepCom
         file.set_len(start as u64).map_err(io)?;
     }
     Ok(steps)
+}
+
+/// The step number a log line starts with (`{"seq":N,`), read without parsing the line, so
+/// a reader skips the steps it has quickly.
+fn leading_seq(line: &[u8]) -> Option<u64> {
+    let digits = line.strip_prefix(b"{\"seq\":")?;
+    let end = digits.iter().position(|byte| !byte.is_ascii_digit())?;
+    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
 /// Deletes `run`'s log (everything in it is in the database).

@@ -12,8 +12,8 @@ use super::open::{self, Durability, SqliteOptions};
 use super::steplog::{Encoded, RESET_AFTER, StepLog, log_dir};
 use super::worker::Worker;
 use crate::store::{
-    Acquired, Beat, Checkpoint, Lease, NewRun, Owner, PendingWait, RunDetail, RunFilter, RunId,
-    RunRecord, RunStatus, State, StepCommit, Store, StoreError, StoreFuture,
+    Acquired, Beat, Checkpoint, Lease, LogPosition, LogTail, NewRun, Owner, PendingWait, RunDetail,
+    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, Store, StoreError, StoreFuture,
 };
 
 /// A checkpoint store in one SQLite file. Several stores (in one or several processes) may
@@ -164,6 +164,7 @@ impl Store for SqliteStore {
     fn pause<'a>(&'a self, run: &'a RunId, waits: Vec<PendingWait>) -> StoreFuture<'a, ()> {
         self.log.forget(run);
         self.next_seq().remove(run);
+        let _ = std::fs::remove_file(crate::store::live::live_path(&self.path, run));
         let run = run.clone();
         self.worker.call(move |db| {
             db.pause(&run, &waits)?;
@@ -211,6 +212,18 @@ impl Store for SqliteStore {
         self.worker.call(move |db| {
             db.fold(&run, false)?;
             db.run_detail(&run)
+        })
+    }
+
+    fn live_feed(&self, run: &RunId) -> Option<PathBuf> {
+        Some(crate::store::live::live_path(&self.path, run))
+    }
+
+    fn log_after<'a>(&'a self, run: &'a RunId, after: LogPosition) -> StoreFuture<'a, LogTail> {
+        let run = run.clone();
+        self.worker.call(move |db| {
+            db.fold(&run, false)?;
+            db.log_after(&run, after)
         })
     }
 

@@ -24,6 +24,12 @@ async fn round_trip() {
 }
 
 #[tokio::test]
+async fn following_the_log_reads_each_event_once() {
+    let dir = tempfile::tempdir().unwrap();
+    conformance::following_the_log_reads_each_event_once(&store_in(dir.path())).await;
+}
+
+#[tokio::test]
 async fn out_of_order_steps_conflict() {
     let dir = tempfile::tempdir().unwrap();
     conformance::out_of_order_steps_conflict(&store_in(dir.path())).await;

@@ -49,6 +49,7 @@ pub(super) async fn poll(
     let mut tick = tokio::time::interval(POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut costs: HashMap<RunId, (Timestamp, Option<f64>)> = HashMap::new();
+    let mut sent: Option<(RunId, u64)> = None;
     loop {
         tokio::select! {
             biased;
@@ -75,11 +76,24 @@ pub(super) async fn poll(
             return;
         }
         if let Some(run) = run {
+            // The view is sent again only when it changed (or another run is shown).
+            let known = sent.as_ref().filter(|(id, _)| *id == run).map(|(_, v)| *v);
             let view = watch
-                .view(&run)
-                .await
-                .map(Box::new)
-                .map_err(|error| error.to_string());
+                .read(&run, |view, version| {
+                    (known != Some(version)).then(|| (Box::new(view.clone()), version))
+                })
+                .await;
+            let view = match view {
+                Ok(None) => continue,
+                Ok(Some((view, version))) => {
+                    sent = Some((run.clone(), version));
+                    Ok(view)
+                }
+                Err(error) => {
+                    sent = None;
+                    Err(error.to_string())
+                }
+            };
             if loaded.send(Loaded::View(run, view)).is_err() {
                 return;
             }
@@ -99,10 +113,10 @@ async fn cost(
         return *cost;
     }
     let cost = watch
-        .view(&record.id)
+        .read(&record.id, |view, _| view.cost_usd)
         .await
         .ok()
-        .and_then(|view| view.cost_usd);
+        .flatten();
     costs.insert(record.id.clone(), (record.updated_at, cost));
     cost
 }

@@ -114,10 +114,10 @@ async fn runs_json(State(app): State<App>) -> Result<Json<Vec<RunRow>>, Failure>
             None => {
                 let cost = app
                     .watch
-                    .view(&run.id)
+                    .read(&run.id, |view, _| view.cost_usd)
                     .await
                     .ok()
-                    .and_then(|view| view.cost_usd);
+                    .flatten();
                 app.costs
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -136,8 +136,11 @@ async fn run_id(app: &App, id: &str) -> Result<RunId, Failure> {
 
 async fn run_json(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
     let run = run_id(&app, &id).await?;
-    let view = app.watch.view(&run).await?;
-    Ok(Json(RunSummary::of(&view)).into_response())
+    let json = app
+        .watch
+        .read(&run, |view, _| serde_json::to_string(&RunSummary::of(view)))
+        .await?;
+    json_response(json)
 }
 
 async fn run_graph(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
@@ -155,14 +158,31 @@ async fn step_json(
     Path((id, key)): Path<(String, String)>,
 ) -> Result<Response, Failure> {
     let run = run_id(&app, &id).await?;
-    let view = app.watch.view(&run).await?;
-    let Some(node) = view.nodes.iter().find(|node| node.key == key) else {
-        return Err(Failure(
+    let json = app
+        .watch
+        .read(&run, |view, _| {
+            let node = view.nodes.iter().find(|node| node.key == key)?;
+            Some(serde_json::to_string(node))
+        })
+        .await?;
+    match json {
+        Some(json) => json_response(json),
+        None => Err(Failure(
             StatusCode::NOT_FOUND,
             format!("run `{run}` has no step `{key}`"),
-        ));
-    };
-    Ok(Json(node).into_response())
+        )),
+    }
+}
+
+/// JSON text as a response.
+fn json_response(json: serde_json::Result<String>) -> Result<Response, Failure> {
+    match json {
+        Ok(json) => Ok(([(header::CONTENT_TYPE, "application/json")], json).into_response()),
+        Err(error) => Err(Failure(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            error.to_string(),
+        )),
+    }
 }
 
 /// The run's summary whenever it changes; the stream ends once the run has stopped
@@ -172,25 +192,30 @@ async fn run_stream(
     Path(id): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Failure> {
     let run = run_id(&app, &id).await?;
+    // The summary is made again only when the view changed (its version moved on).
     let stream = futures_util::stream::unfold(
-        (app, run, String::new(), false),
-        |(app, run, last, done)| async move {
+        (app, run, None::<u64>, false),
+        |(app, run, sent, done)| async move {
             if done {
                 return None;
             }
             let mut interval = tokio::time::interval(POLL);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 interval.tick().await;
-                let Ok(view) = app.watch.view(&run).await else {
-                    continue;
-                };
-                let Ok(json) = serde_json::to_string(&RunSummary::of(&view)) else {
-                    continue;
-                };
-                if json != last {
-                    let stopped = view.phase != RunPhase::Running;
-                    let event = Event::default().event("view").data(json.clone());
-                    return Some((Ok(event), (app, run, json, stopped)));
+                let read = app
+                    .watch
+                    .read(&run, |view, version| {
+                        if sent == Some(version) {
+                            return None;
+                        }
+                        let json = serde_json::to_string(&RunSummary::of(view)).ok()?;
+                        Some((json, version, view.phase != RunPhase::Running))
+                    })
+                    .await;
+                if let Ok(Some((json, version, stopped))) = read {
+                    let event = Event::default().event("view").data(json);
+                    return Some((Ok(event), (app, run, Some(version), stopped)));
                 }
             }
         },

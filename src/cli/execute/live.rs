@@ -1,0 +1,249 @@
+//! The live feed of a run this process drives ([`crate::store::live`]): what its steps do
+//! before they commit, for `atomic ui` in other processes. A thread of its own writes it,
+//! so the run never waits on it; a feed that cannot be written is given up quietly (the
+//! store's log is the record, the feed only comes earlier).
+//!
+//! Everything in it is redacted like the run's log. Streamed text is held back to the last
+//! whitespace before it is written, so a secret split across two deltas is whole when it
+//! is redacted (secrets with spaces in them are caught once the message completes).
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, mpsc};
+use std::thread::JoinHandle;
+
+use crate::providers::AgentEvent;
+use crate::providers::Redactor;
+use crate::runtime::{RunEvent, RunSink};
+use crate::store::live::{LiveLine, LiveWriter};
+
+/// A feed past this size starts afresh once no step is in flight.
+const RESTART_AFTER: u64 = 1 << 20;
+
+/// Text held back longer than this is written anyway.
+const HOLD_AT_MOST: usize = 4096;
+
+/// The feed's writer thread.
+pub(crate) struct LiveFeed {
+    tx: mpsc::Sender<Box<RunEvent>>,
+    thread: JoinHandle<()>,
+}
+
+impl LiveFeed {
+    /// Starts the feed at `path`; none when it cannot be made.
+    pub(crate) fn start(path: PathBuf, redactor: Redactor) -> Option<Self> {
+        let writer = LiveWriter::create(&path).ok()?;
+        let (tx, rx) = mpsc::channel::<Box<RunEvent>>();
+        let thread = std::thread::Builder::new()
+            .name("atomic-live-feed".to_owned())
+            .spawn(move || {
+                let mut feed = Feed {
+                    writer: Some(writer),
+                    redactor,
+                    steps: HashMap::new(),
+                    open: HashSet::new(),
+                    held: HashMap::new(),
+                };
+                // Everything that queued up, then one flush: readers see whole batches.
+                while let Ok(event) = rx.recv() {
+                    feed.take(&event);
+                    while let Ok(event) = rx.try_recv() {
+                        feed.take(&event);
+                    }
+                    feed.flush();
+                }
+                if let Some(writer) = feed.writer {
+                    writer.remove();
+                }
+            })
+            .ok()?;
+        Some(Self { tx, thread })
+    }
+
+    /// A sink that gives the feed what it carries, then everything to `inner`.
+    pub(crate) fn sink(&self, inner: Arc<dyn RunSink>) -> Arc<dyn RunSink> {
+        Arc::new(Tee {
+            feed: self.tx.clone(),
+            inner,
+        })
+    }
+
+    /// Writes what is queued and removes the feed (the run stopped).
+    pub(crate) fn finish(self) {
+        drop(self.tx);
+        let _ = self.thread.join();
+    }
+}
+
+/// The feed, then the run's other sink.
+struct Tee {
+    feed: mpsc::Sender<Box<RunEvent>>,
+    inner: Arc<dyn RunSink>,
+}
+
+impl RunSink for Tee {
+    fn emit(&self, event: &RunEvent) {
+        if carried(event) {
+            let _ = self.feed.send(Box::new(event.clone()));
+        }
+        self.inner.emit(event);
+    }
+}
+
+/// Whether the feed carries `event`: what a step does before it commits.
+fn carried(event: &RunEvent) -> bool {
+    matches!(
+        event,
+        RunEvent::StepStarted { .. }
+            | RunEvent::StepFinished { .. }
+            | RunEvent::Agent { .. }
+            | RunEvent::ToolOutput { .. }
+            | RunEvent::Retrying { .. }
+            | RunEvent::NodeFailed { .. }
+            | RunEvent::ContextWarning { .. }
+    )
+}
+
+/// The writer thread's side.
+struct Feed {
+    /// None once a write failed: the feed is given up.
+    writer: Option<LiveWriter>,
+    redactor: Redactor,
+    /// The step each node is running.
+    steps: HashMap<Arc<str>, u64>,
+    /// Steps started and not finished (node, branch).
+    open: HashSet<(Arc<str>, Option<u32>)>,
+    /// Streamed text not written yet, by node and whether it is thinking.
+    held: HashMap<(Arc<str>, bool), String>,
+}
+
+impl Feed {
+    fn take(&mut self, event: &RunEvent) {
+        match event {
+            RunEvent::StepStarted {
+                step, node, branch, ..
+            } => {
+                self.steps.insert(Arc::clone(node), *step);
+                self.open.insert((Arc::clone(node), *branch));
+                self.write(node, event);
+            }
+            RunEvent::StepFinished { node, branch, .. } => {
+                // The log has the step now: what is held is superseded.
+                self.held.retain(|(held, _), _| held != node);
+                self.open.remove(&(Arc::clone(node), *branch));
+                let big = self
+                    .writer
+                    .as_ref()
+                    .is_some_and(|w| w.len() > RESTART_AFTER);
+                if self.open.is_empty() && big {
+                    self.restart();
+                }
+            }
+            RunEvent::Agent {
+                node,
+                event: AgentEvent::TextDelta { text },
+            } => self.hold(node, false, text),
+            RunEvent::Agent {
+                node,
+                event: AgentEvent::ThinkingDelta { text },
+            } => self.hold(node, true, text),
+            // A message's text ends with it, or with a tool call: what is held is whole.
+            RunEvent::Agent {
+                node,
+                event:
+                    AgentEvent::MessageComplete { .. }
+                    | AgentEvent::ToolStart { .. }
+                    | AgentEvent::ToolComplete { .. },
+            }
+            | RunEvent::ToolOutput { node, .. }
+            | RunEvent::Retrying { node, .. }
+            | RunEvent::NodeFailed { node, .. }
+            | RunEvent::ContextWarning { node, .. } => {
+                self.release(node, false);
+                self.release(node, true);
+                self.write(node, event);
+            }
+            // Usage and the like come mid-message (between two pieces of one word): they
+            // leave what is held alone.
+            RunEvent::Agent { node, .. } => self.write(node, event),
+            _ => {}
+        }
+    }
+
+    /// Adds streamed text, writing what is safe to: up to its last whitespace.
+    fn hold(&mut self, node: &Arc<str>, thinking: bool, text: &str) {
+        let held = self.held.entry((Arc::clone(node), thinking)).or_default();
+        held.push_str(text);
+        let cut = if held.len() > HOLD_AT_MOST {
+            held.len()
+        } else {
+            match held.rfind(char::is_whitespace) {
+                Some(at) => at + held[at..].chars().next().map_or(1, char::len_utf8),
+                None => return,
+            }
+        };
+        let ready: String = held.drain(..cut).collect();
+        self.write_text(node, thinking, ready);
+    }
+
+    /// Writes all the text held for `node`.
+    fn release(&mut self, node: &Arc<str>, thinking: bool) {
+        if let Some(text) = self.held.remove(&(Arc::clone(node), thinking))
+            && !text.is_empty()
+        {
+            self.write_text(node, thinking, text);
+        }
+    }
+
+    fn write_text(&mut self, node: &Arc<str>, thinking: bool, text: String) {
+        let event = if thinking {
+            AgentEvent::ThinkingDelta { text }
+        } else {
+            AgentEvent::TextDelta { text }
+        };
+        let event = RunEvent::Agent {
+            node: Arc::clone(node),
+            event,
+        };
+        self.write(node, &event);
+    }
+
+    /// Writes `event` of `node`'s step, redacted (nothing for a node no step started).
+    fn write(&mut self, node: &str, event: &RunEvent) {
+        let Some(&step) = self.steps.get(node) else {
+            return;
+        };
+        let Some(writer) = self.writer.as_mut() else {
+            return;
+        };
+        let Ok(mut event) = serde_json::to_value(event) else {
+            return;
+        };
+        self.redactor.redact_value(&mut event);
+        if writer.append(&LiveLine { step, event }).is_err() {
+            self.give_up();
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(writer) = self.writer.as_mut()
+            && writer.flush().is_err()
+        {
+            self.give_up();
+        }
+    }
+
+    fn restart(&mut self) {
+        if let Some(writer) = self.writer.as_mut()
+            && writer.restart().is_err()
+        {
+            self.give_up();
+        }
+    }
+
+    fn give_up(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            writer.remove();
+        }
+    }
+}
