@@ -348,6 +348,9 @@ pub struct UiArgs {
     /// printed at start.
     #[arg(long, default_value = "127.0.0.1", requires = "web")]
     pub bind: std::net::IpAddr,
+    /// Watch the runs on a Temporal server instead of the project's store.
+    #[command(flatten)]
+    pub temporal: TemporalArgs,
 }
 
 /// `atomic explain`.

@@ -1,23 +1,25 @@
-//! Where a [`RunView`] comes from when the run is not this process's: the store. Its log has
-//! each step's events once the step commits; its checkpoint has the exact state and, while
-//! the run goes on, the step that comes next — shown running, since an agent call commits
-//! only when it ends. Reading never blocks a running `atomic run` (SQLite in WAL mode).
+//! Where a [`RunView`] comes from when the run is not this process's: a [`RunSource`] — the
+//! project's store, or a Temporal server. The store's log has each step's events once the
+//! step commits; its checkpoint has the exact state and, while the run goes on, the step
+//! that comes next — shown running, since an agent call commits only when it ends. Reading
+//! never blocks a running `atomic run` (SQLite in WAL mode).
 //!
 //! A [`Follow`] keeps its place in the log, so each refresh reads and folds only what was
 //! logged since the last: following a 20,000-step run costs what is new, not the run. It
-//! also reads the run's live feed ([`crate::store::live`]), so a step that has not
-//! committed shows what its agent is saying as it says it.
+//! also reads the run's live feed when the source has one ([`crate::store::live`]), so a
+//! step that has not committed shows what its agent is saying as it says it.
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::run::{NodeState, RunPhase, RunView};
+use super::run_source::RunSource;
 use crate::lower::Outline;
 use crate::runtime::RunEvent;
 use crate::store::live::LiveReader;
-use crate::store::{LogPosition, RunId, RunStatus, Store, StoreError, Timestamp};
+use crate::store::{LogPosition, RunId, RunStatus, StoreError, Timestamp};
 
-/// A run's view kept current from the store.
+/// A run's view kept current from where the run is kept.
 #[derive(Debug)]
 pub struct Follow {
     run: RunId,
@@ -30,7 +32,7 @@ pub struct Follow {
     /// Counts the refreshes that changed the view, so several readers of one follower can
     /// each tell whether anything is new to them.
     version: u64,
-    /// The run's live feed, once the store said where it is.
+    /// The run's live feed, once the source said where it is.
     live: Option<LiveReader>,
     /// Live events of steps the log does not have yet, by step.
     pending: Vec<(u64, RunEvent)>,
@@ -64,14 +66,14 @@ impl Follow {
         self.version
     }
 
-    /// Reads what the store has that this follower has not seen; whether the view changed.
+    /// Reads what `source` has that this follower has not seen; whether the view changed.
     ///
     /// # Errors
-    /// The store cannot be read, or has no such run.
-    pub async fn refresh(&mut self, store: &dyn Store) -> Result<bool, StoreError> {
+    /// The source cannot be read, or has no such run.
+    pub async fn refresh(&mut self, source: &dyn RunSource) -> Result<bool, StoreError> {
         // The feed first: a step the log (read after) has is then never shown live as well.
-        let live = self.read_live(store);
-        let tail = store.log_after(&self.run, self.position).await?;
+        let live = self.read_live(source);
+        let tail = source.log_after(&self.run, self.position).await?;
         let seen = (tail.run.status, tail.run.steps, tail.run.updated_at);
         let logged = !tail.events.is_empty() || self.seen != Some(seen);
         if !logged && !live {
@@ -93,7 +95,7 @@ impl Follow {
             // The state the deltas build is close; the checkpoint's is exact (keyed
             // merges, the run's inputs), and it says where the run goes next.
             let next = if steps_moved || self.view.phase == RunPhase::Running {
-                let checkpoint = store.checkpoint(&self.run).await?;
+                let checkpoint = source.checkpoint(&self.run).await?;
                 self.view.state = checkpoint.state;
                 next_step(checkpoint.cursor.as_ref(), &self.view)
             } else {
@@ -117,9 +119,9 @@ impl Follow {
     }
 
     /// Reads what the live feed has that is new; whether anything was.
-    fn read_live(&mut self, store: &dyn Store) -> bool {
+    fn read_live(&mut self, source: &dyn RunSource) -> bool {
         if self.live.is_none() {
-            self.live = store.live_feed(&self.run).map(LiveReader::new);
+            self.live = source.live_feed(&self.run).map(LiveReader::new);
         }
         let Some(reader) = self.live.as_mut() else {
             return false;
@@ -179,17 +181,17 @@ fn next_step(cursor: Option<&Value>, view: &RunView) -> Option<String> {
     }
 }
 
-/// The view of `run` as `store` has it now (read once).
+/// The view of `run` as `source` has it now (read once).
 ///
 /// # Errors
-/// The store cannot be read, or has no such run.
+/// The source cannot be read, or has no such run.
 pub async fn load(
-    store: &dyn Store,
+    source: &dyn RunSource,
     run: &RunId,
     outline: &Outline,
 ) -> Result<RunView, StoreError> {
     let mut follow = Follow::new(run, outline);
-    follow.refresh(store).await?;
+    follow.refresh(source).await?;
     Ok(follow.view)
 }
 
@@ -202,7 +204,8 @@ mod tests {
     use super::*;
     use crate::lower::{OutlineEdge, OutlineStep};
     use crate::runtime::{RunEvent, StepOutcome};
-    use crate::store::{SqliteOptions, SqliteStore, StepCommit, conformance};
+    use crate::store::{SqliteOptions, SqliteStore, StepCommit, Store, conformance};
+    use crate::view::StoreSource;
 
     fn outline() -> Outline {
         let step = |key: &str, node: Option<&str>, kind: &'static str| OutlineStep {
@@ -267,14 +270,16 @@ mod tests {
     #[tokio::test]
     async fn a_follower_reads_only_what_is_new_and_shows_the_next_step_running() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open_project(dir.path(), SqliteOptions::default()).unwrap();
+        let store =
+            Arc::new(SqliteStore::open_project(dir.path(), SqliteOptions::default()).unwrap());
+        let source = StoreSource::new(store.clone());
         let run = RunId::new("01ffffffffffff");
         store
             .create_run(conformance::new_run(run.as_str(), "x"))
             .await
             .unwrap();
         let mut follow = Follow::new(&run, &outline());
-        assert!(follow.refresh(&store).await.unwrap());
+        assert!(follow.refresh(&source).await.unwrap());
         let state = |follow: &Follow, key: &str| {
             let node = follow.view().nodes.iter().find(|node| node.key == key);
             node.unwrap().state
@@ -284,14 +289,14 @@ mod tests {
             NodeState::Running,
             "before any commit"
         );
-        assert!(!follow.refresh(&store).await.unwrap(), "nothing new");
+        assert!(!follow.refresh(&source).await.unwrap(), "nothing new");
         let version = follow.version();
 
         store
             .commit_step(&run, step(1, "plan", "A plan.", "ship"))
             .await
             .unwrap();
-        assert!(follow.refresh(&store).await.unwrap());
+        assert!(follow.refresh(&source).await.unwrap());
         assert_eq!(follow.version(), version + 1);
         assert_eq!(state(&follow, "plan"), NodeState::Done);
         assert_eq!(
@@ -306,11 +311,11 @@ mod tests {
             .commit_step(&run, step(2, "ship", "Shipped.", "#end"))
             .await
             .unwrap();
-        assert!(follow.refresh(&store).await.unwrap());
+        assert!(follow.refresh(&source).await.unwrap());
         assert_eq!(state(&follow, "ship"), NodeState::Done, "the mark gave way");
         assert_eq!(follow.view().event_count, 6, "each event folded once");
         assert_eq!(follow.view().node("plan").unwrap().runs, 1);
-        let read_once = load(&store, &run, &outline()).await.unwrap();
+        let read_once = load(&source, &run, &outline()).await.unwrap();
         assert_eq!(
             &read_once,
             follow.view(),

@@ -1,17 +1,31 @@
 //! What a person does from `atomic ui`: answer a wait, cancel a run. Each is the command
 //! they would type (`atomic resume RUN --answer …`, `atomic cancel RUN`), run as a child of
 //! this binary in its own process group, so a resumed run goes on after the view closes
-//! and obeys the same checks, store and locks as from a shell.
+//! and obeys the same checks, store and locks as from a shell. For runs on Temporal the
+//! command carries the same `--temporal ADDRESS --namespace … --task-queue …` the view
+//! reads them with ([`send_to`]).
 
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::time::Duration;
 
 /// How long an action waits to see whether its command refused at once (a wrong answer,
 /// a run that ended): longer ones go on in the background.
 const REFUSAL_WINDOW: Duration = Duration::from_secs(3);
+
+/// The flags that send every action to where the viewed runs are (none: the project's
+/// store). Set once, before either face starts: one `atomic ui` watches one place for its
+/// whole life, and the faces name only the project and the run when they act.
+static DESTINATION: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Sends every action of this process to the runs `flags` name (`--temporal ADDRESS …`).
+/// Only the first call counts: where a view's runs are does not change while it runs.
+#[cfg(feature = "temporal")]
+pub(crate) fn send_to(flags: Vec<String>) {
+    let _ = DESTINATION.set(flags);
+}
 
 /// Why an action did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +83,7 @@ fn spawn(project: &Path, action: &'static str, args: &[&str]) -> Result<(), Acti
     let mut command = Command::new(exe);
     command
         .args(args)
+        .args(DESTINATION.get().into_iter().flatten())
         .current_dir(project)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -1,5 +1,6 @@
-//! What both faces of `atomic ui` read: the project's store, its runs, and each run's
-//! view with the graph of the workflow it ran (compiled once per workflow file). A run's
+//! What both faces of `atomic ui` read: where the runs are (the project's store, or with
+//! `--temporal` a Temporal server), its runs, and each run's view with the graph of the
+//! workflow it ran (compiled from the project's files once per workflow file). A run's
 //! view is kept between reads ([`Follow`]), so reading it again reads only what is new.
 
 use std::collections::HashMap;
@@ -7,15 +8,15 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crate::cli::Exit;
-use crate::cli::args::DurabilityArg;
+use crate::cli::args::{DurabilityArg, UiArgs};
 use crate::cli::disk::Disk;
 use crate::cli::execute::store;
 use crate::cli::project::Project;
 use crate::compile;
 use crate::lower::{Outline, outline};
 use crate::source::Sources;
-use crate::store::{RunFilter, RunId, RunRecord, Store, StoreError};
-use crate::view::{Follow, RunView};
+use crate::store::{RunId, RunRecord, StoreError};
+use crate::view::{Follow, RunSource, RunView, StoreSource};
 
 /// Graphs by workflow file and hash.
 type Outlines = HashMap<(String, String), Arc<Outline>>;
@@ -26,11 +27,27 @@ const FOLLOWED: usize = 32;
 /// The views kept, with when each was last read.
 type Followed = HashMap<RunId, (Arc<tokio::sync::Mutex<Follow>>, u64)>;
 
+/// Where the runs are read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Kept {
+    /// The project's store.
+    Store,
+    /// A Temporal server.
+    #[cfg(feature = "temporal")]
+    Temporal {
+        /// As people name it.
+        name: String,
+        /// The flags that send a command to its runs (`--temporal ADDRESS …`).
+        flags: Vec<String>,
+    },
+}
+
 /// The runs of one project.
 #[derive(Clone)]
 pub(crate) struct Watch {
     project: Arc<Project>,
-    store: Arc<dyn Store>,
+    source: Arc<dyn RunSource>,
+    kept: Kept,
     /// Workflow file and hash → its graph.
     outlines: Arc<Mutex<Outlines>>,
     /// The runs' views being followed, and a clock for which was read last.
@@ -38,19 +55,82 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
-    /// The current project's store; refused (said on stderr) when it has no runs yet.
+    /// The runs `args` asks for: the current project's store (refused, said on stderr,
+    /// when it has no runs yet), or with `--temporal` the runs on that server, connected
+    /// to on `runtime` (the one the faces then read on: the connection's tasks live there).
     ///
     /// # Errors
     /// The exit code, the reason already printed.
-    pub(crate) fn open() -> Result<Self, Exit> {
+    pub(crate) fn open(args: &UiArgs, runtime: &tokio::runtime::Runtime) -> Result<Self, Exit> {
         let project = Project::discover();
+        if crate::cli::temporal::wanted(&args.temporal) {
+            return Self::open_temporal(project, args, runtime);
+        }
         let store = store::open_for_run(&project, DurabilityArg::Normal)?;
-        Ok(Self {
+        Ok(Self::over(
+            project,
+            Arc::new(StoreSource::new(store)),
+            Kept::Store,
+        ))
+    }
+
+    /// The runs on the Temporal server `args` names (resolved as `atomic runs --temporal`
+    /// resolves it); the actions go there too.
+    #[cfg(feature = "temporal")]
+    fn open_temporal(
+        project: Project,
+        args: &UiArgs,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<Self, Exit> {
+        use super::temporal::{Place, TemporalSource};
+        let place = Place::resolve(&project, &args.temporal);
+        let source = runtime
+            .block_on(TemporalSource::connect(place.clone()))
+            .map_err(|message| {
+                eprintln!("error: {message}");
+                Exit::Fatal
+            })?;
+        super::actions::send_to(place.flags());
+        let kept = Kept::Temporal {
+            name: place.describe(),
+            flags: place.flags(),
+        };
+        Ok(Self::over(project, Arc::new(source), kept))
+    }
+
+    /// This build has no Temporal client: says how to get one.
+    #[cfg(not(feature = "temporal"))]
+    fn open_temporal(_: Project, _: &UiArgs, _: &tokio::runtime::Runtime) -> Result<Self, Exit> {
+        Err(crate::cli::temporal::unavailable())
+    }
+
+    fn over(project: Project, source: Arc<dyn RunSource>, kept: Kept) -> Self {
+        Self {
             project: Arc::new(project),
-            store,
+            source,
+            kept,
             outlines: Arc::default(),
             followed: Arc::default(),
-        })
+        }
+    }
+
+    /// Where the runs come from, when it is not the project's store.
+    pub(crate) fn elsewhere(&self) -> Option<&str> {
+        match &self.kept {
+            Kept::Store => None,
+            #[cfg(feature = "temporal")]
+            Kept::Temporal { name, .. } => Some(name),
+        }
+    }
+
+    /// The flags a command about one of these runs needs after the run id (none for the
+    /// project's store).
+    pub(crate) fn command_flags(&self) -> &[String] {
+        match &self.kept {
+            Kept::Store => &[],
+            #[cfg(feature = "temporal")]
+            Kept::Temporal { flags, .. } => flags,
+        }
     }
 
     /// The project.
@@ -58,22 +138,36 @@ impl Watch {
         &self.project
     }
 
-    /// Reports a store failure (file named, what to do) and gives the exit code.
+    /// Reports a failure to read the runs (where, what to do) and gives the exit code.
     pub(crate) fn report(&self, error: StoreError) -> Exit {
-        store::report(&self.project, error)
+        match self.kept {
+            Kept::Store => store::report(&self.project, error),
+            #[cfg(feature = "temporal")]
+            Kept::Temporal { .. } => match error {
+                StoreError::NotFound(_) | StoreError::Ambiguous { .. } => {
+                    eprintln!("error: {error}");
+                    Exit::Problems
+                }
+                // The source's own words name the server and what to do; the store's
+                // wording around them is for the faces, which show any failure as one.
+                StoreError::Io { message, .. } => {
+                    eprintln!("error: {message}");
+                    Exit::Fatal
+                }
+                other => {
+                    eprintln!("error: {other}");
+                    Exit::Fatal
+                }
+            },
+        }
     }
 
     /// The newest runs, newest first.
     ///
     /// # Errors
-    /// The store cannot be read.
+    /// The runs cannot be read.
     pub(crate) async fn runs(&self, limit: usize) -> Result<Vec<RunRecord>, StoreError> {
-        self.store
-            .list_runs(&RunFilter {
-                limit: Some(limit),
-                ..RunFilter::default()
-            })
-            .await
+        self.source.runs(limit).await
     }
 
     /// The run `prefix` names, or the newest when none is given.
@@ -82,7 +176,7 @@ impl Watch {
     /// No such run (or no run at all), or the store cannot be read.
     pub(crate) async fn resolve(&self, prefix: Option<&str>) -> Result<RunId, StoreError> {
         match prefix {
-            Some(prefix) => self.store.resolve(prefix).await,
+            Some(prefix) => self.source.resolve(prefix).await,
             None => self
                 .runs(1)
                 .await?
@@ -96,16 +190,16 @@ impl Watch {
     /// The graph of the workflow `run` ran.
     ///
     /// # Errors
-    /// The store cannot be read, or has no such run.
+    /// The runs cannot be read, or has no such run.
     pub(crate) async fn graph(&self, run: &RunId) -> Result<Arc<Outline>, StoreError> {
-        let record = self.store.run(run).await?;
+        let record = self.source.record(run).await?;
         Ok(self.outline(&record))
     }
 
     /// The view of `run` now.
     ///
     /// # Errors
-    /// The store cannot be read, or has no such run.
+    /// The runs cannot be read, or has no such run.
     pub(crate) async fn view(&self, run: &RunId) -> Result<RunView, StoreError> {
         self.read(run, |view, _| view.clone()).await
     }
@@ -114,7 +208,7 @@ impl Watch {
     /// and gives it to `read` with its version, which goes up whenever the view changed.
     ///
     /// # Errors
-    /// The store cannot be read, or has no such run.
+    /// The runs cannot be read, or has no such run.
     pub(crate) async fn read<T>(
         &self,
         run: &RunId,
@@ -123,13 +217,13 @@ impl Watch {
         let follow = match self.followed(run) {
             Some(follow) => follow,
             None => {
-                let record = self.store.run(run).await?;
+                let record = self.source.record(run).await?;
                 let outline = self.outline(&record);
                 self.keep(run, Follow::new(run, &outline))
             }
         };
         let mut follow = follow.lock().await;
-        follow.refresh(self.store.as_ref()).await?;
+        follow.refresh(self.source.as_ref()).await?;
         Ok(read(follow.view(), follow.version()))
     }
 

@@ -24,11 +24,7 @@ use crate::cli::args::UiArgs;
 use crate::view::RunView;
 
 /// Shows the run `args.run` (or the newest, and each newer one as it starts).
-pub(super) fn run(watch: &Watch, args: &UiArgs) -> Exit {
-    let runtime = match crate::cli::execute::runtime() {
-        Ok(runtime) => runtime,
-        Err(exit) => return exit,
-    };
+pub(super) fn run(runtime: &tokio::runtime::Runtime, watch: &Watch, args: &UiArgs) -> Exit {
     // Keys come from stdin: both ends must be the terminal for the full-screen view.
     let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     // A named run is looked up before the screen is taken, so a typo is a plain error.
@@ -43,22 +39,29 @@ pub(super) fn run(watch: &Watch, args: &UiArgs) -> Exit {
             Err(error) => return watch.report(error),
         },
     };
-    let exit = match run {
+    match run {
         Some(run) if !terminal => match runtime.block_on(watch.view(&run)) {
             Ok(view) => {
-                print!("{}", summary::render(&view));
+                let mut text = summary::render(&view);
+                let flags = watch.command_flags();
+                if !flags.is_empty() {
+                    // The answer hint is the command to type: for a run elsewhere it must
+                    // say where (`--temporal …`), as `atomic run --temporal` says it.
+                    text = text.replace(
+                        " --answer <ANSWER>",
+                        &format!(" {} --answer <ANSWER>", flags.join(" ")),
+                    );
+                }
+                print!("{text}");
                 Exit::Ok
             }
             Err(error) => watch.report(error),
         },
         run => {
             let color = std::env::var_os("NO_COLOR").is_none();
-            session::run(&runtime, watch, run, color)
+            session::run(runtime, watch, run, color)
         }
-    };
-    // A store read still going on must not keep the process.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    exit
+    }
 }
 
 /// The terminal view of one run as `atomic ui RUN` first draws it: the running (or

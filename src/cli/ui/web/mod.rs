@@ -1,7 +1,8 @@
-//! `atomic ui --web`: a local web page over the project's runs, served by the binary itself
-//! (axum, HTTP/1): the runs with their status, duration and cost; a run's graph with live
-//! step states, each step's output, the state and the events, kept current over
-//! server-sent events; a form to answer a wait and buttons to cancel and resume.
+//! `atomic ui --web`: a local web page over the project's runs (with `--temporal`, the runs
+//! on a Temporal server), served by the binary itself (axum, HTTP/1): the runs with their
+//! status, duration and cost; a run's graph with live step states, each step's output, the
+//! state and the events, kept current over server-sent events; a form to answer a wait
+//! and buttons to cancel and resume.
 //!
 //! Served on 127.0.0.1 unless `--bind` says otherwise. Every request must name this host
 //! (no DNS rebinding), every action carries the server's token in a header (no other site
@@ -22,11 +23,7 @@ use super::Watch;
 use access::Access;
 
 /// Serves the web view until Ctrl-C.
-pub(super) fn run(watch: &Watch, args: &UiArgs) -> Exit {
-    let runtime = match crate::cli::execute::runtime() {
-        Ok(runtime) => runtime,
-        Err(exit) => return exit,
-    };
+pub(super) fn run(runtime: &tokio::runtime::Runtime, watch: &Watch, args: &UiArgs) -> Exit {
     runtime.block_on(serve(watch.clone(), args))
 }
 
@@ -51,6 +48,9 @@ async fn serve(watch: Watch, args: &UiArgs) -> Exit {
     let access = Access::new(local);
     let url = access.start_url();
     println!("atomic ui: {url}");
+    if let Some(place) = watch.elsewhere() {
+        eprintln!("atomic ui: runs on {place}");
+    }
     if !local.ip().is_loopback() {
         eprintln!(
             "warning: serving on {} — anyone who can reach it and has the token in the link above can answer and cancel this project's runs",
