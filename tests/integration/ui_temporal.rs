@@ -1,7 +1,7 @@
 //! `atomic ui --temporal`: runs on a real Temporal dev server (the harness of
 //! `temporal/mod.rs`, skipped with one line when the `temporal` CLI is missing) seen
-//! through both faces — the web page's JSON over plain HTTP, a wait answered from it
-//! completing the run on Temporal; the text print of `atomic ui RUN` — and a server or a
+//! through both faces — the web page's JSON over plain HTTP, a wait answered and a run
+//! cancelled from it, on Temporal; the text print of `atomic ui RUN` — and a server or a
 //! worker that is not there said as such, with what to do.
 
 use std::io::{BufRead, BufReader};
@@ -299,4 +299,44 @@ fn ui_temporal_without_a_server_says_where_it_looked() {
             "{face:?}: {said}"
         );
     }
+}
+
+#[test]
+fn ui_temporal_web_cancels_a_paused_run_on_temporal() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    let run = paused_run(&mut cluster, &project);
+    let web = WebView::start(&project, &cluster);
+    let client = http();
+    let page = web.get(&client, "").text().expect("the runs page");
+    let token = page
+        .split("name=\"atomic-token\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the page carries the token")
+        .to_owned();
+    // Through `atomic cancel RUN --temporal …`.
+    let cancelled = client
+        .post(format!("{}api/runs/{run}/cancel", web.url))
+        .header("x-atomic-token", &token)
+        .send()
+        .expect("answered");
+    assert_eq!(cancelled.status(), 202, "{:?}", cancelled.text());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let shown = web.json(&client, &format!("api/runs/{run}"));
+        if shown["phase"] == "cancelled" {
+            assert_eq!(
+                shown["state"]["n"], 1,
+                "the committed step is kept: {shown}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "not cancelled: {shown}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let on_temporal = cluster.show(&project, QUEUE, &run);
+    assert_eq!(on_temporal["run"]["status"], "cancelled", "{on_temporal}");
 }
