@@ -23,7 +23,8 @@ use crate::cli::Exit;
 use crate::cli::progress::{Display, Paint, Reporter, Summary};
 use crate::providers::Redactor;
 use crate::runtime::{
-    self, Providers, RedactingStore, RunContext, RunEnd, RunError, RunOutcome, StreamModes,
+    self, Providers, RedactingStore, RunContext, RunEnd, RunError, RunEvent, RunOutcome, RunSink,
+    StreamModes,
 };
 use crate::store::{Acquired, HEARTBEAT_EVERY, Owner, RunId, Store, StoreError};
 
@@ -138,12 +139,21 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         .then(|| launch.store.live_feed(&run_id))
         .flatten()
         .and_then(|path| LiveFeed::start(path, launch.redactor.clone()));
-    // The trace and the feed are built from node and agent events.
+    // The trace and the feed are built from node and agent events; the reporter still
+    // gets only what it shows.
+    let shown = modes;
     modes.events |= telemetry.is_some() || live.is_some();
     let store = RedactingStore::new(Arc::clone(&launch.store), launch.redactor.clone());
     let mut ctx = RunContext::new(Arc::new(store));
     ctx.providers = launch.providers.clone();
-    ctx.sink = Some(reporter.sink());
+    ctx.sink = Some(if shown == modes {
+        reporter.sink()
+    } else {
+        Arc::new(Selected {
+            modes: shown,
+            inner: reporter.sink(),
+        })
+    });
     if let Some(telemetry) = &telemetry {
         ctx.providers = telemetry.observe(ctx.providers);
         ctx.sink = ctx.sink.map(|sink| telemetry.sink(sink));
@@ -236,6 +246,20 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     };
     eprint!("{}", launch.redactor.redact(&summary.render()));
     Ended::Exit(exit_of(&outcome))
+}
+
+/// A sink given only the events `modes` select.
+struct Selected {
+    modes: StreamModes,
+    inner: Arc<dyn RunSink>,
+}
+
+impl RunSink for Selected {
+    fn emit(&self, event: &RunEvent) {
+        if event.selected_by(self.modes) {
+            self.inner.emit(event);
+        }
+    }
 }
 
 /// Starts exporting the run's trace when that is configured (never for a dry run). An

@@ -9,8 +9,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::providers::AgentEvent;
 use crate::providers::Redactor;
@@ -23,9 +24,21 @@ const RESTART_AFTER: u64 = 1 << 20;
 /// Text held back longer than this is written anyway.
 const HOLD_AT_MOST: usize = 4096;
 
+/// How long the writer gathers events before it writes them: one write for many events,
+/// well inside what a view waits between two looks.
+const GATHER: Duration = Duration::from_millis(20);
+
+/// What the run's sink hands the writer thread.
+enum Msg {
+    /// An event the feed carries.
+    Event(Box<RunEvent>),
+    /// A step finished (its delta is not needed, so it is not copied).
+    Finished(Arc<str>, Option<u32>),
+}
+
 /// The feed's writer thread.
 pub(crate) struct LiveFeed {
-    tx: mpsc::Sender<Box<RunEvent>>,
+    tx: mpsc::Sender<Msg>,
     thread: JoinHandle<()>,
 }
 
@@ -33,7 +46,7 @@ impl LiveFeed {
     /// Starts the feed at `path`; none when it cannot be made.
     pub(crate) fn start(path: PathBuf, redactor: Redactor) -> Option<Self> {
         let writer = LiveWriter::create(&path).ok()?;
-        let (tx, rx) = mpsc::channel::<Box<RunEvent>>();
+        let (tx, rx) = mpsc::channel::<Msg>();
         let thread = std::thread::Builder::new()
             .name("atomic-live-feed".to_owned())
             .spawn(move || {
@@ -44,11 +57,16 @@ impl LiveFeed {
                     open: HashSet::new(),
                     held: HashMap::new(),
                 };
-                // Everything that queued up, then one flush: readers see whole batches.
-                while let Ok(event) = rx.recv() {
-                    feed.take(&event);
-                    while let Ok(event) = rx.try_recv() {
-                        feed.take(&event);
+                // What comes within a moment of the first event, then one write.
+                while let Ok(message) = rx.recv() {
+                    feed.take(message);
+                    let until = Instant::now() + GATHER;
+                    while let Some(left) = until.checked_duration_since(Instant::now()) {
+                        match rx.recv_timeout(left) {
+                            Ok(message) => feed.take(message),
+                            Err(mpsc::RecvTimeoutError::Timeout) => break,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                        }
                     }
                     feed.flush();
                 }
@@ -65,6 +83,7 @@ impl LiveFeed {
         Arc::new(Tee {
             feed: self.tx.clone(),
             inner,
+            open: Mutex::default(),
         })
     }
 
@@ -77,30 +96,54 @@ impl LiveFeed {
 
 /// The feed, then the run's other sink.
 struct Tee {
-    feed: mpsc::Sender<Box<RunEvent>>,
+    feed: mpsc::Sender<Msg>,
     inner: Arc<dyn RunSink>,
+    /// The steps in flight the feed was told of, so the end of any other step (a `set`
+    /// in a tight loop) costs the run nothing more than a look here.
+    open: Mutex<HashSet<(Arc<str>, Option<u32>)>>,
+}
+
+impl Tee {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashSet<(Arc<str>, Option<u32>)>> {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl RunSink for Tee {
     fn emit(&self, event: &RunEvent) {
-        if carried(event) {
-            let _ = self.feed.send(Box::new(event.clone()));
+        let message = match event {
+            RunEvent::StepStarted {
+                kind, node, branch, ..
+            } if takes_time(kind) => {
+                self.open().insert((Arc::clone(node), *branch));
+                Some(Msg::Event(Box::new(event.clone())))
+            }
+            RunEvent::StepFinished { node, branch, .. } => self
+                .open()
+                .remove(&(Arc::clone(node), *branch))
+                .then(|| Msg::Finished(Arc::clone(node), *branch)),
+            RunEvent::Agent { .. }
+            | RunEvent::ToolOutput { .. }
+            | RunEvent::Retrying { .. }
+            | RunEvent::NodeFailed { .. }
+            | RunEvent::ContextWarning { .. } => Some(Msg::Event(Box::new(event.clone()))),
+            _ => None,
+        };
+        if let Some(message) = message {
+            let _ = self.feed.send(message);
         }
         self.inner.emit(event);
     }
 }
 
-/// Whether the feed carries `event`: what a step does before it commits.
-fn carried(event: &RunEvent) -> bool {
+/// Whether a step of this kind runs long enough to be watched before it commits (a `set`
+/// or a decision commits within microseconds: the log shows it).
+fn takes_time(kind: &str) -> bool {
     matches!(
-        event,
-        RunEvent::StepStarted { .. }
-            | RunEvent::StepFinished { .. }
-            | RunEvent::Agent { .. }
-            | RunEvent::ToolOutput { .. }
-            | RunEvent::Retrying { .. }
-            | RunEvent::NodeFailed { .. }
-            | RunEvent::ContextWarning { .. }
+        kind,
+        "agent" | "tool" | "subgraph" | "parallel" | "task-loop"
     )
 }
 
@@ -118,7 +161,12 @@ struct Feed {
 }
 
 impl Feed {
-    fn take(&mut self, event: &RunEvent) {
+    fn take(&mut self, message: Msg) {
+        let event = match message {
+            Msg::Event(event) => event,
+            Msg::Finished(node, branch) => return self.finished(&node, branch),
+        };
+        let event = event.as_ref();
         match event {
             RunEvent::StepStarted {
                 step, node, branch, ..
@@ -167,6 +215,21 @@ impl Feed {
             // leave what is held alone.
             RunEvent::Agent { node, .. } => self.write(node, event),
             _ => {}
+        }
+    }
+
+    /// A step finished: the log has it now, so what is held for it is superseded.
+    fn finished(&mut self, node: &Arc<str>, branch: Option<u32>) {
+        if !self.open.remove(&(Arc::clone(node), branch)) {
+            return;
+        }
+        self.held.retain(|(held, _), _| held != node);
+        let big = self
+            .writer
+            .as_ref()
+            .is_some_and(|w| w.len() > RESTART_AFTER);
+        if self.open.is_empty() && big {
+            self.restart();
         }
     }
 
