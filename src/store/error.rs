@@ -59,6 +59,14 @@ pub enum StoreError {
     /// SQLite reported an error.
     #[error("checkpoint store: {0}")]
     Sqlite(String),
+    /// Runs kept by a server (a Temporal cluster) could not be read from it.
+    #[error("{place}: {message}")]
+    Remote {
+        /// The server, as people name it.
+        place: String,
+        /// What failed and what to do.
+        message: String,
+    },
     /// The database was written by a newer atomic.
     #[error(
         "checkpoint store `{path}` has schema version {found}, newer than this atomic understands ({supported}); upgrade atomic"

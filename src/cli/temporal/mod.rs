@@ -17,7 +17,7 @@ mod target;
 #[cfg(feature = "temporal")]
 pub(super) use commands::{cancel, resume, runs, start, worker};
 #[cfg(feature = "temporal")]
-use target::Target;
+pub(in crate::cli) use target::Target;
 
 /// Whether a command goes to Temporal.
 pub(super) fn wanted(args: &TemporalArgs) -> bool {

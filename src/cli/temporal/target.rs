@@ -65,4 +65,32 @@ impl Target {
         }
         via
     }
+
+    /// The flags that send `atomic resume`/`atomic cancel` to these runs.
+    pub(in crate::cli) fn flags(&self) -> Vec<String> {
+        vec![
+            "--temporal".to_owned(),
+            self.address.clone(),
+            "--namespace".to_owned(),
+            self.namespace.clone(),
+            "--task-queue".to_owned(),
+            self.task_queue.clone(),
+        ]
+    }
+
+    /// How people name it: `Temporal at 127.0.0.1:7233, namespace default, task queue atomic`.
+    pub(in crate::cli) fn describe(&self) -> String {
+        format!(
+            "Temporal at {}, namespace {}, task queue {}",
+            self.address, self.namespace, self.task_queue
+        )
+    }
+
+    /// The command that starts a worker for these runs.
+    pub(in crate::cli) fn worker_command(&self) -> String {
+        format!(
+            "atomic worker --temporal {} --namespace {} --task-queue {}",
+            self.address, self.namespace, self.task_queue
+        )
+    }
 }

@@ -3,28 +3,26 @@
 //! this binary in its own process group, so a resumed run goes on after the view closes
 //! and obeys the same checks, store and locks as from a shell. For runs on Temporal the
 //! command carries the same `--temporal ADDRESS --namespace … --task-queue …` the view
-//! reads them with ([`send_to`]).
+//! reads them with ([`Actions::flags`]).
 
 use std::io::Read;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::{OnceLock, mpsc};
+use std::sync::mpsc;
 use std::time::Duration;
 
 /// How long an action waits to see whether its command refused at once (a wrong answer,
 /// a run that ended): longer ones go on in the background.
 const REFUSAL_WINDOW: Duration = Duration::from_secs(3);
 
-/// The flags that send every action to where the viewed runs are (none: the project's
-/// store). Set once, before either face starts: one `atomic ui` watches one place for its
-/// whole life, and the faces name only the project and the run when they act.
-static DESTINATION: OnceLock<Vec<String>> = OnceLock::new();
-
-/// Sends every action of this process to the runs `flags` name (`--temporal ADDRESS …`).
-/// Only the first call counts: where a view's runs are does not change while it runs.
-#[cfg(feature = "temporal")]
-pub(crate) fn send_to(flags: Vec<String>) {
-    let _ = DESTINATION.set(flags);
+/// Where actions go: the project they run in, and the flags that send them to where the
+/// viewed runs are (none: the project's store; `--temporal ADDRESS …` for runs on Temporal).
+#[derive(Clone, Debug)]
+pub(crate) struct Actions {
+    /// The project's root.
+    pub(crate) project: PathBuf,
+    /// Put after the run id of every command.
+    pub(crate) flags: Vec<String>,
 }
 
 /// Why an action did not happen.
@@ -43,47 +41,58 @@ pub(crate) enum ActionError {
     Refused(String),
 }
 
-/// Answers the wait `wait` (or the run's only one) of `run` with `answer`: the run resumes
-/// in the background, in `project`.
-///
-/// # Errors
-/// The child could not be started.
-pub(crate) fn answer(
-    project: &Path,
-    run: &str,
-    wait: Option<&str>,
-    answer: &str,
-) -> Result<(), ActionError> {
-    let mut args = vec!["resume", run, "--answer", answer, "--quiet"];
-    if let Some(wait) = wait {
-        args.extend(["--wait", wait]);
+impl Actions {
+    /// Answers the wait `wait` (or the run's only one) of `run` with `answer`: the run
+    /// resumes in the background.
+    ///
+    /// # Errors
+    /// The child could not be started, or its command refused.
+    pub(crate) fn answer(
+        &self,
+        run: &str,
+        wait: Option<&str>,
+        answer: &str,
+    ) -> Result<(), ActionError> {
+        let mut args = vec!["resume", run, "--answer", answer, "--quiet"];
+        if let Some(wait) = wait {
+            args.extend(["--wait", wait]);
+        }
+        self.spawn("resume", &args)
     }
-    spawn(project, "resume", &args)
+
+    /// Resumes `run` (a crashed or cancelled one) in the background.
+    ///
+    /// # Errors
+    /// The child could not be started, or its command refused.
+    pub(crate) fn resume(&self, run: &str) -> Result<(), ActionError> {
+        self.spawn("resume", &["resume", run, "--quiet"])
+    }
+
+    /// Cancels `run` (its owner stops as on Ctrl-C).
+    ///
+    /// # Errors
+    /// The child could not be started, or its command refused.
+    pub(crate) fn cancel(&self, run: &str) -> Result<(), ActionError> {
+        self.spawn("cancel", &["cancel", run])
+    }
+
+    fn spawn(&self, action: &'static str, args: &[&str]) -> Result<(), ActionError> {
+        spawn(&self.project, &self.flags, action, args)
+    }
 }
 
-/// Resumes `run` (a crashed or cancelled one) in the background.
-///
-/// # Errors
-/// The child could not be started.
-pub(crate) fn resume(project: &Path, run: &str) -> Result<(), ActionError> {
-    spawn(project, "resume", &["resume", run, "--quiet"])
-}
-
-/// Cancels `run` (its owner stops as on Ctrl-C).
-///
-/// # Errors
-/// The child could not be started.
-pub(crate) fn cancel(project: &Path, run: &str) -> Result<(), ActionError> {
-    spawn(project, "cancel", &["cancel", run])
-}
-
-fn spawn(project: &Path, action: &'static str, args: &[&str]) -> Result<(), ActionError> {
+fn spawn(
+    project: &std::path::Path,
+    flags: &[String],
+    action: &'static str,
+    args: &[&str],
+) -> Result<(), ActionError> {
     let failed = |source| ActionError::Start { action, source };
     let exe = std::env::current_exe().map_err(failed)?;
     let mut command = Command::new(exe);
     command
         .args(args)
-        .args(DESTINATION.get().into_iter().flatten())
+        .args(flags)
         .current_dir(project)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

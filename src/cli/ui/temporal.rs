@@ -18,8 +18,6 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 use serde_json::{Map, Value};
 
-use crate::cli::args::TemporalArgs;
-use crate::cli::project::Project;
 use crate::store::{
     EventRecord, LogPosition, LogTail, RunId, RunRecord, RunStatus, StoreError, StoreFuture,
     Timestamp,
@@ -40,84 +38,8 @@ const RECORD_FRESH: Duration = Duration::from_secs(1);
 /// How many of the newest runs a prefix is looked for among.
 const PREFIX_SEARCH: usize = 1_000;
 
-/// The default server, namespace and task queue: the same as `atomic runs --temporal`'s
-/// (`cli/temporal/target.rs`).
-const DEFAULT_ADDRESS: &str = "127.0.0.1:7233";
-const DEFAULT_NAMESPACE: &str = "default";
-const DEFAULT_TASK_QUEUE: &str = "atomic";
-
-/// Where runs on Temporal are, resolved as every `--temporal` command resolves it: the
-/// flags, then `ATOMIC_TEMPORAL`, then the project's `temporal "…"`, then the defaults.
-/// (A copy of `cli::temporal::Target::resolve`, whose type is private to that module.)
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Place {
-    /// `HOST:PORT`.
-    pub(crate) address: String,
-    /// The namespace.
-    pub(crate) namespace: String,
-    /// The task queue.
-    pub(crate) task_queue: String,
-}
-
-impl Place {
-    /// Resolves `args` in `project`.
-    pub(crate) fn resolve(project: &Project, args: &TemporalArgs) -> Self {
-        let mut sources = crate::source::Sources::new();
-        let (config, _) = project.config(&mut sources);
-        let configured = config.temporal().cloned().unwrap_or_default();
-        let from_env = std::env::var("ATOMIC_TEMPORAL")
-            .ok()
-            .filter(|value| !value.trim().is_empty());
-        let address = args
-            .temporal
-            .clone()
-            .filter(|value| !value.trim().is_empty())
-            .or(from_env)
-            .or(configured.address)
-            .unwrap_or_else(|| DEFAULT_ADDRESS.to_owned());
-        Self {
-            address,
-            namespace: args
-                .namespace
-                .clone()
-                .or(configured.namespace)
-                .unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned()),
-            task_queue: args
-                .task_queue
-                .clone()
-                .or(configured.task_queue)
-                .unwrap_or_else(|| DEFAULT_TASK_QUEUE.to_owned()),
-        }
-    }
-
-    /// The flags that send `atomic resume`/`atomic cancel` to these runs.
-    pub(crate) fn flags(&self) -> Vec<String> {
-        vec![
-            "--temporal".to_owned(),
-            self.address.clone(),
-            "--namespace".to_owned(),
-            self.namespace.clone(),
-            "--task-queue".to_owned(),
-            self.task_queue.clone(),
-        ]
-    }
-
-    /// How people name it: `Temporal at 127.0.0.1:7233, namespace default, task queue atomic`.
-    pub(crate) fn describe(&self) -> String {
-        format!(
-            "Temporal at {}, namespace {}, task queue {}",
-            self.address, self.namespace, self.task_queue
-        )
-    }
-
-    /// The command that starts a worker for these runs.
-    fn worker_command(&self) -> String {
-        format!(
-            "atomic worker --temporal {} --namespace {} --task-queue {}",
-            self.address, self.namespace, self.task_queue
-        )
-    }
-}
+/// Where the runs are: resolved as every `--temporal` command resolves it.
+pub(in crate::cli) use crate::cli::temporal::Target as Place;
 
 /// A run's record read for the runs list, and when.
 #[derive(Debug)]
@@ -154,12 +76,10 @@ impl TemporalSource {
         })
     }
 
-    /// A failure to read from the server, said with where and what to do. The view's
-    /// error type is the store's: a run on Temporal is kept in its workflow, so this is the
-    /// run's checkpoint store failing to answer, named by its server.
+    /// A failure to read from the server, said with where and what to do.
     fn unreadable(&self, message: String) -> StoreError {
-        StoreError::Io {
-            path: self.place.describe(),
+        StoreError::Remote {
+            place: self.place.describe(),
             message,
         }
     }

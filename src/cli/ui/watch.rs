@@ -90,7 +90,6 @@ impl Watch {
                 eprintln!("error: {message}");
                 Exit::Fatal
             })?;
-        super::actions::send_to(place.flags());
         let kept = Kept::Temporal {
             name: place.describe(),
             flags: place.flags(),
@@ -123,6 +122,14 @@ impl Watch {
         }
     }
 
+    /// Where a person's actions on these runs go.
+    pub(crate) fn actions(&self) -> super::actions::Actions {
+        super::actions::Actions {
+            project: self.project.root.clone(),
+            flags: self.command_flags().to_vec(),
+        }
+    }
+
     /// The flags a command about one of these runs needs after the run id (none for the
     /// project's store).
     pub(crate) fn command_flags(&self) -> &[String] {
@@ -131,11 +138,6 @@ impl Watch {
             #[cfg(feature = "temporal")]
             Kept::Temporal { flags, .. } => flags,
         }
-    }
-
-    /// The project.
-    pub(crate) fn project(&self) -> &Project {
-        &self.project
     }
 
     /// Reports a failure to read the runs (where, what to do) and gives the exit code.
@@ -147,12 +149,6 @@ impl Watch {
                 StoreError::NotFound(_) | StoreError::Ambiguous { .. } => {
                     eprintln!("error: {error}");
                     Exit::Problems
-                }
-                // The source's own words name the server and what to do; the store's
-                // wording around them is for the faces, which show any failure as one.
-                StoreError::Io { message, .. } => {
-                    eprintln!("error: {message}");
-                    Exit::Fatal
                 }
                 other => {
                     eprintln!("error: {other}");

@@ -42,16 +42,9 @@ pub(super) fn run(runtime: &tokio::runtime::Runtime, watch: &Watch, args: &UiArg
     match run {
         Some(run) if !terminal => match runtime.block_on(watch.view(&run)) {
             Ok(view) => {
-                let mut text = summary::render(&view);
-                let flags = watch.command_flags();
-                if !flags.is_empty() {
-                    // The answer hint is the command to type: for a run elsewhere it must
-                    // say where (`--temporal …`), as `atomic run --temporal` says it.
-                    text = text.replace(
-                        " --answer <ANSWER>",
-                        &format!(" {} --answer <ANSWER>", flags.join(" ")),
-                    );
-                }
+                // The answer hint is the command to type: for a run elsewhere it says
+                // where (`--temporal …`), as `atomic run --temporal` says it.
+                let text = summary::render(&view, watch.command_flags());
                 print!("{text}");
                 Exit::Ok
             }

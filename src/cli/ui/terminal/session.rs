@@ -35,9 +35,10 @@ pub(super) fn run(
     let (sender, loaded) = mpsc::channel();
     let reader = runtime.spawn(loader::poll(watch.clone(), targets, sender.clone()));
     let signals = runtime.spawn(stop_on_signals(sender));
-    let root = watch.project().root.clone();
-    let result = Guard::enter()
-        .and_then(|mut guard| event_loop(&mut guard.terminal, &mut app, &target, &loaded, &root));
+    let actions = watch.actions();
+    let result = Guard::enter().and_then(|mut guard| {
+        event_loop(&mut guard.terminal, &mut app, &target, &loaded, &actions)
+    });
     reader.abort();
     signals.abort();
     match result {
@@ -54,7 +55,7 @@ fn event_loop(
     app: &mut App,
     target: &tokio::sync::watch::Sender<Target>,
     loaded: &mpsc::Receiver<Loaded>,
-    root: &std::path::Path,
+    actions: &actions::Actions,
 ) -> io::Result<()> {
     let mut dirty = true;
     loop {
@@ -99,14 +100,12 @@ fn event_loop(
                             target.send_modify(|target| target.run = Some(run));
                         }
                         Some(Command::Answer { run, wait, answer }) => {
-                            if let Err(error) =
-                                actions::answer(root, &run, wait.as_deref(), &answer)
-                            {
+                            if let Err(error) = actions.answer(&run, wait.as_deref(), &answer) {
                                 app.warn(error.to_string());
                             }
                         }
                         Some(Command::Cancel { run }) => {
-                            if let Err(error) = actions::cancel(root, &run) {
+                            if let Err(error) = actions.cancel(&run) {
                                 app.warn(error.to_string());
                             }
                         }

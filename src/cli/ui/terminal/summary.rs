@@ -9,7 +9,7 @@ use super::text;
 use crate::view::{NodeState, RunView};
 
 /// The run as text, ending with a newline.
-pub(super) fn render(view: &RunView) -> String {
+pub(super) fn render(view: &RunView, flags: &[String]) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -66,10 +66,14 @@ pub(super) fn render(view: &RunView) -> String {
         };
         let _ = writeln!(
             out,
-            "waiting at `{}`: {} ({choices})\n  answer: atomic resume {}{} --answer <ANSWER>",
+            "waiting at `{}`: {} ({choices})\n  answer: atomic resume {}{}{} --answer <ANSWER>",
             wait.node,
             text::clip(&wait.prompt, 200),
             view.run_id,
+            flags
+                .iter()
+                .map(|flag| format!(" {flag}"))
+                .collect::<String>(),
             if view.waits.len() > 1 {
                 format!(" --wait {}", wait.node)
             } else {
@@ -124,12 +128,18 @@ mod tests {
             choices: Vec::new(),
         });
         assert_eq!(
-            render(&view),
+            render(&view, &[]),
             "gate r1 (paused) · step 1\n  \
              ▶ running  draft    tool\n  \
              ? waiting  approve  wait\n\
              waiting at `approve`: Ship it? (yes-no)\n  \
              answer: atomic resume r1 --answer <ANSWER>\n"
+        );
+        let elsewhere = ["--temporal".to_owned(), "10.0.0.5:7233".to_owned()];
+        assert!(
+            render(&view, &elsewhere)
+                .contains("answer: atomic resume r1 --temporal 10.0.0.5:7233 --answer <ANSWER>\n"),
+            "a run elsewhere is answered there"
         );
     }
 }

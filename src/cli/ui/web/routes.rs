@@ -238,24 +238,24 @@ async fn answer(
     Json(form): Json<AnswerForm>,
 ) -> Result<Response, Failure> {
     let run = run_id(&app, &id).await?;
-    let root = app.watch.project().root.clone();
+    let actions = app.watch.actions();
     act(move || {
         let wait = form.wait.as_deref().filter(|wait| !wait.is_empty());
-        actions::answer(&root, run.as_str(), wait, &form.answer)
+        actions.answer(run.as_str(), wait, &form.answer)
     })
     .await
 }
 
 async fn cancel(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
     let run = run_id(&app, &id).await?;
-    let root = app.watch.project().root.clone();
-    act(move || actions::cancel(&root, run.as_str())).await
+    let actions = app.watch.actions();
+    act(move || actions.cancel(run.as_str())).await
 }
 
 async fn resume(State(app): State<App>, Path(id): Path<String>) -> Result<Response, Failure> {
     let run = run_id(&app, &id).await?;
-    let root = app.watch.project().root.clone();
-    act(move || actions::resume(&root, run.as_str())).await
+    let actions = app.watch.actions();
+    act(move || actions.resume(run.as_str())).await
 }
 
 /// Runs an action off the async threads (it waits a moment to see a refusal): 202 when it
