@@ -70,13 +70,16 @@ pub(crate) async fn following_the_log_reads_each_event_once(store: &dyn Store) {
     let note = |text: String| vec![json!({"type": "note", "text": text})];
     let mut position = super::LogPosition::default();
     let mut read = Vec::new();
-    let follow = async |position: &mut super::LogPosition, read: &mut Vec<_>| {
-        let tail = store.log_after(&id, *position).await.unwrap();
-        *position = tail.position;
-        read.extend(tail.events);
-        tail.run
-    };
-    follow(&mut position, &mut read).await;
+    let mut timed = Vec::new();
+    let follow =
+        async |position: &mut super::LogPosition, read: &mut Vec<_>, timed: &mut Vec<_>| {
+            let tail = store.log_after(&id, *position).await.unwrap();
+            *position = tail.position;
+            read.extend(tail.events);
+            timed.extend(tail.steps);
+            tail.run
+        };
+    follow(&mut position, &mut read, &mut timed).await;
     assert!(read.is_empty(), "a new run has logged nothing");
     for seq in 1..=9 {
         if seq % 3 == 0 {
@@ -87,7 +90,7 @@ pub(crate) async fn following_the_log_reads_each_event_once(store: &dyn Store) {
         }
         store.commit_step(&id, step(seq)).await.unwrap();
         if seq % 2 == 0 {
-            let run = follow(&mut position, &mut read).await;
+            let run = follow(&mut position, &mut read, &mut timed).await;
             assert_eq!(run.steps, seq, "the record comes with the events");
         }
     }
@@ -95,13 +98,30 @@ pub(crate) async fn following_the_log_reads_each_event_once(store: &dyn Store) {
         .log_events(&id, note("after".to_owned()))
         .await
         .unwrap();
-    follow(&mut position, &mut read).await;
+    follow(&mut position, &mut read, &mut timed).await;
     let nothing_new = store.log_after(&id, position).await.unwrap();
     assert!(nothing_new.events.is_empty());
     assert_eq!(nothing_new.position, position);
     let detail = store.run_detail(&id).await.unwrap();
     assert_eq!(read, detail.events);
     assert_eq!(position.events, detail.events.len() as u64);
+    let times: Vec<_> = detail
+        .steps
+        .iter()
+        .map(|step| {
+            (
+                step.seq,
+                step.node_id.clone(),
+                step.started_at,
+                step.finished_at,
+            )
+        })
+        .collect();
+    let followed: Vec<_> = timed
+        .into_iter()
+        .map(|step| (step.seq, step.node_id, step.started_at, step.finished_at))
+        .collect();
+    assert_eq!(followed, times, "each step's times once");
 }
 
 pub(crate) async fn round_trip(store: &dyn Store) {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{
     Acquired, Beat, Checkpoint, Lease, LogPosition, LogTail, NewRun, Owner, PendingWait, RunDetail,
-    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, StoreError,
+    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, StepTime, StoreError,
 };
 
 /// The future a store operation returns.
@@ -78,13 +78,26 @@ pub trait Store: Send + Sync + std::fmt::Debug {
                 .into_iter()
                 .filter(|event| event.seq > after.events)
                 .collect();
+            let steps: Vec<StepTime> = detail
+                .steps
+                .into_iter()
+                .filter(|step| step.seq > after.step)
+                .map(|step| StepTime {
+                    seq: step.seq,
+                    node_id: step.node_id,
+                    started_at: step.started_at,
+                    finished_at: step.finished_at,
+                })
+                .collect();
             let position = LogPosition {
                 events: events.last().map_or(after.events, |event| event.seq),
+                step: steps.last().map_or(after.step, |step| step.seq),
                 ..after
             };
             Ok(LogTail {
                 run: detail.run,
                 events,
+                steps,
                 position,
             })
         })

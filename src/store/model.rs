@@ -428,6 +428,19 @@ pub struct LogPosition {
     pub(crate) loose: u64,
 }
 
+/// When one step ran, as its commit recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepTime {
+    /// The step.
+    pub seq: u64,
+    /// The node it ran.
+    pub node_id: String,
+    /// When its first attempt started.
+    pub started_at: Timestamp,
+    /// When it finished.
+    pub finished_at: Timestamp,
+}
+
 /// A run's record and the events logged after a [`LogPosition`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogTail {
@@ -435,6 +448,9 @@ pub struct LogTail {
     pub run: RunRecord,
     /// Events logged since the position, in order.
     pub events: Vec<EventRecord>,
+    /// When the steps committed since the position ran (empty where a source does not
+    /// know).
+    pub steps: Vec<StepTime>,
     /// Where the next read goes on from.
     pub position: LogPosition,
 }

@@ -112,6 +112,9 @@ pub struct NodeView {
     pub usage: Usage,
     /// What its agent calls cost, where priced.
     pub cost_usd: Option<f64>,
+    /// Time its committed steps took, in all, in milliseconds (none where the source does
+    /// not record step times).
+    pub elapsed_ms: Option<u64>,
     /// The last failure.
     pub error: Option<String>,
     /// What it produced, oldest first (the last [`OUTPUT_WINDOW`] items).
@@ -308,6 +311,16 @@ impl RunView {
         self.step = saved.step;
         self.usage = saved.usage;
         self.cost_usd = saved.cost_usd;
+    }
+
+    /// Adds the time committed steps took to their nodes.
+    pub fn apply_times(&mut self, steps: &[crate::store::StepTime]) {
+        self.clear_overlay();
+        for step in steps {
+            let took = step.finished_at.0.saturating_sub(step.started_at.0);
+            let node = self.node_mut(&step.node_id, None);
+            node.elapsed_ms = Some(node.elapsed_ms.unwrap_or(0) + took);
+        }
     }
 
     /// Takes one event.

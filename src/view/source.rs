@@ -89,6 +89,7 @@ impl Follow {
                 self.view.workflow.clone_from(&tail.run.workflow);
             }
             self.view.apply_records(&tail.events);
+            self.view.apply_times(&tail.steps);
             self.view.settle(&tail.run);
             self.position = tail.position;
             self.seen = Some(seen);
@@ -315,6 +316,11 @@ mod tests {
         assert_eq!(state(&follow, "ship"), NodeState::Done, "the mark gave way");
         assert_eq!(follow.view().event_count, 6, "each event folded once");
         assert_eq!(follow.view().node("plan").unwrap().runs, 1);
+        assert_eq!(
+            follow.view().node("plan").unwrap().elapsed_ms,
+            Some(1),
+            "the step's time, from its commit"
+        );
         let read_once = load(&source, &run, &outline()).await.unwrap();
         assert_eq!(
             &read_once,

@@ -4,14 +4,12 @@
 //! cancelled from it, on Temporal; the text print of `atomic ui RUN` — and a server or a
 //! worker that is not there said as such, with what to do.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::support::cli_project::{CliProject, stderr, stdout};
+use crate::support::web_view::{WebView, http};
 use crate::temporal::{Cluster, run_id};
 
 /// The task queue the tests' workers poll.
@@ -37,69 +35,12 @@ const GATE: &str = r#"workflow "gate" {
 }
 "#;
 
-/// `atomic ui --web --port 0 --temporal ADDRESS --task-queue ui`; killed when dropped.
-struct WebView {
-    child: Child,
-    url: String,
-}
-
-impl WebView {
-    fn start(project: &CliProject, cluster: &Cluster) -> Self {
-        let mut child = project
-            .spawn_command()
-            .args(["ui", "--web", "--port", "0"])
-            .args(["--temporal", &cluster.address, "--task-queue", QUEUE])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("atomic ui starts");
-        let out = child.stdout.take().expect("stdout");
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = sender.send(line);
-            }
-        });
-        let line = lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("atomic ui prints its address");
-        let url = line
-            .strip_prefix("atomic ui: ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .to_owned();
-        Self { child, url }
-    }
-
-    fn get(&self, client: &reqwest::blocking::Client, path: &str) -> reqwest::blocking::Response {
-        client
-            .get(format!("{}{path}", self.url))
-            .send()
-            .unwrap_or_else(|error| panic!("GET {path}: {error}"))
-    }
-
-    fn json(&self, client: &reqwest::blocking::Client, path: &str) -> Value {
-        let response = self.get(client, path);
-        let status = response.status();
-        let text = response.text().expect("a body");
-        assert_eq!(status, 200, "GET {path}: {text}");
-        serde_json::from_str(&text).unwrap_or_else(|_| panic!("GET {path} is JSON: {text}"))
-    }
-}
-
-impl Drop for WebView {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("client")
+/// `atomic ui --web` on the cluster's runs.
+fn web_view(project: &CliProject, cluster: &Cluster) -> WebView {
+    WebView::start(
+        project,
+        &["--temporal", &cluster.address, "--task-queue", QUEUE],
+    )
 }
 
 /// The state of step `key` in a run's JSON.
@@ -127,7 +68,7 @@ fn ui_temporal_web_shows_a_paused_run_and_its_answer_completes_it_on_temporal() 
     };
     let project = CliProject::new();
     let run = paused_run(&mut cluster, &project);
-    let web = WebView::start(&project, &cluster);
+    let web = web_view(&project, &cluster);
     let client = http();
 
     // The list is the server's, which lags a moment behind a run's start.
@@ -308,7 +249,7 @@ fn ui_temporal_web_cancels_a_paused_run_on_temporal() {
     };
     let project = CliProject::new();
     let run = paused_run(&mut cluster, &project);
-    let web = WebView::start(&project, &cluster);
+    let web = web_view(&project, &cluster);
     let client = http();
     let page = web.get(&client, "").text().expect("the runs page");
     let token = page

@@ -281,9 +281,10 @@ fn the_view_shows_steps_and_output_and_a_wait_answered_with_keys_moves_the_run_o
     ) else {
         return;
     };
-    // The finished run: every step done, the last one selected and followed.
+    // The finished run: every step done, the last one selected and followed (waited for
+    // whole: a screen read mid-draw has only part of a frame).
     let screen = tty.wait_for("the finished run", |s| {
-        s.contains("completed") && s.contains("announce")
+        s.contains("completed") && s.contains("›✓ announce") && s.contains("echoed \"announced-on")
     });
     assert!(row_with(&screen, "judge").contains("✓ judge"), "{screen}");
     assert!(row_with(&screen, "✓ judge").contains("done"), "{screen}");

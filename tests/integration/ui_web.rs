@@ -2,14 +2,13 @@
 //! page, a wait is answered from the page and the run goes on; and the server's guards
 //! (its own host names, its token for actions) over plain HTTP.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::cli_project::{CliProject, bin};
+use crate::support::cli_project::CliProject;
+use crate::support::web_view::{WebView, http};
 use crate::support::webdriver::Browser;
 
 /// Each step of the live workflow's agents takes this long, so the page can see it run.
@@ -47,63 +46,19 @@ fn live_flow() -> String {
     )
 }
 
-/// `atomic ui --web --port 0` in a project; killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start(project: &CliProject) -> Self {
-        let mut child = Command::new(bin())
-            .args(["ui", "--web", "--port", "0"])
-            .current_dir(project.path())
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("atomic ui starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = sender.send(line);
-            }
-        });
-        let line = lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("atomic ui prints its address");
-        let url = line
-            .strip_prefix("atomic ui: ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .expect("client")
-}
-
 /// Starts `atomic run live.kdl` in the background and waits for its run to be stored.
 fn start_live_run(project: &CliProject) -> Child {
     project.write("live.kdl", &live_flow());
-    let child = Command::new(bin())
-        .args(["run", "live.kdl", "--quiet"])
-        .current_dir(project.path())
-        .env("NO_COLOR", "1")
+    start_run(project, "live.kdl", &[])
+}
+
+/// Starts `atomic run FILE --quiet` (with `env`) in the background and waits (bounded)
+/// until the project has a store.
+fn start_run(project: &CliProject, file: &str, env: &[(&str, &str)]) -> Child {
+    let child = project
+        .spawn_command()
+        .args(["run", file, "--quiet"])
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -128,7 +83,7 @@ fn the_web_page_follows_a_live_run_and_answers_its_wait() {
     };
     let project = CliProject::new();
     let mut run = start_live_run(&project);
-    let server = Server::start(&project);
+    let server = WebView::start(&project, &[]);
     let client = http();
     let deadline = Instant::now() + Duration::from_secs(30);
     let id = loop {
@@ -256,7 +211,7 @@ fn the_web_server_answers_only_its_own_host_and_takes_actions_only_with_its_toke
         .output()
         .expect("atomic run");
     assert_eq!(ran.status.code(), Some(4), "the run pauses at its wait");
-    let server = Server::start(&project);
+    let server = WebView::start(&project, &[]);
     let client = http();
     let page = client.get(&server.url).send().expect("the runs page");
     assert_eq!(page.status(), 200);
@@ -274,6 +229,24 @@ fn the_web_server_answers_only_its_own_host_and_takes_actions_only_with_its_toke
         .and_then(reqwest::blocking::Response::json)
         .expect("runs");
     let id = runs[0]["id"].as_str().expect("a run").to_owned();
+    let shown: Value = client
+        .get(format!("{}api/runs/{id}", server.url))
+        .send()
+        .and_then(reqwest::blocking::Response::json)
+        .expect("the run");
+    let done: Vec<&Value> = shown["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter(|node| node["state"] == "done" && node["node"].is_string())
+        .collect();
+    assert!(!done.is_empty(), "{shown}");
+    for node in done {
+        assert!(
+            node["elapsed_ms"].is_u64(),
+            "a done step has its time: {node}"
+        );
+    }
     // A page of another site that rebinds its name to 127.0.0.1 is refused.
     let rebound = client
         .get(format!("{}api/runs", server.url))
@@ -361,21 +334,9 @@ fn a_running_agents_text_reaches_the_page_before_its_step_commits() {
             fake.url()
         ),
     );
-    let mut run = project
-        .spawn_command()
-        .args(["run", "stream.kdl", "--quiet"])
-        .env("MY_ANTHROPIC", KEY)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("atomic run starts");
+    let mut run = start_run(&project, "stream.kdl", &[("MY_ANTHROPIC", KEY)]);
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !project.path().join(".atomic/atomic.db").exists() {
-        assert!(Instant::now() < deadline, "the run created no store");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let server = Server::start(&project);
+    let server = WebView::start(&project, &[]);
     let client = http();
     let live_dir = project.path().join(".atomic/live");
     let mut seen_live = None;

@@ -16,7 +16,7 @@ mod plain;
 mod reporter;
 mod route;
 mod summary;
-mod text;
+pub(crate) mod text;
 mod tree;
 
 pub(crate) use reporter::{Display, Reporter};

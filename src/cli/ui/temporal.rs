@@ -270,9 +270,11 @@ impl RunSource for TemporalSource {
                 let done = page.next >= page.total || page.next <= since;
                 since = page.next;
                 if done {
+                    // The `progress` query carries no step times.
                     return Ok(LogTail {
                         run: record,
                         events,
+                        steps: Vec::new(),
                         position: LogPosition {
                             events: since,
                             ..after

@@ -8,7 +8,7 @@ use super::rows::{self, RUN_SELECT, STEP_COLUMNS};
 use crate::store::snapshot::LiveState;
 use crate::store::{
     Checkpoint, EventRecord, LogPosition, LogTail, OpenStep, RunDetail, RunFilter, RunId,
-    RunRecord, State, StateDelta, StepStatus, StoreError,
+    RunRecord, State, StateDelta, StepStatus, StepTime, StoreError, Timestamp,
 };
 
 impl Db {
@@ -151,18 +151,32 @@ impl Db {
     /// not seen, read by their keys, so a view following a long run reads only what is new.
     pub(super) fn log_after(&self, run: &RunId, after: LogPosition) -> Result<LogTail, StoreError> {
         let record = run_record(&self.conn, run)?;
-        let steps: Vec<(i64, String)> = self
+        let rows: Vec<(i64, String, i64, i64, String)> = self
             .conn
             .prepare_cached(
-                "SELECT seq, events FROM steps WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
+                "SELECT seq, node_id, started_at, finished_at, events FROM steps
+                 WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
             )?
             .query_map(rusqlite::params![run.as_str(), after.step as i64], |row| {
-                Ok((row.get(0)?, row.get(1)?))
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
             })?
             .collect::<Result<_, _>>()?;
-        let mut step_events = Vec::with_capacity(steps.len());
-        for (seq, text) in steps {
+        let mut step_events = Vec::with_capacity(rows.len());
+        let mut steps = Vec::with_capacity(rows.len());
+        for (seq, node_id, started, finished, text) in rows {
             step_events.push((seq as u64, rows::json(run.as_str(), &text)?));
+            steps.push(StepTime {
+                seq: seq as u64,
+                node_id,
+                started_at: Timestamp(u64::try_from(started).unwrap_or(0)),
+                finished_at: Timestamp(u64::try_from(finished).unwrap_or(0)),
+            });
         }
         let mut loose = self.loose_events(run, after.loose)?;
         // One logged after a step committed between the two reads waits for the next read,
@@ -175,6 +189,7 @@ impl Db {
         Ok(LogTail {
             run: record,
             events,
+            steps,
             position,
         })
     }

@@ -25,6 +25,7 @@ pub mod http_server;
 pub mod otlp_receiver;
 mod pipeline;
 pub mod tools;
+pub mod web_view;
 pub mod webdriver;
 
 pub use pipeline::{compile_file, compile_text, fixture, kdl_files, render, root};

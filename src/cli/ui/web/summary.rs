@@ -40,6 +40,7 @@ struct StepSummary<'a> {
     runs: u32,
     usage: Usage,
     cost_usd: Option<f64>,
+    elapsed_ms: Option<u64>,
     error: Option<&'a str>,
     /// How many output items it has (the page refetches an open step when this changes).
     outputs: usize,
@@ -83,6 +84,7 @@ impl<'a> StepSummary<'a> {
             runs: node.runs,
             usage: node.usage,
             cost_usd: node.cost_usd,
+            elapsed_ms: node.elapsed_ms,
             error: node.error.as_deref(),
             outputs: node.output.len(),
             last,

@@ -176,7 +176,7 @@ fn output(frame: &mut Frame<'_>, app: &App, theme: Theme, area: Rect) {
         return;
     };
     let title = format!(
-        " {} · {} · {}{} ",
+        " {} · {} · {}{}{} ",
         node.key,
         node.kind,
         node.state.name(),
@@ -184,7 +184,8 @@ fn output(frame: &mut Frame<'_>, app: &App, theme: Theme, area: Rect) {
             format!(" · attempt {}", node.attempts)
         } else {
             String::new()
-        }
+        },
+        elapsed(node),
     );
     let block = Block::bordered().title(Span::styled(title, theme.state(node.state)));
     let inner = block.inner(area);
@@ -250,8 +251,10 @@ fn opened(frame: &mut Frame<'_>, app: &App, view: &RunView, theme: Theme, area: 
     frame.render_widget(block, area);
     let mut facts = vec![Span::styled(node.state.name(), theme.state(node.state))];
     facts.push(Span::raw(format!(
-        " · attempts {} · finished {}×",
-        node.attempts, node.runs
+        " · attempts {} · finished {}×{}",
+        node.attempts,
+        node.runs,
+        elapsed(node)
     )));
     if let Some(tokens) = text::tokens(&node.usage) {
         facts.push(Span::raw(format!(" · {tokens}")));
@@ -347,6 +350,16 @@ fn events(frame: &mut Frame<'_>, view: &RunView, theme: Theme, area: Rect) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// ` · 1.2s`: the time the step's committed runs took, where known.
+fn elapsed(node: &NodeView) -> String {
+    node.elapsed_ms.map_or_else(String::new, |ms| {
+        format!(
+            " · {}",
+            crate::cli::progress::text::duration(std::time::Duration::from_millis(ms))
+        )
+    })
 }
 
 #[cfg(test)]

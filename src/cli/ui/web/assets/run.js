@@ -16,6 +16,12 @@ function post(path, body) {
   });
 }
 
+function duration(ms) {
+  if (ms < 1000) return `${ms} ms`;
+  const s = Math.round(ms / 100) / 10;
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+}
+
 function tokens(usage) {
   const total = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
   return total ? `${total} tokens` : "";
@@ -59,6 +65,7 @@ function renderSteps() {
     extra.className = "muted";
     const parts = [];
     if (node.attempts > 1) parts.push(`${node.attempts} attempts`);
+    if (node.elapsed_ms != null) parts.push(duration(node.elapsed_ms));
     if (tokens(node.usage)) parts.push(tokens(node.usage));
     if (node.error) parts.push(node.error);
     extra.textContent = parts.join(" · ");
