@@ -175,18 +175,6 @@ impl Feed {
                 self.open.insert((Arc::clone(node), *branch));
                 self.write(node, event);
             }
-            RunEvent::StepFinished { node, branch, .. } => {
-                // The log has the step now: what is held is superseded.
-                self.held.retain(|(held, _), _| held != node);
-                self.open.remove(&(Arc::clone(node), *branch));
-                let big = self
-                    .writer
-                    .as_ref()
-                    .is_some_and(|w| w.len() > RESTART_AFTER);
-                if self.open.is_empty() && big {
-                    self.restart();
-                }
-            }
             RunEvent::Agent {
                 node,
                 event: AgentEvent::TextDelta { text },
