@@ -12,6 +12,10 @@
 
 #[path = "support/flows.rs"]
 mod flows;
+#[path = "support/process.rs"]
+mod process;
+
+use process::median;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -58,11 +62,6 @@ fn cpu_time() -> Option<Duration> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some(Duration::from_millis((utime + stime) * 10))
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
 }
 
 fn w4(rt: &tokio::runtime::Runtime, durability: Durability, label: &str) {

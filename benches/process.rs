@@ -13,34 +13,14 @@
 
 #[path = "support/flows.rs"]
 mod flows;
+#[path = "support/process.rs"]
+mod process;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use process::{atomic, bin, median, ms};
+
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_atomic"))
-}
-
-fn atomic(dir: &Path) -> Command {
-    let mut command = Command::new(bin());
-    command
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    command
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
-}
 
 fn timed(command: &mut Command, expect: i32) -> Duration {
     let started = Instant::now();

@@ -13,39 +13,18 @@
 
 #[path = "support/flows.rs"]
 mod flows;
+#[path = "support/process.rs"]
+mod process;
+
+use process::{atomic, median, ms};
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_atomic"))
-}
-
-fn atomic(dir: &Path) -> Command {
-    let mut command = Command::new(bin());
-    command
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    command
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e3
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
 
 struct Server(Child, String);
 
