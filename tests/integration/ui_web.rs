@@ -72,6 +72,15 @@ fn start_run(project: &CliProject, file: &str, env: &[(&str, &str)]) -> Child {
     child
 }
 
+/// Whether the page's states (from [`STATES`]) have `pair` (`key=state`).
+fn shows(states: &Value, pair: &str) -> bool {
+    states
+        .as_array()
+        .expect("states")
+        .iter()
+        .any(|seen| seen == pair)
+}
+
 /// The graph's step states on the page, as `key=state` pairs.
 const STATES: &str = "return [...document.querySelectorAll('#graph .step')]
     .map(step => step.dataset.key + '=' + (step.dataset.state || 'pending'));";
@@ -127,22 +136,8 @@ fn the_web_page_follows_a_live_run_and_answers_its_wait() {
         );
     }
     let states = browser.script(STATES, &[]);
-    assert!(
-        states
-            .as_array()
-            .expect("states")
-            .iter()
-            .any(|pair| pair == "approve=waiting"),
-        "{states}"
-    );
-    assert!(
-        states
-            .as_array()
-            .expect("states")
-            .iter()
-            .any(|pair| pair == "build=done"),
-        "{states}"
-    );
+    assert!(shows(&states, "approve=waiting"), "{states}");
+    assert!(shows(&states, "build=done"), "{states}");
     assert_eq!(run.wait().expect("the run process").code(), Some(4));
     // The selected (waiting) step's neighbour output is on the page: open `plan`.
     browser.click("#graph .step[data-key='plan']");
@@ -174,14 +169,7 @@ fn the_web_page_follows_a_live_run_and_answers_its_wait() {
         "return document.body.dataset.phase === 'completed';",
     );
     let states = browser.script(STATES, &[]);
-    assert!(
-        states
-            .as_array()
-            .expect("states")
-            .iter()
-            .any(|pair| pair == "ship=done"),
-        "{states}"
-    );
+    assert!(shows(&states, "ship=done"), "{states}");
     // The store agrees with the page.
     let shown = project
         .atomic()

@@ -15,7 +15,7 @@ use crate::cli::project::Project;
 use crate::compile;
 use crate::lower::{Outline, outline};
 use crate::source::Sources;
-use crate::store::{RunId, RunRecord, StoreError};
+use crate::store::{RunId, RunRecord, StoreError, Timestamp};
 use crate::view::{Follow, RunSource, RunView, StoreSource};
 
 /// Graphs by workflow file and hash.
@@ -26,6 +26,9 @@ const FOLLOWED: usize = 32;
 
 /// The views kept, with when each was last read.
 type Followed = HashMap<RunId, (Arc<tokio::sync::Mutex<Follow>>, u64)>;
+
+/// Runs' costs, with the update of the run each was read at.
+type Costs = HashMap<RunId, (Timestamp, Option<f64>)>;
 
 /// Where the runs are read from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +55,8 @@ pub(crate) struct Watch {
     outlines: Arc<Mutex<Outlines>>,
     /// The runs' views being followed, and a clock for which was read last.
     followed: Arc<Mutex<(Followed, u64)>>,
+    /// What each listed run cost, so a runs list does not fold every run each time.
+    costs: Arc<Mutex<Costs>>,
 }
 
 impl Watch {
@@ -110,7 +115,36 @@ impl Watch {
             kept,
             outlines: Arc::default(),
             followed: Arc::default(),
+            costs: Arc::default(),
         }
+    }
+
+    /// What `record`'s run cost (where priced), read again only when the run changed.
+    pub(crate) async fn cost(&self, record: &RunRecord) -> Option<f64> {
+        if let Some((at, cost)) = self.costs().get(&record.id)
+            && *at == record.updated_at
+        {
+            return *cost;
+        }
+        let cost = self
+            .read(&record.id, |view, _| view.cost_usd)
+            .await
+            .ok()
+            .flatten();
+        self.costs()
+            .insert(record.id.clone(), (record.updated_at, cost));
+        cost
+    }
+
+    /// What `run` cost when it was last read, without reading it.
+    pub(crate) fn known_cost(&self, run: &RunId) -> Option<f64> {
+        self.costs().get(run).and_then(|(_, cost)| *cost)
+    }
+
+    fn costs(&self) -> std::sync::MutexGuard<'_, Costs> {
+        self.costs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Where the runs come from, when it is not the project's store.

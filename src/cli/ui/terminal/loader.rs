@@ -3,13 +3,12 @@
 //! drawing loop over a channel, so reading a large run never holds up a key. Runs' costs
 //! for the runs list are read from their views, once per change of a run.
 
-use std::collections::HashMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use super::app::RunRow;
 use crate::cli::ui::Watch;
-use crate::store::{RunId, Timestamp};
+use crate::store::RunId;
 use crate::view::RunView;
 
 /// How often the store is read.
@@ -48,7 +47,6 @@ pub(super) async fn poll(
 ) {
     let mut tick = tokio::time::interval(POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut costs: HashMap<RunId, (Timestamp, Option<f64>)> = HashMap::new();
     let mut sent: Option<(RunId, u64)> = None;
     loop {
         tokio::select! {
@@ -62,9 +60,9 @@ pub(super) async fn poll(
                 let mut rows = Vec::with_capacity(records.len());
                 for record in records {
                     let cost_usd = if list {
-                        cost(&watch, &mut costs, &record).await
+                        watch.cost(&record).await
                     } else {
-                        costs.get(&record.id).and_then(|(_, cost)| *cost)
+                        watch.known_cost(&record.id)
                     };
                     rows.push(RunRow { record, cost_usd });
                 }
@@ -99,24 +97,4 @@ pub(super) async fn poll(
             }
         }
     }
-}
-
-/// What `record`'s run cost, read again only when the run changed.
-async fn cost(
-    watch: &Watch,
-    costs: &mut HashMap<RunId, (Timestamp, Option<f64>)>,
-    record: &crate::store::RunRecord,
-) -> Option<f64> {
-    if let Some((at, cost)) = costs.get(&record.id)
-        && *at == record.updated_at
-    {
-        return *cost;
-    }
-    let cost = watch
-        .read(&record.id, |view, _| view.cost_usd)
-        .await
-        .ok()
-        .flatten();
-    costs.insert(record.id.clone(), (record.updated_at, cost));
-    cost
 }

@@ -13,14 +13,18 @@ const GAP_X: u32 = 28;
 const GAP_Y: u32 = 44;
 const MARGIN: u32 = 16;
 
-/// Where each step goes: (layer, position in the layer).
-fn layout(outline: &Outline) -> Vec<(usize, usize)> {
-    let index: HashMap<&str, usize> = outline
+/// Each step's position in `outline.steps`, by key.
+fn positions(outline: &Outline) -> HashMap<&str, usize> {
+    outline
         .steps
         .iter()
         .enumerate()
         .map(|(at, step)| (step.key.as_str(), at))
-        .collect();
+        .collect()
+}
+
+/// Where each step goes: (layer, position in the layer).
+fn layout(outline: &Outline, index: &HashMap<&str, usize>) -> Vec<(usize, usize)> {
     let mut layer = vec![0_usize; outline.steps.len()];
     // Forward edges only (back edges would make layers unbounded); they follow source
     // order, so one pass per step bounds the relaxation.
@@ -53,7 +57,8 @@ fn layout(outline: &Outline) -> Vec<(usize, usize)> {
 /// The SVG of `outline`.
 #[must_use]
 pub(super) fn svg(outline: &Outline) -> String {
-    let places = layout(outline);
+    let index = positions(outline);
+    let places = layout(outline, &index);
     let layers = places.iter().map(|(depth, _)| depth + 1).max().unwrap_or(0);
     let widest = places.iter().map(|(_, slot)| slot + 1).max().unwrap_or(0);
     let width = MARGIN * 2 + to_u32(widest) * (BOX_W + GAP_X);
@@ -65,12 +70,6 @@ pub(super) fn svg(outline: &Outline) -> String {
             MARGIN + to_u32(depth) * (BOX_H + GAP_Y),
         )
     };
-    let index: HashMap<&str, usize> = outline
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(at, step)| (step.key.as_str(), at))
-        .collect();
     let mut out = String::new();
     let _ = write!(
         out,
@@ -177,7 +176,10 @@ mod tests {
                 edge("d", "a", true),
             ],
         };
-        assert_eq!(layout(&outline), [(0, 0), (1, 0), (1, 1), (2, 0)]);
+        assert_eq!(
+            layout(&outline, &positions(&outline)),
+            [(0, 0), (1, 0), (1, 1), (2, 0)]
+        );
         let svg = svg(&outline);
         assert_eq!(svg.matches(r#"class="step kind-agent pending""#).count(), 4);
         assert!(svg.contains(r#"data-key="d""#));

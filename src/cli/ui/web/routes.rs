@@ -1,8 +1,6 @@
 //! The web view's routes: two pages, their JSON, a run's server-sent events, three actions.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -27,16 +25,11 @@ const POLL: Duration = Duration::from_millis(200);
 /// The most runs the list shows.
 const LIST_LIMIT: usize = 100;
 
-/// Run costs by run id and last update.
-type Costs = HashMap<(String, u64), Option<f64>>;
-
 /// What every handler shares.
 #[derive(Clone)]
 struct App {
     watch: Watch,
     access: Access,
-    /// Run id and last update → its cost, so the list does not fold every run each time.
-    costs: Arc<Mutex<Costs>>,
 }
 
 /// The router.
@@ -44,7 +37,6 @@ pub(super) fn router(watch: Watch, access: Access) -> Router {
     let app = App {
         watch,
         access: access.clone(),
-        costs: Arc::default(),
     };
     Router::new()
         .route("/", get(runs_page))
@@ -102,29 +94,7 @@ async fn runs_json(State(app): State<App>) -> Result<Json<Vec<RunRow>>, Failure>
     let runs = app.watch.runs(LIST_LIMIT).await?;
     let mut rows = Vec::with_capacity(runs.len());
     for run in &runs {
-        let key = (run.id.as_str().to_owned(), run.updated_at.0);
-        let known = app
-            .costs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&key)
-            .copied();
-        let cost = match known {
-            Some(cost) => cost,
-            None => {
-                let cost = app
-                    .watch
-                    .read(&run.id, |view, _| view.cost_usd)
-                    .await
-                    .ok()
-                    .flatten();
-                app.costs
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(key, cost);
-                cost
-            }
-        };
+        let cost = app.watch.cost(run).await;
         rows.push(RunRow::of(run, cost));
     }
     Ok(Json(rows))
