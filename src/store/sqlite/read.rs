@@ -8,7 +8,7 @@ use super::rows::{self, RUN_SELECT, STEP_COLUMNS};
 use crate::store::snapshot::LiveState;
 use crate::store::{
     Checkpoint, EventRecord, LogPosition, LogTail, OpenStep, RunDetail, RunFilter, RunId,
-    RunRecord, State, StateDelta, StepStatus, StepTime, StoreError, Timestamp,
+    RunRecord, State, StateDelta, StepStatus, StepTime, StoreError,
 };
 
 impl Db {
@@ -174,8 +174,8 @@ impl Db {
             steps.push(StepTime {
                 seq: seq as u64,
                 node_id,
-                started_at: Timestamp(u64::try_from(started).unwrap_or(0)),
-                finished_at: Timestamp(u64::try_from(finished).unwrap_or(0)),
+                started_at: rows::timestamp(started),
+                finished_at: rows::timestamp(finished),
             });
         }
         let mut loose = self.loose_events(run, after.loose)?;

@@ -168,6 +168,6 @@ pub(super) fn corrupt(run: &str, message: String) -> StoreError {
     }
 }
 
-fn timestamp(millis: i64) -> Timestamp {
+pub(super) fn timestamp(millis: i64) -> Timestamp {
     Timestamp(u64::try_from(millis).unwrap_or(0))
 }
