@@ -15,6 +15,7 @@ pub mod ir;
 pub mod lower;
 pub mod lsp;
 pub mod mcp;
+pub mod process;
 pub mod providers;
 pub mod registry;
 pub mod runtime;

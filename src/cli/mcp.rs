@@ -50,6 +50,7 @@ pub(super) fn run(args: &McpArgs) -> Exit {
     // print is redacted of every secret-named variable's value and every key shape.
     let environment = Environment::from_process();
     let tool_env = ToolEnv {
+        spawner: crate::process::local(),
         env: environment.without_provider_keys([]),
         redactor: Redactor::for_workflow(&environment, &[]),
     };

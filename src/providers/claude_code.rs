@@ -14,18 +14,18 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
 use super::binary::find_binary;
+use super::child;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::mcp_config::{PrivateFile, held_secrets, mcp_servers_json, private_dir};
 use super::ndjson::NdjsonReader;
-use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, PermissionAsk, Provider,
     ProviderError, ProviderFuture, RetryPolicy, Usage, Verdict, tool_summary,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
+use crate::process::{self, Launch};
 
 const NAME: &str = "claude-code";
 
@@ -246,11 +246,9 @@ impl ClaudeCode {
             args.extend(["--mcp-config".to_owned(), file.path().display().to_string()]);
             Some(file)
         };
-        let mut command = Command::new(&self.bin);
-        command
-            .args(&args)
-            .current_dir(&request.working_dir)
-            .env_clear()
+        let mut launch = Launch::new(&self.bin)
+            .args(args.iter().cloned())
+            .cwd(&request.working_dir)
             .envs(self.env.iter());
         // Claude Code retries failed API requests by itself (10 times by default, a 401
         // for minutes): bound its loop by the node's retry policy, as atomic's own HTTP
@@ -263,16 +261,16 @@ impl ClaudeCode {
                 .map_or(RetryPolicy::model_requests().attempts, |policy| {
                     policy.attempts
                 });
-            command.env(MAX_RETRIES_VAR, attempts.saturating_sub(1).to_string());
+            launch = launch.env(MAX_RETRIES_VAR, attempts.saturating_sub(1).to_string());
         }
         // Reasoning effort: Claude Code reads it from its environment; an agent's option
         // overrides its provider's.
         if let Some(Value::String(effort)) =
             request.options.get("effort").or(self.options.get("effort"))
         {
-            command.env(EFFORT_VAR, effort);
+            launch = launch.env(EFFORT_VAR, effort);
         }
-        let mut child = ProcessGroup::spawn(NAME, command)?;
+        let mut child = child::spawn(NAME, process::local().as_ref(), launch)?;
 
         let message = json!({
             "type": "user",
@@ -302,8 +300,10 @@ impl ClaudeCode {
             if line.get("type").and_then(Value::as_str) == Some("control_request") {
                 let (response, pause) = control_response(&line, &mut approvals, events);
                 if let Some(ask) = pause {
-                    // Dropping the child kills its process group: the request stays
-                    // unanswered and the session continues once a person answers.
+                    // The request stays unanswered: the CLI is ended (and waited for) with
+                    // stdin still open, so it saves its session with the call marked
+                    // interrupted, and the session continues once a person answers.
+                    child.terminate().await;
                     return Err(ProviderError::awaiting_permission(
                         NAME,
                         ask,
@@ -325,7 +325,7 @@ impl ClaudeCode {
         }
 
         let Some(result) = stream.result.take() else {
-            let status = child.wait(EXIT_GRACE).await?;
+            let status = child::wait(NAME, &mut child, EXIT_GRACE).await?;
             let stderr = child.stderr_tail();
             if stderr.contains("cannot be used with root/sudo") {
                 return Err(ProviderError::config(
@@ -347,7 +347,7 @@ impl ClaudeCode {
             ));
         };
         // The result is authoritative; a slow exit only delays us a little.
-        let _ = child.wait(EXIT_GRACE).await;
+        let _ = child::wait(NAME, &mut child, EXIT_GRACE).await;
         stream.finish(result, events, &child.stderr_tail())
     }
 }

@@ -17,16 +17,18 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use std::sync::Arc;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::child;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::options::Options;
-use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
 };
 use crate::ir::ProviderDecl;
+use crate::process::{self, Launch, Spawner};
 
 const ADAPTER: &str = "command";
 
@@ -42,6 +44,8 @@ pub struct CommandProvider {
     timeout: Duration,
     /// The `api-key-env=` value, scrubbed from error messages (stderr may echo it).
     secret: Option<String>,
+    /// Starts the program.
+    spawner: Arc<dyn Spawner>,
 }
 
 impl std::fmt::Debug for CommandProvider {
@@ -72,6 +76,7 @@ impl CommandProvider {
             env,
             timeout: NO_TIMEOUT,
             secret: None,
+            spawner: process::local(),
         })
     }
 
@@ -79,7 +84,11 @@ impl CommandProvider {
     ///
     /// # Errors
     /// [`ProviderError::Config`]: no `command` child, or a malformed option.
-    pub fn from_decl(decl: &ProviderDecl, env: &Environment) -> Result<Self, ProviderError> {
+    pub fn from_decl(
+        decl: &ProviderDecl,
+        env: &Environment,
+        spawner: Arc<dyn Spawner>,
+    ) -> Result<Self, ProviderError> {
         let argv = decl.command.iter().map(|arg| arg.value.clone()).collect();
         let mut child_env = ChildEnv::new(env, &[], &[], &[]);
         child_env.apply_options(ADAPTER, env, &decl.options)?;
@@ -100,6 +109,7 @@ impl CommandProvider {
         })?;
         provider.timeout = timeout.unwrap_or(NO_TIMEOUT);
         provider.secret = secret;
+        provider.spawner = spawner;
         Ok(provider)
     }
 
@@ -108,15 +118,13 @@ impl CommandProvider {
         request: &AgentRequest,
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
-        let mut command = Command::new(&self.argv[0]);
-        command
-            .args(&self.argv[1..])
-            .env_clear()
+        let mut launch = Launch::new(&self.argv[0])
+            .args(self.argv[1..].iter().cloned())
             .envs(self.env.iter());
         if !request.working_dir.as_os_str().is_empty() {
-            command.current_dir(&request.working_dir);
+            launch = launch.cwd(&request.working_dir);
         }
-        let mut group = ProcessGroup::spawn(ADAPTER, command)?;
+        let mut group = child::spawn(ADAPTER, self.spawner.as_ref(), launch)?;
         let stdin = group.take_stdin();
         let stdout = group.take_stdout();
         events.emit(AgentEvent::SessionStart {
@@ -168,11 +176,11 @@ impl CommandProvider {
         let text = match output {
             Ok(text) => text?,
             Err(_) => {
-                group.kill();
+                group.end();
                 return Err(ProviderError::timeout(ADAPTER, self.timeout));
             }
         };
-        let status = group.wait(self.timeout).await?;
+        let status = child::wait(ADAPTER, &mut group, self.timeout).await?;
         if !status.success() {
             return Err(ProviderError::process_exit(
                 ADAPTER,
@@ -310,7 +318,7 @@ mod tests {
             .as_object()
             .unwrap()
             .clone();
-        let provider = CommandProvider::from_decl(&decl, &env).unwrap();
+        let provider = CommandProvider::from_decl(&decl, &env, crate::process::local()).unwrap();
         let reply = provider
             .run(&request(""), &|_: AgentEvent| {})
             .await

@@ -24,18 +24,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::process::Command;
 
 use super::binary::find_binary;
+use super::child;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, private_dir, resolve_mcp_servers};
 use super::ndjson::NdjsonReader;
-use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, PermissionAsk, Provider,
     ProviderError, ProviderFuture, Usage, Verdict, tool_summary,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
+use crate::process::{self, Launch};
 
 const NAME: &str = "copilot";
 
@@ -216,13 +216,11 @@ impl Copilot {
             ]);
             Some(file)
         };
-        let mut command = Command::new(&self.bin);
-        command
-            .args(&args)
-            .current_dir(&request.working_dir)
-            .env_clear()
+        let launch = Launch::new(&self.bin)
+            .args(args.iter().cloned())
+            .cwd(&request.working_dir)
             .envs(self.env.iter());
-        let mut child = ProcessGroup::spawn(NAME, command)?;
+        let mut child = child::spawn(NAME, process::local().as_ref(), launch)?;
         drop(child.take_stdin());
         events.emit(AgentEvent::SessionStart {
             session_id: Some(session_id.clone()),
@@ -250,7 +248,7 @@ impl Copilot {
                 ));
             }
         }
-        let status = child.wait(EXIT_GRACE).await?;
+        let status = child::wait(NAME, &mut child, EXIT_GRACE).await?;
         let stderr = child.stderr_tail();
         if let Some(error) = stream.error.take() {
             return Err(error);

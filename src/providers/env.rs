@@ -91,14 +91,27 @@ impl Environment {
     }
 }
 
-/// Where the custom tools an agent's tool loop runs get their environment, and the secrets
-/// redacted from what they print before it goes to the model.
-#[derive(Clone, Debug, Default)]
+/// Where the custom tools an agent's tool loop runs (and the MCP servers it starts) get
+/// their environment, what starts them, and the secrets redacted from what they print
+/// before it goes to the model.
+#[derive(Clone, Debug)]
 pub struct ToolEnv {
     /// Their environment, replacing atomic's own ([`Environment::without_provider_keys`]).
     pub env: Environment,
     /// The secrets of the run.
     pub redactor: super::Redactor,
+    /// Starts them.
+    pub spawner: std::sync::Arc<dyn crate::process::Spawner>,
+}
+
+impl Default for ToolEnv {
+    fn default() -> Self {
+        Self {
+            env: Environment::default(),
+            redactor: super::Redactor::default(),
+            spawner: crate::process::local(),
+        }
+    }
 }
 
 impl fmt::Debug for Environment {

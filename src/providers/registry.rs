@@ -20,6 +20,7 @@ use super::record::{CassetteRecorder, Recording};
 use super::replay::Replay;
 use super::{Provider, ProviderError};
 use crate::ir::{ADAPTERS, OptionProblem, ProviderDecl};
+use crate::process::Spawner;
 
 /// What building a provider may need from outside the workflow.
 #[derive(Clone, Debug)]
@@ -36,6 +37,27 @@ pub struct ProviderContext<'a> {
     /// The model prices budgets are metered with: the shipped table and the project's
     /// `prices` (`PriceTable::default()`: the shipped table alone).
     pub prices: Arc<PriceTable>,
+    /// Starts the programs providers run themselves (agent CLIs, `command` programs,
+    /// `opencode serve`); the tools an agent's loop runs are started by
+    /// [`ToolEnv::spawner`].
+    pub spawner: Arc<dyn Spawner>,
+}
+
+impl<'a> ProviderContext<'a> {
+    /// A context for building providers of a workflow in `workflow_dir` with `env`: no
+    /// recording, the shipped prices, tools given `env` without provider keys, every
+    /// program started unconfined.
+    #[must_use]
+    pub fn new(workflow_dir: &'a Path, env: &'a Environment) -> Self {
+        Self {
+            workflow_dir,
+            env,
+            recorder: None,
+            tool_env: ToolEnv::default(),
+            prices: Arc::default(),
+            spawner: crate::process::local(),
+        }
+    }
 }
 
 /// Builds the provider `decl` declares.
@@ -81,7 +103,11 @@ const BUILDERS: &[(&str, Build)] = &[
         Ok(Arc::new(Replay::from_decl(decl, cx.workflow_dir)?))
     }),
     ("command", |decl, cx| {
-        Ok(Arc::new(CommandProvider::from_decl(decl, cx.env)?))
+        Ok(Arc::new(CommandProvider::from_decl(
+            decl,
+            cx.env,
+            Arc::clone(&cx.spawner),
+        )?))
     }),
     ("in-process", |decl, _| {
         Ok(Arc::new(InProcess::from_decl(decl)?))
@@ -167,13 +193,7 @@ mod tests {
     use crate::providers::redact::Redactor;
 
     fn cx<'a>(dir: &'a Path, env: &'a Environment) -> ProviderContext<'a> {
-        ProviderContext {
-            workflow_dir: dir,
-            env,
-            recorder: None,
-            tool_env: ToolEnv::default(),
-            prices: Arc::default(),
-        }
+        ProviderContext::new(dir, env)
     }
 
     #[test]

@@ -25,7 +25,6 @@ mod hooks;
 mod journal;
 mod output;
 mod pattern;
-mod process_group;
 mod redacted;
 mod retry;
 mod run;

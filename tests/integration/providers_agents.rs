@@ -712,17 +712,8 @@ async fn run_example_with(
     if let Value::Object(extra) = options {
         declared.options.extend(extra);
     }
-    let provider = atomic::providers::build(
-        &declared,
-        &ProviderContext {
-            workflow_dir: root,
-            env,
-            recorder: None,
-            tool_env: atomic::providers::ToolEnv::default(),
-            prices: Arc::default(),
-        },
-    )
-    .expect("the example's provider builds");
+    let provider = atomic::providers::build(&declared, &ProviderContext::new(root, env))
+        .expect("the example's provider builds");
     let mut ctx = RunContext::new(Arc::new(MemoryStore::new()));
     ctx.providers = Providers::new().with(declared.name.value.clone(), provider);
     ctx.working_dir = workspace.to_path_buf();

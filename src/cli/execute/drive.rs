@@ -196,7 +196,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
         eprintln!("\nquit without waiting ({second}); the last committed step is kept");
         // The one forced exit: the person asked twice. Nothing is dropped on the way
         // out, so the children (tools, hooks, agent CLIs) are ended here.
-        crate::providers::live_groups::kill_all();
+        crate::process::kill_all();
         std::process::exit(130);
     });
 
@@ -215,7 +215,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     }
     // Children ended on the way (a cancelled step, a timeout) get their grace period to
     // exit, then SIGKILL: none outlives the run.
-    crate::providers::live_groups::settle();
+    crate::process::settle();
     // A failed release leaves a lease whose holder is gone: the next taker takes it over.
     let _ = runtime.block_on(launch.store.release(&run_id, &owner));
     let seen = reporter.finish();

@@ -108,6 +108,7 @@ pub(crate) fn build(
             recorder: recorder.clone(),
             tool_env: tool_env.clone(),
             prices: Arc::clone(&prices),
+            spawner: crate::process::local(),
         };
         let provider = providers::build(decl, &cx).map_err(|error| {
             format!(

@@ -62,6 +62,7 @@ pub(crate) fn setup(
     let tool_env = providers::tool_env(&environment, &decls);
     let providers = if build_providers {
         let tools = ToolEnv {
+            spawner: crate::process::local(),
             env: tool_env.clone(),
             redactor: redactor.clone(),
         };

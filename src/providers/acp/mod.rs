@@ -28,18 +28,18 @@ use agent_client_protocol::v1::schema::{
     EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerStdio, Meta, PromptResponse,
     StopReason,
 };
-use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::binary::{is_executable, search_path};
+use super::child;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::mcp_config::{ResolvedMcp, held_secrets, resolve_mcp_servers};
-use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
 };
 use crate::ir::ProviderDecl;
+use crate::process::{self, Child, Launch};
 use client::{Failure, Setup};
 use policy::Policy;
 use turn::Turn;
@@ -163,13 +163,11 @@ impl Acp {
             model: request.model.clone().or_else(|| self.model.clone()),
             prompt,
         };
-        let mut command = Command::new(&self.program);
-        command
-            .args(&self.args)
-            .current_dir(&request.working_dir)
-            .env_clear()
+        let launch = Launch::new(&self.program)
+            .args(self.args.iter().cloned())
+            .cwd(&request.working_dir)
             .envs(self.env.iter());
-        let mut child = ProcessGroup::spawn(NAME, command)?;
+        let mut child = child::spawn(NAME, process::local().as_ref(), launch)?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
             return Err(ProviderError::bad_output(
                 NAME,
@@ -200,8 +198,8 @@ impl Acp {
             Ok(finished) => finished,
             Err(failure) => return Err(self.failed(failure, &mut child).await),
         };
-        child.kill();
-        let _ = child.wait(EXIT_GRACE).await;
+        child.end();
+        let _ = child::wait(NAME, &mut child, EXIT_GRACE).await;
         let response = &finished.response;
         match response.stop_reason {
             StopReason::EndTurn => {}
@@ -249,7 +247,7 @@ impl Acp {
 
     /// The error a failed conversation is: the agent's own words, with its exit status and
     /// stderr when it died.
-    async fn failed(&self, failure: Failure, child: &mut ProcessGroup) -> ProviderError {
+    async fn failed(&self, failure: Failure, child: &mut Child) -> ProviderError {
         let error = match failure {
             Failure::Unsupported(message) => return config(message),
             Failure::Protocol(error) => error,
@@ -277,7 +275,7 @@ impl Acp {
         let broken = agent_client_protocol::is_connection_terminated(&error)
             || agent_client_protocol::is_incoming_transport_closed(&error);
         let grace = Duration::from_millis(if broken { 500 } else { 50 });
-        if let Ok(status) = child.wait(grace).await {
+        if let Ok(status) = child::wait(NAME, child, grace).await {
             let stderr = child.stderr_tail();
             return ProviderError::process_exit(
                 NAME,

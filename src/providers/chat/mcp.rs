@@ -19,9 +19,9 @@ use serde_json::Value;
 
 use super::tools::ToolOutcome;
 use crate::ir::{McpServer, McpTransport};
+use crate::process::{Child, Launch};
 use crate::providers::mcp_config::{passed_through, server_env};
-use crate::providers::process::ProcessGroup;
-use crate::providers::{ProviderError, ToolEnv};
+use crate::providers::{ProviderError, ToolEnv, child};
 
 /// Longest a server may take to start, initialize and list its tools.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -37,7 +37,7 @@ pub(crate) struct Connection {
     /// The client session; dropped before the process group.
     client: RunningService<RoleClient, ()>,
     /// A stdio server's process group, killed when dropped.
-    _group: Option<ProcessGroup>,
+    _group: Option<Child>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -99,11 +99,9 @@ pub(crate) async fn connect(
             format!("MCP server `{name}` has no command"),
         ));
     };
-    let mut process = tokio::process::Command::new(&program.value);
-    process
-        .args(args.iter().map(|arg| arg.value.as_str()))
-        .current_dir(start.working_dir)
-        .env_clear()
+    let launch = Launch::new(&program.value)
+        .args(args.iter().map(|arg| arg.value.clone()))
+        .cwd(start.working_dir)
         .envs(
             start
                 .tool_env
@@ -112,17 +110,18 @@ pub(crate) async fn connect(
                 .filter(|(var, _)| Some(*var) != start.hide_env),
         )
         .envs(declared);
-    let mut group = ProcessGroup::spawn(adapter, process).map_err(|error| {
-        let why = match error {
-            ProviderError::Config { message, .. } => message,
-            other => other.to_string(),
-        };
-        ProviderError::config(
-            adapter,
-            format!("MCP server `{name}` could not be started: {why}"),
-        )
-    })?;
-    let failed = |group: &ProcessGroup, what: String| {
+    let mut group =
+        child::spawn(adapter, start.tool_env.spawner.as_ref(), launch).map_err(|error| {
+            let why = match error {
+                ProviderError::Config { message, .. } => message,
+                other => other.to_string(),
+            };
+            ProviderError::config(
+                adapter,
+                format!("MCP server `{name}` could not be started: {why}"),
+            )
+        })?;
+    let failed = |group: &Child, what: String| {
         let stderr = group.stderr_tail();
         let stderr = if stderr.is_empty() {
             String::new()
@@ -321,6 +320,7 @@ mod tests {
             env: crate::providers::Environment::default()
                 .with("PATH", std::env::var("PATH").unwrap_or_default()),
             redactor: crate::providers::Redactor::new(),
+            ..ToolEnv::default()
         };
         let start = Start {
             working_dir: dir.path(),

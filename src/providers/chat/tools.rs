@@ -15,8 +15,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::mcp::{self, Connection};
 use crate::ir::McpServer;
-use crate::providers::process::ProcessGroup;
-use crate::providers::{Environment, ProviderError, ToolEnv, ToolGrant};
+use crate::process::Launch;
+use crate::providers::{ProviderError, ToolEnv, ToolGrant, child};
 
 /// Most characters of tool output sent back to the model.
 const MAX_OUTPUT: usize = 100_000;
@@ -262,7 +262,7 @@ impl ToolSet {
                         self.adapter,
                         &call.input,
                         working_dir,
-                        (&tool_env.env, hide_env),
+                        (tool_env, hide_env),
                         timeout,
                     )
                     .await
@@ -313,19 +313,22 @@ impl CustomTool {
         adapter: &'static str,
         input: &Value,
         working_dir: &Path,
-        (env, hide_env): (&Environment, Option<&str>),
+        (tool_env, hide_env): (&ToolEnv, Option<&str>),
         timeout: Duration,
     ) -> ToolOutcome {
         let (program, args) = self.command.split_first().expect("grants have a command");
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(args)
-            .current_dir(working_dir)
-            .env_clear()
-            .envs(env.iter().filter(|(name, _)| Some(*name) != hide_env));
-        // Its own process group: dropping `group` (a cancelled call, a timeout) kills the
+        let launch = Launch::new(program)
+            .args(args.iter().cloned())
+            .cwd(working_dir)
+            .envs(
+                tool_env
+                    .env
+                    .iter()
+                    .filter(|(name, _)| Some(*name) != hide_env),
+            );
+        // Its own process group: dropping `group` (a cancelled call, a timeout) ends the
         // tool and everything it started.
-        let mut group = match ProcessGroup::spawn(adapter, command) {
+        let mut group = match child::spawn(adapter, tool_env.spawner.as_ref(), launch) {
             Ok(group) => group,
             Err(error) => {
                 return ToolOutcome::error(format!("cannot run `{program}`: {error}"));
@@ -349,7 +352,7 @@ impl CustomTool {
             bytes
         };
         let ((), stdout) = tokio::join!(write, read);
-        let status = match group.wait(timeout).await {
+        let status = match child::wait(adapter, &mut group, timeout).await {
             Ok(status) => status,
             Err(error) => return ToolOutcome::error(format!("`{}` failed: {error}", self.name)),
         };
@@ -581,10 +584,11 @@ mod tests {
         let dir = std::env::temp_dir();
         let limit = Duration::from_secs(10);
         let tool_env = ToolEnv {
-            env: Environment::default()
+            env: crate::providers::Environment::default()
                 .with("VISIBLE", "seen")
                 .with("MY_KEY", "sk-live-0123456789"),
             redactor: crate::providers::Redactor::new().with_secret("sk-live-0123456789"),
+            ..ToolEnv::default()
         };
         let shown = tools
             .run(&call("env", json!({})), &dir, limit, &tool_env, None)

@@ -30,17 +30,17 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
 use super::binary::find_binary;
+use super::child;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::mcp_config::{ResolvedMcp, held_secrets, passed_through, resolve_mcp_servers};
 use super::ndjson::NdjsonReader;
-use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
 };
 use crate::ir::{McpTransport, PermissionMode, ProviderDecl};
+use crate::process::{self, Launch};
 use events::{Stream, http_status, minus};
 
 const NAME: &str = "codex";
@@ -284,14 +284,12 @@ impl Codex {
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
         let args = self.args(request)?;
-        let mut command = Command::new(&self.bin);
-        command
-            .args(&args)
-            .current_dir(&request.working_dir)
-            .env_clear()
+        let launch = Launch::new(&self.bin)
+            .args(args.iter().cloned())
+            .cwd(&request.working_dir)
             .envs(self.env.iter())
             .envs(self.mcp_servers(request)?.1);
-        let mut child = ProcessGroup::spawn(NAME, command)?;
+        let mut child = child::spawn(NAME, process::local().as_ref(), launch)?;
         if let Some(mut stdin) = child.take_stdin() {
             // A failed write means the CLI already exited; its stderr says why, below.
             let _ = stdin.write_all(request.prompt.as_bytes()).await;
@@ -316,7 +314,7 @@ impl Codex {
                 return Err(self.classify(&failure.message));
             }
         }
-        let status = child.wait(EXIT_GRACE).await?;
+        let status = child::wait(NAME, &mut child, EXIT_GRACE).await?;
         let stderr = child.stderr_tail();
         // A retry notice (`error`) before a completed turn was only a notice.
         if let Some(failure) = stream.failure.take()

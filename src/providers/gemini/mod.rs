@@ -23,17 +23,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 use super::binary::find_binary;
+use super::child;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::mcp_config::{ResolvedMcp, held_secrets, resolve_mcp_servers};
 use super::ndjson::NdjsonReader;
-use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
+use crate::process::{self, Launch};
 use extension::CallExtension;
 use stream::{Stream, classify, usage_of};
 
@@ -237,13 +237,11 @@ impl Gemini {
                 .map_or("none", CallExtension::name)
                 .to_owned(),
         ]);
-        let mut command = Command::new(&self.bin);
-        command
-            .args(&args)
-            .current_dir(&request.working_dir)
-            .env_clear()
+        let launch = Launch::new(&self.bin)
+            .args(args.iter().cloned())
+            .cwd(&request.working_dir)
             .envs(self.env.iter());
-        let mut child = ProcessGroup::spawn(NAME, command)?;
+        let mut child = child::spawn(NAME, process::local().as_ref(), launch)?;
         // The prompt is in the arguments; the CLI would append anything read from stdin.
         drop(child.take_stdin());
         let stdout = child
@@ -254,7 +252,7 @@ impl Gemini {
         while let Some(line) = reader.next().await? {
             stream.handle(&line, events);
         }
-        let status = child.wait(EXIT_GRACE).await?;
+        let status = child::wait(NAME, &mut child, EXIT_GRACE).await?;
         let stderr = child.stderr_tail();
         let Some(result) = stream.result.take() else {
             return Err(ProviderError::process_exit(

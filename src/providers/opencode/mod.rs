@@ -31,11 +31,11 @@ use super::binary::find_binary;
 use super::env::{ChildEnv, Environment, api_key, redact};
 use super::http::{SseReader, build_client, classify};
 use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, private_dir, resolve_mcp_servers};
-use super::process::ProcessGroup;
 use super::{
     AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
+use crate::process::Child;
 
 const NAME: &str = "opencode";
 
@@ -90,7 +90,7 @@ struct Server {
     base: String,
     password: Option<String>,
     /// The process atomic started (killed with the provider).
-    _process: Option<ProcessGroup>,
+    _process: Option<Child>,
     /// Drains its stdout so it never blocks on a full pipe.
     _drain: Option<AbortOnDrop>,
 }

@@ -5,12 +5,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
 use super::{AbortOnDrop, NAME, Server, bad_output};
+use crate::process::{self, Launch};
 use crate::providers::ProviderError;
+use crate::providers::child;
 use crate::providers::env::ChildEnv;
-use crate::providers::process::ProcessGroup;
 
 /// Starts `opencode serve` on a free loopback port and waits until it listens.
 pub(super) async fn start_server(
@@ -30,20 +30,18 @@ pub(super) async fn start_server(
             .map(|_| format!("{:x}", rng.random_range(0..16_u8)))
             .collect()
     };
-    let mut command = Command::new(bin);
-    command
+    let launch = Launch::new(bin)
         .args([
-            "serve",
-            "--hostname",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
+            "serve".to_owned(),
+            "--hostname".to_owned(),
+            "127.0.0.1".to_owned(),
+            "--port".to_owned(),
+            port.to_string(),
         ])
-        .current_dir(directory)
-        .env_clear()
+        .cwd(directory)
         .envs(env.iter())
         .env("OPENCODE_SERVER_PASSWORD", &password);
-    let mut process = ProcessGroup::spawn(NAME, command)?;
+    let mut process = child::spawn(NAME, process::local().as_ref(), launch)?;
     let stdout = process
         .take_stdout()
         .ok_or_else(|| bad_output("the server has no stdout"))?;
@@ -60,7 +58,9 @@ pub(super) async fn start_server(
     match ready {
         Ok(true) => {}
         Ok(false) => {
-            let status = process.wait(Duration::from_secs(5)).await.ok();
+            let status = child::wait(NAME, &mut process, Duration::from_secs(5))
+                .await
+                .ok();
             return Err(ProviderError::process_exit(
                 NAME,
                 status.and_then(|status| status.code()),

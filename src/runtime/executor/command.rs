@@ -1,26 +1,24 @@
-//! Running a command in this process: in its own process group (so a `sh -c` pipeline or
-//! a test runner's workers end with it), its whole environment given, its input fed and
-//! closed, its output captured (bounded) and streamed line by line. Dropping the future —
-//! a timeout, a lost race, a cancelled run — ends the whole group ([`GroupKill`]: SIGTERM,
-//! then SIGKILL after a grace period).
-
-use std::process::Stdio;
+//! Running a command in this process, started by the executor's [`Spawner`] in its own
+//! process group (so a `sh -c` pipeline or a test runner's workers end with it), its whole
+//! environment given, its input fed and closed, its output captured (bounded) and streamed
+//! line by line. When the command ends, or the future is dropped (a timeout, a lost race, a
+//! cancelled run), whatever is left of its group is ended by the process module's rule.
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 use super::{CommandError, CommandOutput, CommandSpec, LineSink, OutputStream};
-use crate::runtime::process_group::GroupKill;
+use crate::process::{Launch, Spawner, Stdio};
 
 /// Most bytes of stdout or stderr kept (the rest is dropped, with a marker).
 const MAX_CAPTURE: usize = 16 * 1024 * 1024;
 
 /// Runs `spec` to its end, or ends it at its limit.
 pub(super) async fn run(
+    spawner: &dyn Spawner,
     spec: &CommandSpec,
     lines: Option<&LineSink<'_>>,
 ) -> Result<CommandOutput, CommandError> {
-    let run = start_and_capture(spec, lines);
+    let run = start_and_capture(spawner, spec, lines);
     match spec.limit {
         // Dropping `run` on the deadline ends the command's whole process group.
         Some(limit) => tokio::time::timeout(limit, run)
@@ -31,55 +29,49 @@ pub(super) async fn run(
 }
 
 async fn start_and_capture(
+    spawner: &dyn Spawner,
     spec: &CommandSpec,
     lines: Option<&LineSink<'_>>,
 ) -> Result<CommandOutput, CommandError> {
-    let mut command = if spec.shell {
-        let mut command = Command::new("sh");
-        command.arg("-c").arg(spec.argv.join(" "));
-        command
+    let launch = if spec.shell {
+        Launch::new("sh").args(["-c".to_owned(), spec.argv.join(" ")])
     } else {
         let Some((program, args)) = spec.argv.split_first() else {
             return Err(CommandError::Empty);
         };
-        let mut command = Command::new(program);
-        command.args(args);
-        command
+        Launch::new(program).args(args.iter().cloned())
     };
-    command
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(name, value)| (name, value)))
+    let launch = launch
+        .cwd(&spec.cwd)
+        .envs(spec.env.iter().cloned())
         .stdin(if spec.stdin.is_some() {
-            Stdio::piped()
+            Stdio::Pipe
         } else {
-            Stdio::null()
+            Stdio::Null
         })
         .stdout(if spec.capture_stdout {
-            Stdio::piped()
+            Stdio::Pipe
         } else {
-            Stdio::null()
+            Stdio::Null
         })
-        .stderr(Stdio::piped());
-    // Not `kill_on_drop`: the group guard ends the whole group, SIGTERM first.
-    #[cfg(unix)]
-    command.process_group(0);
-    let mut child = command.spawn().map_err(|error| CommandError::Start {
+        .stderr(Stdio::Pipe);
+    // Dropping `child` (a timeout, a lost race, a cancelled run) ends its whole group.
+    let mut child = spawner.spawn(launch).map_err(|error| CommandError::Start {
         program: spec.argv.first().cloned().unwrap_or_default(),
-        reason: error.to_string(),
+        reason: error.reason(),
     })?;
-    let mut guard = GroupKill::new(child.id());
 
+    let stdin = child.take_stdin();
     let feed = async {
-        if let (Some(text), Some(mut pipe)) = (&spec.stdin, child.stdin.take()) {
+        if let (Some(text), Some(mut pipe)) = (&spec.stdin, stdin) {
             // A child that exits without reading its input is not an error of ours.
             let _ = pipe.write_all(text.as_bytes()).await;
             // Closed, so a command reading its input to the end sees the end.
             drop(pipe);
         }
     };
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let stdout = child.take_stdout();
+    let stderr = child.take_stderr();
     let ((), stdout, stderr) = tokio::join!(
         feed,
         capture(OutputStream::Stdout, stdout, lines),
@@ -89,7 +81,6 @@ async fn start_and_capture(
         .wait()
         .await
         .map_err(|error| CommandError::Wait(error.to_string()))?;
-    guard.disarm();
     Ok(CommandOutput {
         stdout,
         stderr,

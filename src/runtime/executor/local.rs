@@ -8,14 +8,17 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
 use super::{Clock, CommandError, CommandOutput, CommandSpec, Executor, LineSink, SystemClock};
+use crate::process::{self, Spawner};
 use crate::providers::{AgentRequest, EventSink, ProviderError, ProviderFuture};
 use crate::runtime::RunContext;
 use crate::store::Timestamp;
 
-/// Acts in this process: the run's providers, child processes, tokio's timers, a clock.
+/// Acts in this process: the run's providers, child processes (started by its spawner),
+/// tokio's timers, a clock.
 #[derive(Clone, Debug)]
 pub struct LocalExecutor {
     clock: Arc<dyn Clock>,
+    spawner: Arc<dyn Spawner>,
 }
 
 impl Default for LocalExecutor {
@@ -25,10 +28,20 @@ impl Default for LocalExecutor {
 }
 
 impl LocalExecutor {
-    /// A local executor reading the time from `clock`.
+    /// A local executor reading the time from `clock`, starting commands unconfined.
     #[must_use]
     pub fn with_clock(clock: Arc<dyn Clock>) -> Self {
-        Self { clock }
+        Self {
+            clock,
+            spawner: process::local(),
+        }
+    }
+
+    /// The same executor, starting commands with `spawner`.
+    #[must_use]
+    pub fn with_spawner(mut self, spawner: Arc<dyn Spawner>) -> Self {
+        self.spawner = spawner;
+        self
     }
 }
 
@@ -59,7 +72,7 @@ impl Executor for LocalExecutor {
         command: &'a CommandSpec,
         lines: Option<&'a LineSink<'a>>,
     ) -> BoxFuture<'a, Result<CommandOutput, CommandError>> {
-        super::command::run(command, lines).boxed()
+        super::command::run(self.spawner.as_ref(), command, lines).boxed()
     }
 
     fn timer(&self, duration: Duration) -> BoxFuture<'static, ()> {

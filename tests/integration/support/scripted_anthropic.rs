@@ -5,11 +5,11 @@
 //! [`Step::Tool`] is sent as a `tool_use` (id `toolu_atomic_<n>`) until the CLI sends its
 //! `tool_result` back, then the next step; a [`Step::Text`] ends the turn. Matching on the
 //! tool results present (not on message counts) keeps the script robust to CLIs that rewrite
-//! their history. Every other request (titles, summaries, `count_tokens`) gets a short
+//! their history; a result saying the call was interrupted does not count, and the call is made
+//! again under a new id. Every other request (titles, summaries, `count_tokens`) gets a short
 //! generic answer, never a 404. Answers stream SSE as in protocols.md §1, each event split
 //! across two writes. Every request is recorded.
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -174,7 +174,7 @@ async fn serve(mut socket: TcpStream, script: &[Step], log: &Mutex<Vec<Recorded>
 
 /// The content blocks and stop reason of the next scripted step, `None` to hang.
 fn next_step(script: &[Step], body: &Value) -> Option<(Vec<Value>, &'static str)> {
-    let answered: HashSet<String> = body
+    let results: Vec<(&str, bool)> = body
         .get("messages")
         .and_then(Value::as_array)
         .into_iter()
@@ -182,17 +182,30 @@ fn next_step(script: &[Step], body: &Value) -> Option<(Vec<Value>, &'static str)
         .filter_map(|message| message.get("content").and_then(Value::as_array))
         .flatten()
         .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))
-        .filter_map(|block| block.get("tool_use_id").and_then(Value::as_str))
-        .map(str::to_owned)
+        .filter_map(|block| {
+            let id = block.get("tool_use_id").and_then(Value::as_str)?;
+            Some((id, interrupted(block)))
+        })
         .collect();
     for (index, step) in script.iter().enumerate() {
         match step {
             Step::Tool { name, input } => {
-                let id = format!("toolu_atomic_{index}");
-                if !answered.contains(&id) {
-                    let block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
-                    return Some((vec![block], "tool_use"));
+                // A call made again after an interruption gets an id of its own, as a
+                // model's would: `toolu_atomic_<n>`, then `toolu_atomic_<n>_again<k>`.
+                let first = format!("toolu_atomic_{index}");
+                let again = format!("{first}_again");
+                let mine = results
+                    .iter()
+                    .filter(|(id, _)| *id == first || id.starts_with(&again));
+                if mine.clone().any(|(_, interrupted)| !interrupted) {
+                    continue;
                 }
+                let id = match mine.count() {
+                    0 => first,
+                    tries => format!("{again}{tries}"),
+                };
+                let block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
+                return Some((vec![block], "tool_use"));
             }
             Step::Text(text) => {
                 return Some((vec![json!({"type": "text", "text": text})], "end_turn"));
@@ -202,6 +215,22 @@ fn next_step(script: &[Step], body: &Value) -> Option<(Vec<Value>, &'static str)
         }
     }
     Some((vec![json!({"type": "text", "text": "ok"})], "end_turn"))
+}
+
+/// Whether a tool result says the call never ran: Claude Code records a call it was
+/// stopped in the middle of (atomic ends it to ask a person) as interrupted when it saves
+/// the session. A model told afterwards to make the call makes it again, and so does the
+/// fake.
+fn interrupted(result: &Value) -> bool {
+    let text = match result.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    };
+    text.starts_with("[Tool call interrupted")
 }
 
 async fn write_stream(

@@ -1,5 +1,5 @@
-//! Every process group atomic started and has not yet seen end: tools, hooks, agent CLIs.
-//! A group is ended gracefully: SIGTERM at once, so its programs can clean up (remove a
+//! Every process group atomic started and has not yet seen end (whatever started it: a
+//! tool, a hook, an agent CLI, an MCP server). A group is ended gracefully: SIGTERM at once, so its programs can clean up (remove a
 //! lock file, flush a log), and SIGKILL after [`GRACE`] if anything in it is still there.
 //! A reaper thread sends the late SIGKILLs while atomic runs; [`settle`] waits for them
 //! before atomic exits, and a forced quit ([`kill_all`]) sends SIGKILL to everything at once.
@@ -36,13 +36,14 @@ pub(crate) fn register(pgid: i32) {
     lock().live.insert(pgid);
 }
 
-/// Forgets a group whose leader was reaped (its programs ended by themselves).
-pub(crate) fn unregister(pgid: i32) {
-    lock().live.remove(&pgid);
-}
-
-/// Ends a group: SIGTERM now, SIGKILL after [`GRACE`] if anything in it is left.
+/// Ends a group: SIGTERM now, SIGKILL after [`GRACE`] if anything in it is left. A group
+/// with nobody left in it (its leader reaped, nothing it started still running) is only
+/// forgotten.
 pub(crate) fn end(pgid: i32) {
+    if !has_members(pgid) {
+        lock().live.remove(&pgid);
+        return;
+    }
     {
         let mut groups = lock();
         groups.live.remove(&pgid);
@@ -145,6 +146,33 @@ fn signal(pgid: i32, which: Signal) {
     }
     #[cfg(not(unix))]
     let _ = (pgid, which);
+}
+
+/// Whether anything at all (a zombie included) is left in the group: one system call, for
+/// the common case of a group that ended by itself.
+fn has_members(pgid: i32) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::killpg;
+        use nix::unistd::Pid;
+        killpg(Pid::from_raw(pgid), None).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pgid;
+        false
+    }
+}
+
+/// Whether the group is gone: nothing but zombies left in it.
+pub(crate) fn is_gone(pgid: i32) -> bool {
+    !exists(pgid)
+}
+
+/// Sends SIGKILL to the group now (its deadline passed, or its owner will not wait).
+pub(crate) fn kill_now(pgid: i32) {
+    lock().ending.remove(&pgid);
+    signal(pgid, Signal::Kill);
 }
 
 /// Whether any live process of the group is left. A zombie does not count: the leader of

@@ -1,0 +1,314 @@
+//! [`Child`]: a started program and its process group, ended by the module's one rule when
+//! the handle is dropped.
+
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::task::JoinHandle;
+
+use super::groups::{self, GRACE};
+
+/// How much of stderr a [`Stdio::Tail`](super::Stdio::Tail) keeps.
+const TAIL_BYTES: usize = 8 * 1024;
+
+/// How long stderr may go on after the program exited before its tail is read: a
+/// grandchild may hold the pipe open.
+const TAIL_DRAIN: Duration = Duration::from_millis(500);
+
+/// A running (or finished, not yet dropped) child in a process group of its own.
+///
+/// Dropping it ends whatever is left of the group (SIGTERM, then SIGKILL after
+/// [`GRACE`]): a program that exited normally leaves nothing, and a cancelled call, a
+/// timeout or a lost race leaves nothing running either.
+#[derive(Debug)]
+pub struct Child {
+    inner: tokio::process::Child,
+    /// The group, while it is this handle's to end.
+    pgid: Option<i32>,
+    tail: Option<Tail>,
+}
+
+/// stderr read into a bounded tail by a task of its own.
+#[derive(Debug)]
+struct Tail {
+    bytes: Arc<Mutex<Vec<u8>>>,
+    task: JoinHandle<()>,
+}
+
+/// Why waiting for a child failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WaitError {
+    /// It did not exit in time; its group is being ended.
+    #[error("did not exit within {0:?}")]
+    TimedOut(Duration),
+    /// The system could not wait for it.
+    #[error("could not wait for the process: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Child {
+    /// Takes over a child just started in a group of its own (the spawner's job).
+    pub(super) fn started(mut inner: tokio::process::Child, keep_tail: bool) -> Self {
+        let pgid = inner.id().and_then(|id| i32::try_from(id).ok());
+        if let Some(pgid) = pgid {
+            groups::register(pgid);
+        }
+        let tail = if keep_tail {
+            inner.stderr.take().map(Tail::read)
+        } else {
+            None
+        };
+        Self { inner, pgid, tail }
+    }
+
+    /// The leader's process id (also the group's id), while it runs.
+    #[must_use]
+    pub fn id(&self) -> Option<u32> {
+        self.inner.id()
+    }
+
+    /// Takes the child's stdin (when it was piped).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.inner.stdin.take()
+    }
+
+    /// Takes the child's stdout (when it was piped).
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.inner.stdout.take()
+    }
+
+    /// Takes the child's stderr (when it was piped, not kept as a tail).
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.inner.stderr.take()
+    }
+
+    /// Waits for the program to exit (what it started may go on until the handle is
+    /// dropped), then gives stderr a moment to drain into its tail.
+    ///
+    /// # Errors
+    /// The system could not wait for it.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        let status = self.inner.wait().await?;
+        if let Some(tail) = self.tail.as_mut() {
+            let _ = tokio::time::timeout(TAIL_DRAIN, &mut tail.task).await;
+        }
+        Ok(status)
+    }
+
+    /// [`Child::wait`], at most `limit`; past it the group is ended.
+    ///
+    /// # Errors
+    /// [`WaitError::TimedOut`] when it did not exit in time, [`WaitError::Io`] when it
+    /// could not be waited for.
+    pub async fn wait_for(&mut self, limit: Duration) -> Result<ExitStatus, WaitError> {
+        match tokio::time::timeout(limit, self.wait()).await {
+            Ok(status) => Ok(status?),
+            Err(_) => {
+                self.end();
+                Err(WaitError::TimedOut(limit))
+            }
+        }
+    }
+
+    /// The last few KiB of stderr, trimmed (empty unless it was kept as a tail).
+    #[must_use]
+    pub fn stderr_tail(&self) -> String {
+        let Some(tail) = &self.tail else {
+            return String::new();
+        };
+        let bytes = tail
+            .bytes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&bytes).trim().to_owned()
+    }
+
+    /// Starts ending the group now (SIGTERM, SIGKILL after [`GRACE`]) without waiting.
+    pub fn end(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            groups::end(pgid);
+        }
+    }
+
+    /// Ends the group and waits until nothing of it is left: SIGTERM, up to [`GRACE`] for
+    /// it to go, then SIGKILL. For a caller that must not go on while any of it runs.
+    pub async fn terminate(&mut self) {
+        let Some(pgid) = self.pgid.take() else {
+            let _ = self.inner.wait().await;
+            return;
+        };
+        groups::end(pgid);
+        let deadline = Instant::now() + GRACE;
+        let gone = async {
+            // The leader is reaped here, so a zombie of it never looks like a member.
+            let _ = self.inner.wait().await;
+            while !groups::is_gone(pgid) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        if tokio::time::timeout_at(deadline.into(), gone)
+            .await
+            .is_err()
+        {
+            groups::kill_now(pgid);
+            let killed = async {
+                let _ = self.inner.wait().await;
+                while !groups::is_gone(pgid) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            };
+            // SIGKILL cannot be refused; the bound only guards against a process stuck in
+            // the kernel (uninterruptible I/O), which nothing here can end sooner.
+            let _ = tokio::time::timeout(Duration::from_secs(5), killed).await;
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.end();
+        if let Some(tail) = &self.tail {
+            tail.task.abort();
+        }
+    }
+}
+
+impl Tail {
+    fn read(mut stderr: ChildStderr) -> Self {
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&bytes);
+        let task = tokio::spawn(async move {
+            let mut chunk = [0_u8; 4096];
+            while let Ok(read) = stderr.read(&mut chunk).await {
+                if read == 0 {
+                    break;
+                }
+                let mut tail = kept
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                tail.extend_from_slice(chunk.get(..read).unwrap_or_default());
+                if tail.len() > TAIL_BYTES {
+                    let excess = tail.len() - TAIL_BYTES;
+                    tail.drain(..excess);
+                }
+            }
+        });
+        Self { bytes, task }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::process::{Launch, Stdio, local};
+
+    fn sh(script: &str) -> Launch {
+        Launch::new("sh")
+            .args(["-c", script])
+            .envs([("PATH", "/usr/bin:/bin")])
+    }
+
+    /// Whether process `pid` is gone (a zombie, reaped by init later, counts as gone).
+    fn gone(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map_or(true, |stat| stat.contains(") Z "))
+    }
+
+    async fn until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + limit;
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Starts `script`, which must print a grandchild's pid on its first line of stdout.
+    async fn grandchild(script: &str) -> (Child, i32) {
+        let mut child = local().spawn(sh(script)).expect("sh starts");
+        let mut stdout = child.take_stdout().expect("piped");
+        let mut line = Vec::new();
+        let mut byte = [0_u8; 1];
+        while stdout.read(&mut byte).await.expect("readable") == 1 && byte[0] != b'\n' {
+            line.push(byte[0]);
+        }
+        let pid = String::from_utf8(line).expect("utf-8").trim().parse();
+        (child, pid.expect("a pid"))
+    }
+
+    #[tokio::test]
+    async fn dropping_ends_the_whole_group() {
+        let (child, pid) = grandchild("sleep 30 & echo $!; wait").await;
+        drop(child);
+        until("the grandchild survived", Duration::from_secs(10), || {
+            gone(pid)
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn what_an_exited_program_left_running_ends_with_its_handle() {
+        let (mut child, pid) = grandchild("sleep 30 & echo $!").await;
+        let status = child.wait().await.expect("exits");
+        assert!(status.success());
+        assert!(!gone(pid), "the grandchild runs until the handle goes");
+        drop(child);
+        until("the grandchild survived", Duration::from_secs(10), || {
+            gone(pid)
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn terminate_returns_once_a_group_that_ignores_sigterm_is_killed() {
+        // An ignored signal stays ignored across exec: `sleep` ignores SIGTERM too.
+        let (mut child, pid) = grandchild("trap '' TERM; sleep 30 & echo $!; wait").await;
+        let started = Instant::now();
+        child.terminate().await;
+        let took = started.elapsed();
+        assert!(gone(pid), "terminate returned with the grandchild alive");
+        assert!(took >= GRACE - Duration::from_millis(100), "{took:?}");
+        assert!(took < GRACE + Duration::from_secs(3), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn terminate_returns_at_once_for_a_group_that_obeys() {
+        let (mut child, pid) = grandchild("sleep 30 & echo $!; wait").await;
+        let started = Instant::now();
+        child.terminate().await;
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(gone(pid));
+    }
+
+    #[tokio::test]
+    async fn keeps_the_stderr_tail_and_times_out() {
+        let mut child = local()
+            .spawn(sh("echo boom >&2; exit 3"))
+            .expect("sh starts");
+        let status = child.wait().await.expect("exits");
+        assert_eq!(status.code(), Some(3));
+        assert_eq!(child.stderr_tail(), "boom");
+
+        let mut child = local()
+            .spawn(sh("sleep 30").stdin(Stdio::Null))
+            .expect("sh starts");
+        let error = child
+            .wait_for(Duration::from_millis(100))
+            .await
+            .expect_err("still running");
+        assert!(matches!(error, WaitError::TimedOut(_)), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_error_naming_it() {
+        let error = local()
+            .spawn(Launch::new("/nonexistent/atomic-program"))
+            .expect_err("no such program");
+        assert!(
+            error.to_string().contains("`/nonexistent/atomic-program`"),
+            "{error}"
+        );
+    }
+}

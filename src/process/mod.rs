@@ -1,0 +1,30 @@
+//! Child processes: every program atomic starts — tools, hooks, agent CLIs, custom tools
+//! an agent's tool loop runs, MCP servers, `opencode serve` — is started here, from one
+//! description ([`Launch`]) by one [`Spawner`], and ended by one rule.
+//!
+//! **The rule.** Each child leads a process group of its own, so what it starts (a `sh -c`
+//! pipeline, a test runner's workers, an agent's shell commands) belongs to it. When its
+//! [`Child`] handle is dropped — the call finished, timed out, lost a race, or the run was
+//! cancelled — whatever is left of the group is ended: SIGTERM at once, so its programs
+//! can clean up, then SIGKILL after [`GRACE`] if anything is still there (as nextest ends
+//! a test). A group that is already empty costs one `killpg(…, 0)`. [`Child::terminate`]
+//! does the same and waits until the group is gone, for a caller that must know.
+//!
+//! [`groups`] keeps every group not yet seen to end, so atomic's exit can wait for them
+//! ([`settle`]) and a forced quit can kill them all ([`kill_all`]).
+//!
+//! **Where a sandbox goes.** [`LocalSpawner`] starts the program as described; a confined
+//! spawner (Landlock, namespaces) is another [`Spawner`] wrapping the same [`Launch`], so
+//! no spawn site changes.
+//!
+//! This module imports nothing else of atomic: providers and the runtime import it.
+
+mod child;
+pub mod groups;
+mod launch;
+mod spawner;
+
+pub use child::{Child, WaitError};
+pub use groups::{GRACE, kill_all, settle};
+pub use launch::{Launch, Stdio};
+pub use spawner::{LocalSpawner, SpawnError, Spawner, local};

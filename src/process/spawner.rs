@@ -1,0 +1,78 @@
+//! [`Spawner`]: starts a [`Launch`]. [`LocalSpawner`] starts it as described, in a process
+//! group of its own.
+
+use std::sync::{Arc, OnceLock};
+
+use super::child::Child;
+use super::launch::{Launch, Stdio};
+
+/// Starts children. Every spawn site in atomic goes through one, so another way of starting
+/// a program (a sandbox) is another implementation, not another edit at every site.
+pub trait Spawner: Send + Sync + std::fmt::Debug {
+    /// Starts `launch` in a process group of its own.
+    ///
+    /// # Errors
+    /// [`SpawnError`] when the program cannot be started.
+    fn spawn(&self, launch: Launch) -> Result<Child, SpawnError>;
+}
+
+/// A program that could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("could not start `{program}`: {source}")]
+pub struct SpawnError {
+    /// The program, as the launch named it.
+    pub program: String,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl SpawnError {
+    /// Why, without the program's name (for messages that name it already).
+    #[must_use]
+    pub fn reason(&self) -> String {
+        self.source.to_string()
+    }
+}
+
+/// Starts programs in this process's environment of the machine, unconfined.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalSpawner;
+
+/// The local spawner, shared.
+#[must_use]
+pub fn local() -> Arc<dyn Spawner> {
+    static LOCAL: OnceLock<Arc<dyn Spawner>> = OnceLock::new();
+    Arc::clone(LOCAL.get_or_init(|| Arc::new(LocalSpawner)))
+}
+
+impl Spawner for LocalSpawner {
+    fn spawn(&self, launch: Launch) -> Result<Child, SpawnError> {
+        let mut command = tokio::process::Command::new(&launch.program);
+        command
+            .args(&launch.args)
+            .env_clear()
+            .envs(launch.env.iter().map(|(name, value)| (name, value)))
+            .stdin(stdio(launch.stdin))
+            .stdout(stdio(launch.stdout))
+            .stderr(stdio(launch.stderr));
+        if let Some(dir) = &launch.cwd {
+            command.current_dir(dir);
+        }
+        // Not `kill_on_drop`: the child handle ends the whole group, SIGTERM first.
+        #[cfg(unix)]
+        command.process_group(0);
+        let child = command.spawn().map_err(|source| SpawnError {
+            program: launch.program_name(),
+            source,
+        })?;
+        Ok(Child::started(child, launch.stderr == Stdio::Tail))
+    }
+}
+
+fn stdio(stdio: Stdio) -> std::process::Stdio {
+    match stdio {
+        Stdio::Null => std::process::Stdio::null(),
+        Stdio::Pipe | Stdio::Tail => std::process::Stdio::piped(),
+    }
+}
