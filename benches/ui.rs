@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atomic::cli::ui::TerminalView;
+use atomic::ir::NodeKeyword;
 use atomic::lower::{Outline, OutlineStep};
 use atomic::providers::{AgentEvent, Usage};
 use atomic::runtime::state::{Change, Delta, FieldChange};
@@ -41,7 +42,7 @@ fn events() -> Vec<RunEvent> {
         events.push(RunEvent::StepStarted {
             step: number,
             node: node.clone(),
-            kind: "agent",
+            kind: NodeKeyword::Agent,
             attempt: 1,
             branch: None,
         });

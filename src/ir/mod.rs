@@ -25,7 +25,7 @@ pub use definition::{DefinitionKind, UsedDefinition};
 pub use mcp::{McpEnv, McpServer, McpTransport};
 pub use node::{
     Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, Emit, ForEach,
-    Jump, Loop, Node, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode,
+    Jump, Loop, Node, NodeKeyword, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode,
     PermissionMode, Retry, Route, Set, Strategy, Subgraph, TaskLoop, TaskStatus, Tool, Wait,
     WaitChoice,
 };

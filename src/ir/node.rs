@@ -62,21 +62,27 @@ pub enum NodeKind {
 }
 
 impl NodeKind {
+    /// The keyword the node is written with.
+    #[must_use]
+    pub fn keyword(&self) -> NodeKeyword {
+        match self {
+            Self::Agent(_) => NodeKeyword::Agent,
+            Self::Tool(_) => NodeKeyword::Tool,
+            Self::Decision(_) => NodeKeyword::Decision,
+            Self::Wait(_) => NodeKeyword::Wait,
+            Self::Subgraph(_) => NodeKeyword::Subgraph,
+            Self::Parallel(parallel) if parallel.tasks.is_some() => NodeKeyword::TaskLoop,
+            Self::Parallel(_) => NodeKeyword::Parallel,
+            Self::Loop(_) => NodeKeyword::Loop,
+            Self::Set(_) => NodeKeyword::Set,
+            Self::Emit(_) => NodeKeyword::Emit,
+        }
+    }
+
     /// The KDL node name.
     #[must_use]
     pub fn name(&self) -> &'static str {
-        match self {
-            Self::Agent(_) => "agent",
-            Self::Tool(_) => "tool",
-            Self::Decision(_) => "decision",
-            Self::Wait(_) => "wait",
-            Self::Subgraph(_) => "subgraph",
-            Self::Parallel(parallel) if parallel.tasks.is_some() => "task-loop",
-            Self::Parallel(_) => "parallel",
-            Self::Loop(_) => "loop",
-            Self::Set(_) => "set",
-            Self::Emit(_) => "emit",
-        }
+        self.keyword().name()
     }
 
     /// The output mappings of the node, if its kind has any.
@@ -88,6 +94,74 @@ impl NodeKind {
             Self::Wait(wait) => &wait.outputs,
             _ => &[],
         }
+    }
+}
+
+/// A node's kind without its options: the keyword it is written with. Small and `Copy`, so
+/// run events (`step-started`) and renderers carry it instead of the node. Serialised as the
+/// keyword (`task-loop`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeKeyword {
+    /// `agent`.
+    Agent,
+    /// `tool`.
+    Tool,
+    /// `decision`.
+    Decision,
+    /// `wait`.
+    Wait,
+    /// `subgraph`.
+    Subgraph,
+    /// `parallel`.
+    Parallel,
+    /// `task-loop` (a [`Parallel`] over a tasks file).
+    TaskLoop,
+    /// `loop`.
+    Loop,
+    /// `set`.
+    Set,
+    /// `emit`.
+    Emit,
+}
+
+impl NodeKeyword {
+    /// Every keyword, in the order of [`NodeKind`]'s variants.
+    pub const ALL: [Self; 10] = [
+        Self::Agent,
+        Self::Tool,
+        Self::Decision,
+        Self::Wait,
+        Self::Subgraph,
+        Self::Parallel,
+        Self::TaskLoop,
+        Self::Loop,
+        Self::Set,
+        Self::Emit,
+    ];
+
+    /// The KDL node name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Agent => "agent",
+            Self::Tool => "tool",
+            Self::Decision => "decision",
+            Self::Wait => "wait",
+            Self::Subgraph => "subgraph",
+            Self::Parallel => "parallel",
+            Self::TaskLoop => "task-loop",
+            Self::Loop => "loop",
+            Self::Set => "set",
+            Self::Emit => "emit",
+        }
+    }
+}
+
+impl std::fmt::Display for NodeKeyword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `pad`, not `write_str`: renderers align it (`{kind:<8}`).
+        f.pad(self.name())
     }
 }
 
@@ -608,15 +682,36 @@ pub enum OnError {
     },
 }
 
-#[cfg(all(test, target_pointer_width = "64"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
     /// The arena holds one `Node` per statement for the whole check and run: rare and large
     /// parts are boxed (BENCHMARKS.md, "peak memory of `check`").
+    #[cfg(target_pointer_width = "64")]
     #[test]
     fn nodes_stay_small() {
         assert_eq!(size_of::<NodeKind>(), 104);
         assert_eq!(size_of::<Node>(), 224);
+    }
+
+    /// A keyword is spelled the same by `name`, by serde (run events) and by the grammar.
+    #[test]
+    fn keywords_are_the_grammars_node_names() {
+        let grammar: serde_json::Value =
+            serde_json::from_str(include_str!("../../grammar/atomic.grammar.json")).unwrap();
+        let nodes = grammar["nodes"].as_array().unwrap();
+        for keyword in NodeKeyword::ALL {
+            let name = keyword.name();
+            assert!(
+                nodes.iter().any(|node| node["id"] == name),
+                "the grammar has no `{name}`"
+            );
+            assert_eq!(serde_json::to_value(keyword).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<NodeKeyword>(name.into()).unwrap(),
+                keyword
+            );
+        }
     }
 }

@@ -56,6 +56,12 @@ impl SessionAction {
     }
 }
 
+impl std::fmt::Display for SessionAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
 /// The thresholds in force for one agent. An agent without a `context` child warns at the
 /// default and never acts: resuming a session is what its author asked for, and dropping or
 /// summarising it is a choice the workflow must make in writing.

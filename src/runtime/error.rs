@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::ir::ErrorClass;
 use crate::providers::ProviderError;
+use crate::runtime::FailureClass;
 use crate::runtime::state::StateError;
 use crate::runtime::template::TemplateError;
 use crate::store::StoreError;
@@ -47,10 +48,10 @@ impl NodeError {
         }
     }
 
-    /// The class's KDL name, or `error` for unclassified failures.
+    /// The class events and recovery nodes see: `error` for unclassified failures.
     #[must_use]
-    pub fn class_name(&self) -> &'static str {
-        self.class.map_or("error", ErrorClass::name)
+    pub fn failure_class(&self) -> FailureClass {
+        self.class.into()
     }
 
     /// The value templates see as `error` at a recovery node.
@@ -58,7 +59,7 @@ impl NodeError {
     pub fn to_json(&self, node: &str) -> serde_json::Value {
         serde_json::json!({
             "node": node,
-            "class": self.class_name(),
+            "class": self.failure_class().name(),
             "message": self.message,
         })
     }

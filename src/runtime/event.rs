@@ -9,12 +9,17 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::executor::OutputStream;
+use super::{HookEvent, SessionAction};
+use crate::ir::{ErrorClass, NodeKeyword};
 use crate::providers::{AgentEvent, Usage};
 use crate::runtime::state::Delta;
 
 /// One thing that happened in a run. Read back from JSON by a view that follows a run
-/// elsewhere (on Temporal); its short names (`kind`, `class`, …) come from small fixed
-/// vocabularies and are interned.
+/// elsewhere (on Temporal) or from a store's log. Its short names (`kind`, `class`, …) are
+/// closed vocabularies, typed as enums, so an unknown name does not read. Every name atomic
+/// has ever written is still in its enum, so only a newer atomic's event can fail this way;
+/// the readers of a run's log skip an event that does not read rather than fail the view.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum RunEvent {
@@ -36,8 +41,7 @@ pub enum RunEvent {
         /// The node id.
         node: Arc<str>,
         /// The node kind (`agent`, `tool`, `set`, `parallel`, …).
-        #[serde(deserialize_with = "interned")]
-        kind: &'static str,
+        kind: NodeKeyword,
         /// The attempt, from 1.
         attempt: u32,
         /// The parallel branch, when inside one.
@@ -81,9 +85,9 @@ pub enum RunEvent {
         attempt: u32,
         /// The wait before it.
         delay_ms: u64,
-        /// The failure's class.
-        #[serde(deserialize_with = "interned")]
-        class: &'static str,
+        /// The failure's class: only a classified failure is retried (`retry-on` names
+        /// classes), so this is never `error`.
+        class: ErrorClass,
         /// The failure.
         message: String,
     },
@@ -92,9 +96,8 @@ pub enum RunEvent {
     NodeFailed {
         /// The node id.
         node: Arc<str>,
-        /// The failure's class (`error` when unclassified).
-        #[serde(deserialize_with = "interned")]
-        class: &'static str,
+        /// The failure's class (`error` when unclassified; never `limit`).
+        class: FailureClass,
         /// The failure.
         message: String,
         /// What happens next.
@@ -124,8 +127,7 @@ pub enum RunEvent {
         /// The node whose session it continues (`session=`).
         session_of: String,
         /// `compact` or `fresh`.
-        #[serde(deserialize_with = "interned")]
-        action: &'static str,
+        action: SessionAction,
         /// The fraction the session had reached.
         fraction: f64,
     },
@@ -134,8 +136,7 @@ pub enum RunEvent {
         /// The tool node.
         node: Arc<str>,
         /// `stdout` or `stderr`.
-        #[serde(deserialize_with = "interned")]
-        stream: &'static str,
+        stream: OutputStream,
         /// The line, without its newline.
         line: String,
     },
@@ -164,8 +165,7 @@ pub enum RunEvent {
     /// guards (`blocked`); any other hook's failure changes nothing else.
     HookFailed {
         /// The hook's event (`tool.before`, `run.end`, …).
-        #[serde(deserialize_with = "interned")]
-        event: &'static str,
+        event: HookEvent,
         /// The node the event concerns, if any.
         #[serde(skip_serializing_if = "Option::is_none")]
         node: Option<Arc<str>>,
@@ -244,8 +244,7 @@ pub enum RunEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         node: Option<Arc<str>>,
         /// The class (`error` when unclassified, `limit` for run limits).
-        #[serde(deserialize_with = "interned")]
-        class: &'static str,
+        class: FailureClass,
         /// What happened.
         message: String,
     },
@@ -256,23 +255,6 @@ pub enum RunEvent {
         /// The last committed step.
         step: u64,
     },
-}
-
-/// Reads a name from a small fixed vocabulary as a `&'static str`: each distinct name is
-/// kept once for the life of the process.
-fn interned<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<&'static str, D::Error> {
-    static NAMES: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<&'static str>>> =
-        std::sync::LazyLock::new(Default::default);
-    let name = String::deserialize(deserializer)?;
-    let mut names = NAMES
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(known) = names.get(name.as_str()) {
-        return Ok(known);
-    }
-    let kept: &'static str = Box::leak(name.into_boxed_str());
-    names.insert(kept);
-    Ok(kept)
 }
 
 /// A `choice` of a wait.
@@ -440,7 +422,7 @@ mod tests {
             node: Arc::from("a"),
             attempt: 2,
             delay_ms: 10,
-            class: "timeout",
+            class: ErrorClass::Timeout,
             message: String::new(),
         };
         assert!(values.selected_by(modes) && !retry.selected_by(modes));
@@ -454,6 +436,225 @@ mod tests {
             cancelled.to_jsonl(),
             r#"{"type":"run-cancelled","run_id":"r","step":0}"#
         );
+    }
+
+    fn node(id: &str) -> Arc<str> {
+        Arc::from(id)
+    }
+
+    /// Each event carrying a short name, as it was written before the names were typed.
+    const WRITTEN: [&str; 7] = [
+        r#"{"type":"step-started","step":3,"node":"work","kind":"task-loop","attempt":1,"branch":0}"#,
+        r#"{"type":"retrying","node":"ask","attempt":2,"delay_ms":10,"class":"rate-limit","message":"slow down"}"#,
+        r#"{"type":"node-failed","node":"ask","class":"error","message":"no","action":"fail-run"}"#,
+        r#"{"type":"context-action","node":"fix","session_of":"review","action":"compact","fraction":0.7}"#,
+        r#"{"type":"tool-output","node":"build","stream":"stderr","line":"warning: unused"}"#,
+        r#"{"type":"hook-failed","event":"agent.tool.before","node":"ask","command":"guard","message":"exited with code 1","blocked":true}"#,
+        r#"{"type":"run-failed","run_id":"r","step":4,"class":"limit","message":"the run reached its time limit"}"#,
+    ];
+
+    #[test]
+    fn events_with_short_names_read_and_write_the_same_bytes() {
+        let typed = [
+            RunEvent::StepStarted {
+                step: 3,
+                node: node("work"),
+                kind: NodeKeyword::TaskLoop,
+                attempt: 1,
+                branch: Some(0),
+            },
+            RunEvent::Retrying {
+                node: node("ask"),
+                attempt: 2,
+                delay_ms: 10,
+                class: ErrorClass::RateLimit,
+                message: "slow down".to_owned(),
+            },
+            RunEvent::NodeFailed {
+                node: node("ask"),
+                class: FailureClass::Unclassified,
+                message: "no".to_owned(),
+                action: FailAction::FailRun,
+            },
+            RunEvent::ContextAction {
+                node: node("fix"),
+                session_of: "review".to_owned(),
+                action: SessionAction::Compact,
+                fraction: 0.7,
+            },
+            RunEvent::ToolOutput {
+                node: node("build"),
+                stream: OutputStream::Stderr,
+                line: "warning: unused".to_owned(),
+            },
+            RunEvent::HookFailed {
+                event: HookEvent::AgentToolBefore,
+                node: Some(node("ask")),
+                command: "guard".to_owned(),
+                message: "exited with code 1".to_owned(),
+                blocked: true,
+            },
+            RunEvent::RunFailed {
+                run_id: "r".to_owned(),
+                step: 4,
+                node: None,
+                class: FailureClass::Limit,
+                message: "the run reached its time limit".to_owned(),
+            },
+        ];
+        for (event, line) in typed.iter().zip(WRITTEN) {
+            assert_eq!(event.to_jsonl(), line);
+            assert_eq!(&serde_json::from_str::<RunEvent>(line).unwrap(), event);
+        }
+    }
+
+    /// Every name of every vocabulary, in every event that carries it: the field holds the
+    /// name, and the line reads back to the same event (from text, which lends the
+    /// deserializer its strings, and from a `Value`, which gives them: a Temporal query).
+    #[test]
+    fn every_short_name_round_trips_in_its_events() {
+        let check = |event: RunEvent, field: &str, name: &str| {
+            let line = event.to_jsonl();
+            let value: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(value[field], name, "{line}");
+            assert_eq!(serde_json::from_str::<RunEvent>(&line).unwrap(), event);
+            assert_eq!(RunEvent::deserialize(value).unwrap(), event);
+        };
+        for kind in NodeKeyword::ALL {
+            let event = RunEvent::StepStarted {
+                step: 1,
+                node: node("n"),
+                kind,
+                attempt: 1,
+                branch: None,
+            };
+            check(event, "kind", kind.name());
+        }
+        let failures = ErrorClass::ALL
+            .iter()
+            .copied()
+            .map(FailureClass::Class)
+            .chain([FailureClass::Unclassified, FailureClass::Limit]);
+        for class in failures {
+            if let FailureClass::Class(class) = class {
+                let event = RunEvent::Retrying {
+                    node: node("n"),
+                    attempt: 2,
+                    delay_ms: 1,
+                    class,
+                    message: String::new(),
+                };
+                check(event, "class", class.name());
+            }
+            if class != FailureClass::Limit {
+                let event = RunEvent::NodeFailed {
+                    node: node("n"),
+                    class,
+                    message: String::new(),
+                    action: FailAction::Skip,
+                };
+                check(event, "class", class.name());
+            }
+            let event = RunEvent::RunFailed {
+                run_id: "r".to_owned(),
+                step: 1,
+                node: None,
+                class,
+                message: String::new(),
+            };
+            check(event, "class", class.name());
+        }
+        for action in [SessionAction::Compact, SessionAction::Fresh] {
+            let event = RunEvent::ContextAction {
+                node: node("n"),
+                session_of: "m".to_owned(),
+                action,
+                fraction: 0.5,
+            };
+            check(event, "action", action.name());
+        }
+        for stream in [OutputStream::Stdout, OutputStream::Stderr] {
+            let event = RunEvent::ToolOutput {
+                node: node("n"),
+                stream,
+                line: String::new(),
+            };
+            check(event, "stream", stream.name());
+        }
+        for hook in HookEvent::ALL {
+            let event = RunEvent::HookFailed {
+                event: hook,
+                node: None,
+                command: String::new(),
+                message: String::new(),
+                blocked: false,
+            };
+            check(event, "event", hook.name());
+        }
+    }
+
+    /// A name no vocabulary has (a newer atomic's) does not read: an error quoting it, which
+    /// the readers of a run's log answer by skipping that one event.
+    #[test]
+    fn an_unknown_short_name_is_an_error_naming_it() {
+        let swaps = [
+            ("task-loop", "map"),
+            ("rate-limit", "cosmic-ray"),
+            ("error", "cosmic-ray"),
+            ("compact", "summarise"),
+            ("stderr", "stdlog"),
+            ("agent.tool.before", "tool.sideways"),
+            ("limit", "cosmic-ray"),
+        ];
+        for (line, (known, unknown)) in WRITTEN.iter().zip(swaps) {
+            let known = format!("\"{known}\"");
+            assert!(line.contains(&known), "{line}");
+            let line = line.replace(&known, &format!("\"{unknown}\""));
+            let error = serde_json::from_str::<RunEvent>(&line).unwrap_err();
+            assert!(error.to_string().contains(unknown), "{line}: {error}");
+            let value: Value = serde_json::from_str(&line).unwrap();
+            assert!(RunEvent::deserialize(value).is_err(), "{line}");
+        }
+        // Only classified failures are retried, so a retry never said `error`.
+        let unclassified_retry = WRITTEN[1].replace("\"rate-limit\"", "\"error\"");
+        assert!(serde_json::from_str::<RunEvent>(&unclassified_retry).is_err());
+    }
+
+    /// `schemas/events.schema.json` lists exactly the names each field can hold.
+    #[test]
+    fn the_events_schema_lists_every_short_name() {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../schemas/events.schema.json")).unwrap();
+        let listed = |event: &str, field: &str| -> Vec<String> {
+            let variant = schema["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|variant| variant["title"] == event)
+                .unwrap_or_else(|| panic!("the schema has no `{event}`"));
+            variant["properties"][field]["enum"]
+                .as_array()
+                .unwrap_or_else(|| panic!("`{event}.{field}` is not an enum"))
+                .iter()
+                .map(|name| name.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let classes = || ErrorClass::ALL.iter().map(|class| class.name());
+        let kinds: Vec<_> = NodeKeyword::ALL.iter().map(|kind| kind.name()).collect();
+        assert_eq!(listed("step-started", "kind"), kinds);
+        assert_eq!(listed("retrying", "class"), classes().collect::<Vec<_>>());
+        assert_eq!(
+            listed("node-failed", "class"),
+            classes().chain(["error"]).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            listed("run-failed", "class"),
+            classes().chain(["error", "limit"]).collect::<Vec<_>>()
+        );
+        assert_eq!(listed("context-action", "action"), ["compact", "fresh"]);
+        assert_eq!(listed("tool-output", "stream"), ["stdout", "stderr"]);
+        let hooks: Vec<_> = HookEvent::ALL.iter().map(|event| event.name()).collect();
+        assert_eq!(listed("hook-failed", "event"), hooks);
     }
 }
 
@@ -518,4 +719,101 @@ impl std::fmt::Display for FailAction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+/// What a `node-failed` or `run-failed` event says failed. Serialised as one name:
+/// the class's (`rate-limit`, `timeout`, …), `error` or `limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureClass {
+    /// An error of a `retry-on` class.
+    Class(ErrorClass),
+    /// `error`: an error no retry can fix, which has no class (a template that does not
+    /// render, a write its reducer refuses).
+    Unclassified,
+    /// `limit`: a run limit (`max-steps`, `timeout`, `max-budget-usd`) stopped the run.
+    /// Only `run-failed` says it: a limit stops the run, not a node.
+    Limit,
+}
+
+impl FailureClass {
+    /// The spelling in events.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Class(class) => class.name(),
+            Self::Unclassified => "error",
+            Self::Limit => "limit",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "error" => Some(Self::Unclassified),
+            "limit" => Some(Self::Limit),
+            _ => ErrorClass::ALL
+                .iter()
+                .copied()
+                .find(|class| class.name() == name)
+                .map(Self::Class),
+        }
+    }
+}
+
+impl From<Option<ErrorClass>> for FailureClass {
+    fn from(class: Option<ErrorClass>) -> Self {
+        class.map_or(Self::Unclassified, Self::Class)
+    }
+}
+
+impl std::fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl Serialize for FailureClass {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureClass {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserialize_name(
+            deserializer,
+            "an error class (`rate-limit`, `timeout`, …), `error` or `limit`",
+            Self::parse,
+        )
+    }
+}
+
+/// Reads one name of a closed vocabulary that `parse` knows, for an enum serialised by a
+/// `name()` of its own (so the spelling is written once). The string is only borrowed while
+/// it is looked up; an unknown name is an error that quotes it.
+pub(super) fn deserialize_name<'de, D, T>(
+    deserializer: D,
+    expecting: &'static str,
+    parse: fn(&str) -> Option<T>,
+) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct Name<T> {
+        expecting: &'static str,
+        parse: fn(&str) -> Option<T>,
+    }
+
+    impl<T> serde::de::Visitor<'_> for Name<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.expecting)
+        }
+
+        fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<T, E> {
+            (self.parse)(name)
+                .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Str(name), &self))
+        }
+    }
+
+    deserializer.deserialize_str(Name { expecting, parse })
 }

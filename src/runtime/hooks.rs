@@ -33,23 +33,40 @@ pub(crate) const HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most bytes of a hook's stderr kept for its failure message.
 const STDERR_TAIL: usize = 2_000;
 
-/// The events a hook can be attached to (the grammar's `on` choices).
+/// The events a hook can be attached to (the grammar's `on` choices). Serialised as the
+/// dotted name a workflow writes (`tool.before`), as `hook-failed` events carry it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HookEvent {
+pub enum HookEvent {
+    /// `run.start`: the run starts or resumes.
     RunStart,
+    /// `run.end`: the run completes, fails or is stopped (not when it pauses).
     RunEnd,
+    /// `node.start`: an attempt of an action step begins.
     NodeStart,
+    /// `node.end`: an attempt of an action step ends.
     NodeEnd,
+    /// `session.start`: an agent call begins.
     SessionStart,
+    /// `session.end`: an agent call ends.
     SessionEnd,
+    /// `tool.before`: an attempt of a `tool` node is about to run; a failing hook blocks it.
     ToolBefore,
+    /// `tool.after`: an attempt of a `tool` node ended.
     ToolAfter,
+    /// `agent.tool.before`: an agent is about to make a tool call; a failing hook blocks it
+    /// where atomic runs the tool.
     AgentToolBefore,
+    /// `agent.tool.after`: an agent's tool call ended (not a blocked one).
     AgentToolAfter,
+    /// `permission.request`: an agent asked for a permission, and it was answered.
     PermissionRequest,
+    /// `message.complete`: an assistant message of an agent is complete.
     MessageComplete,
+    /// `subagent.start`: a sub-agent of an agent starts.
     SubagentStart,
+    /// `subagent.end`: a sub-agent of an agent ends.
     SubagentEnd,
+    /// `session.error`: an agent call failed (before any retry of the step).
     SessionError,
 }
 
@@ -57,7 +74,8 @@ pub(crate) enum HookEvent {
 const EVENTS: usize = 15;
 
 impl HookEvent {
-    const ALL: [Self; EVENTS] = [
+    /// Every event, in the grammar's order.
+    pub const ALL: [Self; EVENTS] = [
         Self::RunStart,
         Self::RunEnd,
         Self::NodeStart,
@@ -76,7 +94,8 @@ impl HookEvent {
     ];
 
     /// The name a workflow writes: `on "tool.before"`.
-    pub(crate) fn name(self) -> &'static str {
+    #[must_use]
+    pub fn name(self) -> &'static str {
         match self {
             Self::RunStart => "run.start",
             Self::RunEnd => "run.end",
@@ -108,6 +127,28 @@ impl HookEvent {
 
     fn index(self) -> usize {
         self as usize
+    }
+}
+
+impl std::fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl serde::Serialize for HookEvent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for HookEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        super::event::deserialize_name(
+            deserializer,
+            "a hook event (`run.start`, `tool.before`, …)",
+            Self::parse,
+        )
     }
 }
 
@@ -251,7 +292,7 @@ pub(crate) async fn fire_as(
     for failure in &failures {
         tracing::debug!(%failure, "hook failed");
         shared.emit(RunEvent::HookFailed {
-            event: event.name(),
+            event,
             node: node.clone(),
             command: failure.command.clone(),
             message: failure.reason.clone(),

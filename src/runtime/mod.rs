@@ -37,8 +37,9 @@ pub use context::{Providers, RunContext, SubgraphLoader};
 pub use context_window::{PendingContextAction, SessionAction};
 pub use cursor::{Cursor, StoredWrite};
 pub use error::{NodeError, RunError};
-pub use event::{Choice, FailAction, RunEvent, RunSink, StepOutcome, StreamModes};
+pub use event::{Choice, FailAction, FailureClass, RunEvent, RunSink, StepOutcome, StreamModes};
 pub use executor::{Clock, Executor, LocalExecutor, SystemClock};
+pub use hooks::HookEvent;
 pub use output::{Schemas, parse_output};
 pub use redacted::RedactingStore;
 pub use run::{

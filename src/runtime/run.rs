@@ -13,7 +13,7 @@ use super::shared::Shared;
 use super::state::State;
 use super::template::Outputs;
 use super::walk::{Recovery, ScopePath, Start, Stop, WalkEnd, Walker};
-use super::{RunContext, RunError, RunEvent};
+use super::{FailureClass, RunContext, RunError, RunEvent};
 use crate::ir::ErrorClass;
 use crate::lower::{Plan, StepKind};
 use crate::providers::{PermissionAnswer, Usage};
@@ -854,7 +854,7 @@ async fn drive(
                 run_id,
                 step: seq,
                 node: Some(node.clone()),
-                class: error.class_name(),
+                class: error.failure_class(),
                 message: error.message.clone(),
             });
             flush(shared).await?;
@@ -873,7 +873,7 @@ async fn drive(
                 run_id,
                 step: seq,
                 node: None,
-                class: "limit",
+                class: FailureClass::Limit,
                 message: message.clone(),
             });
             flush(shared).await?;

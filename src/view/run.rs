@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::lower::Outline;
 use crate::providers::{AgentEvent, Usage};
+use crate::runtime::executor::OutputStream;
 use crate::runtime::state::{Change, Delta, FieldChange};
 use crate::runtime::{RunEvent, StepOutcome};
 
@@ -85,7 +86,7 @@ pub enum OutputItem {
     /// A line a tool node printed.
     Line {
         /// `stdout` or `stderr`.
-        stream: String,
+        stream: OutputStream,
         /// The line.
         line: String,
     },
@@ -356,7 +357,7 @@ impl RunView {
                 step, node, kind, ..
             } => {
                 self.step = self.step.max(*step);
-                let view = self.node_mut(node, Some(kind));
+                let view = self.node_mut(node, Some(kind.name()));
                 view.state = NodeState::Running;
                 view.attempts += 1;
                 view.error = None;
@@ -396,7 +397,7 @@ impl RunView {
                 push(
                     &mut self.node_mut(node, None).output,
                     OutputItem::Line {
-                        stream: (*stream).to_owned(),
+                        stream: *stream,
                         line: line.clone(),
                     },
                 );
@@ -637,7 +638,7 @@ mod tests {
         view.apply(&RunEvent::StepStarted {
             step: 1,
             node: node("plan"),
-            kind: "agent",
+            kind: crate::ir::NodeKeyword::Agent,
             attempt: 1,
             branch: None,
         });
@@ -748,7 +749,7 @@ mod tests {
         let mut view = RunView::new("r2", &outline());
         view.apply(&RunEvent::NodeFailed {
             node: node("elsewhere"),
-            class: "timeout",
+            class: crate::runtime::FailureClass::Class(crate::ir::ErrorClass::Timeout),
             message: "timed out".to_owned(),
             action: crate::runtime::FailAction::FailRun,
         });

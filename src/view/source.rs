@@ -247,7 +247,7 @@ mod tests {
             event(RunEvent::StepStarted {
                 step: seq,
                 node: Arc::from(node),
-                kind: "agent",
+                kind: crate::ir::NodeKeyword::Agent,
                 attempt: 1,
                 branch: None,
             }),

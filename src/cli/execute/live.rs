@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::ir::NodeKeyword;
 use crate::providers::AgentEvent;
 use crate::providers::Redactor;
 use crate::runtime::{RunEvent, RunSink};
@@ -116,7 +117,7 @@ impl RunSink for Tee {
         let message = match event {
             RunEvent::StepStarted {
                 kind, node, branch, ..
-            } if takes_time(kind) => {
+            } if takes_time(*kind) => {
                 self.open().insert((Arc::clone(node), *branch));
                 Some(Msg::Event(Box::new(event.clone())))
             }
@@ -140,10 +141,14 @@ impl RunSink for Tee {
 
 /// Whether a step of this kind runs long enough to be watched before it commits (a `set`
 /// or a decision commits within microseconds: the log shows it).
-fn takes_time(kind: &str) -> bool {
+fn takes_time(kind: NodeKeyword) -> bool {
     matches!(
         kind,
-        "agent" | "tool" | "subgraph" | "parallel" | "task-loop"
+        NodeKeyword::Agent
+            | NodeKeyword::Tool
+            | NodeKeyword::Subgraph
+            | NodeKeyword::Parallel
+            | NodeKeyword::TaskLoop
     )
 }
 

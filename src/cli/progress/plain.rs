@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use super::reporter::{Depths, View};
 use super::text::{self, Paint};
+use crate::ir::NodeKeyword;
 use crate::providers::Redactor;
 use crate::runtime::RunEvent;
 
@@ -16,7 +17,7 @@ pub(super) struct Plain {
     paint: Paint,
     redactor: Redactor,
     /// Running steps by (node, branch): kind and start.
-    running: HashMap<(String, Option<u32>), (&'static str, Instant)>,
+    running: HashMap<(String, Option<u32>), (NodeKeyword, Instant)>,
 }
 
 impl Plain {
@@ -64,8 +65,8 @@ impl View for Plain {
                 branch,
             } => {
                 self.running
-                    .insert((node.to_string(), *branch), (kind, Instant::now()));
-                if *kind != "set" {
+                    .insert((node.to_string(), *branch), (*kind, Instant::now()));
+                if *kind != NodeKeyword::Set {
                     let again = if *attempt > 1 {
                         format!(" (attempt {attempt})")
                     } else {
@@ -88,7 +89,7 @@ impl View for Plain {
                 let (kind, since) = self
                     .running
                     .remove(&(node.to_string(), *branch))
-                    .unwrap_or(("wait", Instant::now()));
+                    .unwrap_or((NodeKeyword::Wait, Instant::now()));
                 let mark = match *status {
                     crate::runtime::StepOutcome::Completed => paint.ok("✓"),
                     _ => paint.warn("↷"),

@@ -4,12 +4,13 @@
 use std::collections::HashMap;
 
 use super::reporter::Depths;
+use crate::ir::NodeKeyword;
 use crate::runtime::RunEvent;
 
 /// Collects route lines.
 pub(super) struct Route {
     depths: Depths,
-    kinds: HashMap<String, &'static str>,
+    kinds: HashMap<String, NodeKeyword>,
     answers: HashMap<String, String>,
     lines: Vec<String>,
 }
@@ -31,7 +32,7 @@ impl Route {
     pub(super) fn event(&mut self, event: &RunEvent) {
         match event {
             RunEvent::StepStarted { node, kind, .. } => {
-                self.kinds.insert(node.to_string(), kind);
+                self.kinds.insert(node.to_string(), *kind);
             }
             RunEvent::WaitAutoApprove { node, answer, .. } => {
                 self.answers.insert(node.to_string(), answer.clone());
@@ -39,7 +40,11 @@ impl Route {
             RunEvent::StepFinished {
                 step, node, status, ..
             } => {
-                let kind = self.kinds.get(&**node).copied().unwrap_or("wait");
+                let kind = self
+                    .kinds
+                    .get(&**node)
+                    .copied()
+                    .unwrap_or(NodeKeyword::Wait);
                 let answered = self
                     .answers
                     .remove(&**node)

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anstyle::{AnsiColor, Style};
 
-use crate::runtime::RunEvent;
+use crate::runtime::{HookEvent, RunEvent, SessionAction};
 
 /// `850µs`, `12ms`, `1.4s`, `2m05s`, `1h02m`.
 pub(crate) fn duration(elapsed: Duration) -> String {
@@ -88,7 +88,7 @@ pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>,
         } => (
             Some(&**node),
             paint.dim("↺"),
-            context_action(node, session_of, action, *fraction),
+            context_action(node, session_of, *action, *fraction),
         ),
         RunEvent::HookFailed {
             event,
@@ -99,7 +99,7 @@ pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>,
         } => (
             node.as_deref(),
             paint.warn("!"),
-            hook_failure(event, node.as_deref(), command, message, *blocked),
+            hook_failure(*event, node.as_deref(), command, message, *blocked),
         ),
         _ => return None,
     };
@@ -109,7 +109,7 @@ pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>,
 /// A failed hook, one line: what ran, on what, what happened, and whether it stopped
 /// the action.
 fn hook_failure(
-    event: &str,
+    event: HookEvent,
     node: Option<&str>,
     command: &str,
     message: &str,
@@ -138,11 +138,10 @@ fn context_warning(node: &str, fraction: f64, warn: f64) -> String {
 }
 
 /// A full session was compacted or replaced before an agent continued it.
-fn context_action(node: &str, session_of: &str, action: &str, fraction: f64) -> String {
-    let what = if action == "compact" {
-        "compacts"
-    } else {
-        "starts afresh instead of continuing"
+fn context_action(node: &str, session_of: &str, action: SessionAction, fraction: f64) -> String {
+    let what = match action {
+        SessionAction::Compact => "compacts",
+        SessionAction::Fresh => "starts afresh instead of continuing",
     };
     format!(
         "`{node}` {what} the session of `{session_of}` ({} of its context window used)",
@@ -219,11 +218,11 @@ mod tests {
             "`review` has used 46% of its context window (warns at 45%)"
         );
         assert_eq!(
-            context_action("fix", "review", "compact", 0.7),
+            context_action("fix", "review", SessionAction::Compact, 0.7),
             "`fix` compacts the session of `review` (70% of its context window used)"
         );
         assert_eq!(
-            context_action("fix", "review", "fresh", 0.7),
+            context_action("fix", "review", SessionAction::Fresh, 0.7),
             "`fix` starts afresh instead of continuing the session of `review` (70% of its context window used)"
         );
     }

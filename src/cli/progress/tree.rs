@@ -11,6 +11,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::reporter::{Depths, View};
 use super::text::{self, Paint};
+use crate::ir::NodeKeyword;
 use crate::providers::AgentEvent;
 use crate::providers::Redactor;
 use crate::runtime::RunEvent;
@@ -20,7 +21,7 @@ const KEEP: usize = 400;
 
 struct Running {
     bar: ProgressBar,
-    kind: &'static str,
+    kind: NodeKeyword,
     label: String,
     since: Instant,
     text: String,
@@ -138,7 +139,7 @@ impl View for Tree {
                     key,
                     Running {
                         bar,
-                        kind,
+                        kind: *kind,
                         label,
                         since: Instant::now(),
                         text: String::new(),
@@ -166,7 +167,7 @@ impl View for Tree {
                         self.multi.remove(&running.bar);
                         (running.kind, running.since)
                     }
-                    None => ("wait", Instant::now()),
+                    None => (NodeKeyword::Wait, Instant::now()),
                 };
                 let mark = if *status == crate::runtime::StepOutcome::Completed {
                     paint.ok("✓")

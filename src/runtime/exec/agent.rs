@@ -193,7 +193,7 @@ pub(super) async fn execute(
         shared.emit(RunEvent::ContextAction {
             node: id.clone(),
             session_of: from.to_owned(),
-            action: action.name(),
+            action,
             fraction,
         });
     }

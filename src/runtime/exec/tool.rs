@@ -85,7 +85,7 @@ pub(super) async fn execute(
     let lines = |stream: OutputStream, line: &str| {
         shared.emit(RunEvent::ToolOutput {
             node: id.clone(),
-            stream: stream.name(),
+            stream,
             line: line.to_owned(),
         });
     };

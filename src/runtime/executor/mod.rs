@@ -87,6 +87,12 @@ impl OutputStream {
     }
 }
 
+impl std::fmt::Display for OutputStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
 /// Receives a command's output lines (without their line ends).
 pub type LineSink<'a> = dyn Fn(OutputStream, &str) + Send + Sync + 'a;
 

@@ -201,7 +201,7 @@ impl Walker<'_> {
                 shared.emit(RunEvent::StepStarted {
                     step: self.step_no(),
                     node: shared.id(node).clone(),
-                    kind: ir.kind.name(),
+                    kind: ir.kind.keyword(),
                     attempt,
                     branch: self.frame.branch,
                 });
@@ -259,7 +259,9 @@ impl Walker<'_> {
                 node: shared.id(node).clone(),
                 attempt,
                 delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                class: error.class_name(),
+                class: error
+                    .class
+                    .expect("`retry::delay` retries only classified failures"),
                 message: error.message.clone(),
             });
             tokio::select! {

@@ -32,7 +32,7 @@ impl Walker<'_> {
             };
             shared.emit(RunEvent::NodeFailed {
                 node: id.clone(),
-                class: error.class_name(),
+                class: error.failure_class(),
                 message: error.message.clone(),
                 action,
             });
@@ -40,7 +40,7 @@ impl Walker<'_> {
         };
         shared.emit(RunEvent::NodeFailed {
             node: id.clone(),
-            class: error.class_name(),
+            class: error.failure_class(),
             message: error.message.clone(),
             action: if route.recover {
                 FailAction::Recover

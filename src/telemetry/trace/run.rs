@@ -7,6 +7,7 @@ use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::SdkTracer;
 
+use crate::ir::NodeKeyword;
 use crate::providers::{Redactor, Usage};
 use crate::runtime::{FailAction, RunEvent};
 use crate::telemetry::conventions as attr;
@@ -128,7 +129,7 @@ impl RunTrace {
                 kind,
                 attempt,
                 branch,
-            } => self.step_started(&mut state, *step, node, kind, *attempt, *branch),
+            } => self.step_started(&mut state, *step, node, *kind, *attempt, *branch),
             RunEvent::Retrying {
                 node,
                 class,
@@ -148,7 +149,11 @@ impl RunTrace {
                             i64::from(*attempt),
                         ));
                     }
-                    self.end_attempt(step, Some(&Failure { class, message }));
+                    let failure = Failure {
+                        class: class.name(),
+                        message,
+                    };
+                    self.end_attempt(step, Some(&failure));
                 }
             }
             RunEvent::NodeFailed {
@@ -158,7 +163,10 @@ impl RunTrace {
                 action,
             } => {
                 if let Some(index) = state.find(node, None) {
-                    let failure = Failure { class, message };
+                    let failure = Failure {
+                        class: class.name(),
+                        message,
+                    };
                     let step = &mut state.steps[index];
                     self.end_attempt(step, Some(&failure));
                     step.span
@@ -212,7 +220,7 @@ impl RunTrace {
                     at.span().add_event(
                         "atomic.hook_failed",
                         vec![
-                            KeyValue::new("atomic.hook.event", *event),
+                            KeyValue::new("atomic.hook.event", event.name()),
                             KeyValue::new("atomic.hook.blocked", *blocked),
                             KeyValue::new("exception.message", self.redact(message)),
                         ],
@@ -255,7 +263,11 @@ impl RunTrace {
                     run.span()
                         .set_attribute(KeyValue::new("atomic.run.failed_node", node.to_string()));
                 }
-                self.end_run(&mut state, "failed", Some(&Failure { class, message }));
+                let failure = Failure {
+                    class: class.name(),
+                    message,
+                };
+                self.end_run(&mut state, "failed", Some(&failure));
             }
             RunEvent::RunCancelled { .. } => self.end_run(&mut state, "cancelled", None),
             _ => {}
@@ -267,7 +279,7 @@ impl RunTrace {
         state: &mut State,
         number: u64,
         node: &Arc<str>,
-        kind: &'static str,
+        kind: NodeKeyword,
         attempt: u32,
         branch: Option<u32>,
     ) {
@@ -277,7 +289,7 @@ impl RunTrace {
                 let parent = state.parent_of_new_step();
                 let mut attributes = vec![
                     KeyValue::new(attr::NODE, node.to_string()),
-                    KeyValue::new(attr::KIND, kind),
+                    KeyValue::new(attr::KIND, kind.name()),
                     KeyValue::new(attr::STEP, i64_of(number)),
                 ];
                 if let Some(branch) = branch {
@@ -292,7 +304,10 @@ impl RunTrace {
                 state.steps.push(Step {
                     node: Arc::clone(node),
                     branch,
-                    block: matches!(kind, "parallel" | "task-loop" | "subgraph"),
+                    block: matches!(
+                        kind,
+                        NodeKeyword::Parallel | NodeKeyword::TaskLoop | NodeKeyword::Subgraph
+                    ),
                     span,
                     attempt: None,
                     call: None,

@@ -114,7 +114,7 @@ mod tests {
         view.apply(&RunEvent::StepStarted {
             step: 1,
             node: "draft".into(),
-            kind: "tool",
+            kind: crate::ir::NodeKeyword::Tool,
             attempt: 1,
             branch: None,
         });

@@ -7,6 +7,7 @@ use unicode_width::UnicodeWidthChar;
 
 use crate::providers::{AgentEvent, Usage};
 use crate::runtime::RunEvent;
+use crate::runtime::executor::OutputStream;
 use crate::view::{NodeState, OutputItem};
 
 /// What a line of output is, for its style.
@@ -90,13 +91,10 @@ fn item_text(item: &OutputItem) -> (Tone, String) {
                 (Tone::Result, format!("← {name}: {summary}"))
             }
         }
-        OutputItem::Line { stream, line } => {
-            if stream == "stderr" {
-                (Tone::Error, line.clone())
-            } else {
-                (Tone::Plain, line.clone())
-            }
-        }
+        OutputItem::Line { stream, line } => match stream {
+            OutputStream::Stderr => (Tone::Error, line.clone()),
+            OutputStream::Stdout => (Tone::Plain, line.clone()),
+        },
     }
 }
 
@@ -359,7 +357,7 @@ mod tests {
     fn the_tail_wraps_only_what_the_window_shows() {
         let output: Vec<OutputItem> = (0..1_000)
             .map(|n| OutputItem::Line {
-                stream: "stdout".to_owned(),
+                stream: OutputStream::Stdout,
                 line: format!("line {n}"),
             })
             .collect();
