@@ -39,6 +39,10 @@ mod claude_code;
 mod codex;
 mod command;
 mod contract;
+mod error;
+mod event;
+mod provider;
+mod request;
 mod copilot;
 mod env;
 mod gemini;
@@ -67,10 +71,12 @@ pub(crate) use chat::{ToolCall, ToolSet};
 pub use claude_code::ClaudeCode;
 pub use codex::Codex;
 pub use command::CommandProvider;
-pub use contract::{
-    AgentEvent, AgentReply, AgentRequest, CallJournal, EventSink, JournalBackend, Provider,
-    ProviderError, ProviderFuture, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend, Usage,
-    tool_summary,
+pub use contract::{Violation, check_call, error_for_status};
+pub use error::ProviderError;
+pub use event::{AgentEvent, AgentReply, EventSink, Usage, tool_summary};
+pub use provider::{Provider, ProviderFuture};
+pub use request::{
+    AgentRequest, CallJournal, JournalBackend, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend,
 };
 pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment, ToolEnv};

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::retry_after::retry_after;
 use super::secret::{ApiKey, redact};
-use crate::providers::ProviderError;
+use crate::providers::{ProviderError, error_for_status};
 
 /// Longest server message kept in an error.
 const MAX_MESSAGE: usize = 600;
@@ -123,22 +123,13 @@ pub(crate) fn from_status(
         {
             ProviderError::rejected(adapter, status, message)
         }
-        429 => ProviderError::rate_limited(adapter, retry_after),
-        503 | 529 => ProviderError::overloaded(adapter, retry_after),
         _ if kind == "overloaded_error" => ProviderError::overloaded(adapter, retry_after),
-        401 | 403 => ProviderError::Auth {
+        _ => error_for_status(
             adapter,
             status,
             message,
-            key_variable: key.and_then(ApiKey::variable).map(str::to_owned),
-        },
-        // A request timeout and a conflict (a lock held elsewhere) clear by waiting: the
-        // SDKs retry both.
-        408 | 409 | 500..=599 => ProviderError::server(adapter, status, message),
-        400..=499 => ProviderError::rejected(adapter, status, message),
-        _ => ProviderError::bad_output(
-            adapter,
-            format!("unexpected HTTP status {status}: {message}"),
+            key.and_then(ApiKey::variable),
+            retry_after,
         ),
     }
 }

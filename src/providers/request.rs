@@ -1,0 +1,166 @@
+//! [`AgentRequest`]: what an agent node asks of a provider, and the runtime's hooks into a
+//! call (its tool guard, its progress journal).
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::approvals::Approvals;
+use crate::ir::PermissionMode;
+
+/// What an agent node asks of a provider: everything rendered, nothing secret.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct AgentRequest {
+    /// The node's id (cassettes match calls by node id and call order).
+    pub node_id: String,
+    /// How many times this node has called its provider before in this run (0-based).
+    pub call_index: u32,
+    /// The rendered prompt.
+    pub prompt: String,
+    /// The rendered system prompt (appended to the backend's own where it has one).
+    pub system: Option<String>,
+    /// The model, resolved node → workflow → provider default.
+    pub model: Option<String>,
+    /// Tools granted: backend built-ins by name, or custom tools with a command.
+    pub tools: Vec<ToolGrant>,
+    /// The permission mode.
+    pub permission: Option<PermissionMode>,
+    /// Most model turns in a tool-use loop.
+    pub max_turns: Option<u32>,
+    /// A session to continue (an id from an earlier [`AgentReply::session_id`]).
+    pub resume_session: Option<String>,
+    /// Compact `resume_session` before the prompt (a node's `context action="compact"`
+    /// reached its threshold). Only set for providers whose [`Provider::can_compact`] is true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compact: bool,
+    /// The directory the agent works in.
+    pub working_dir: PathBuf,
+    /// Adapter options from the workflow (`option` children), as JSON.
+    pub options: serde_json::Map<String, serde_json::Value>,
+    /// The node's `retry`, which HTTP adapters apply to each model request; `None`: the
+    /// provider's request retries (the SDKs' default unless it sets `max-retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<crate::providers::RetryPolicy>,
+    /// The node's timeout: no wait for a retry may run past it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
+    /// Where the call keeps its progress (the conversation after each round of tool
+    /// calls), so a run resumed after a crash continues it instead of running its tools
+    /// again. Set by the runtime; the HTTP adapters' tool loop uses it.
+    #[serde(skip)]
+    pub journal: Option<CallJournal>,
+    /// The node's `budget-usd`: the most the call may spend. Backends that enforce a budget
+    /// themselves get it (Claude Code's `--max-budget-usd`); every provider is wrapped to
+    /// stop the call as soon as its streamed usage costs more (`providers::budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
+    /// What is left of the run's `limits max-budget-usd` when the call starts: the call is
+    /// stopped the same way when it would spend more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_budget_left_usd: Option<f64>,
+    /// Asked before the agent's own tool calls run, by adapters where atomic runs them (the
+    /// HTTP adapters' tool loop): a refusal stops the tool and the model is told why. Set
+    /// by the runtime when the workflow has an `agent.tool.before` hook; not carried to
+    /// another engine's worker.
+    #[serde(skip)]
+    pub tool_guard: Option<ToolGuard>,
+    /// Under `permission="ask"`: what a person has decided about this agent's permission
+    /// requests; anything undecided stops the call with
+    /// [`ProviderError::AwaitingPermission`].
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub approvals: Approvals,
+    /// The MCP servers the agent is given (the workflow's and its own), for adapters that
+    /// pass them in the agent's configuration; variables passed through are read by the
+    /// adapter from its own environment, so no secret travels in the request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<crate::ir::McpServer>,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+/// One tool call of an agent, as a [`ToolGuard`] is asked about it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCheck {
+    /// The backend's tool-call id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// Its input.
+    pub input: serde_json::Value,
+}
+
+/// What decides whether an agent's tool call may run: the runtime's `agent.tool.before`
+/// hooks.
+pub trait ToolGuardBackend: Send + Sync {
+    /// `Ok(())` lets the call run; `Err(reason)` refuses it, `reason` being what the model
+    /// is told.
+    fn check<'a>(
+        &'a self,
+        call: &'a ToolCheck,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+}
+
+/// A call's tool guard (see [`AgentRequest::tool_guard`]).
+#[derive(Clone)]
+pub struct ToolGuard(pub std::sync::Arc<dyn ToolGuardBackend>);
+
+impl ToolGuard {
+    /// Asks whether `call` may run (no guard: it may).
+    pub async fn allows(guard: Option<&Self>, call: &ToolCheck) -> Result<(), String> {
+        match guard {
+            Some(guard) => guard.0.check(call).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ToolGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ToolGuard")
+    }
+}
+
+/// The storage behind a [`CallJournal`]: the runtime implements it over its checkpoint
+/// store, keyed by the call.
+pub trait JournalBackend: Send + Sync {
+    /// What the call saved when it last ran, if anything.
+    fn load(&self) -> Pin<Box<dyn Future<Output = Option<serde_json::Value>> + Send + '_>>;
+    /// Saves the call's progress, durably when the future resolves.
+    fn save(
+        &self,
+        progress: serde_json::Value,
+    ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>>;
+}
+
+/// A call's progress journal (see [`AgentRequest::journal`]).
+#[derive(Clone)]
+pub struct CallJournal(pub std::sync::Arc<dyn JournalBackend>);
+
+impl std::fmt::Debug for CallJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallJournal")
+    }
+}
+
+/// A tool an agent may use.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolGrant {
+    /// The name the model sees.
+    pub name: String,
+    /// What it does (custom tools).
+    pub description: Option<String>,
+    /// JSON Schema of its arguments (custom tools).
+    pub input_schema: Option<serde_json::Value>,
+    /// The command that runs it (custom tools): argv, arguments arrive as JSON on stdin.
+    pub command: Vec<String>,
+    /// The longest one call may take (custom tools); the adapter's `tool-timeout` when
+    /// `None`.
+    #[serde(default)]
+    pub timeout: Option<Duration>,
+}
+
