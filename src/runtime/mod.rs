@@ -43,5 +43,6 @@ pub use executor::{Clock, Executor, LocalExecutor, SystemClock};
 pub use output::{Schemas, parse_output};
 pub use redacted::RedactingStore;
 pub use run::{
-    ResumeOptions, RunEnd, RunOutcome, check_pending_answer, resume, resume_with, run, run_with_id,
+    ResumeError, ResumeOptions, RunEnd, RunOutcome, check_pending_answer, resume, resume_with, run,
+    run_with_id,
 };
