@@ -32,6 +32,8 @@ mod run;
 mod shared;
 pub mod state;
 pub mod template;
+#[cfg(test)]
+mod testing;
 mod walk;
 
 pub use context::{Providers, RunContext, SubgraphLoader};

@@ -214,3 +214,234 @@ fn kind_of<'p>(plan: &'p Plan, id: &str) -> Option<&'p NodeKind> {
         .find(|node| node.id.value == id)
         .map(|node| &node.kind)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::check_pending_answer;
+    use crate::providers::{Answered, PermissionAnswer, PermissionAsk, ProviderError};
+    use crate::runtime::executor::Scripted;
+    use crate::runtime::testing::{Harness, plan, run_id};
+    use crate::runtime::{ResumeError, RunEnd, RunError};
+    use crate::store::{RunStatus, Store};
+
+    /// The keys of the waits a run paused at.
+    fn waits(end: &RunEnd) -> Vec<String> {
+        match end {
+            RunEnd::Paused { waits } => waits.iter().map(crate::store::PendingWait::key).collect(),
+            other => panic!("not paused: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_bad_answer_leaves_the_run_paused_and_commits_nothing() {
+        let plan = plan(
+            r#"workflow "w" {
+    provider "p" adapter="in-process"
+    state {
+        field "notes" type="string" default=""
+        field "ship" type="boolean" default=#false
+    }
+    agent "prepare" provider="p" prompt="prepare" { output "notes"; }
+    wait "approve" prompt="Ship it?" answer="yes-no" { output "ship"; }
+}"#,
+        );
+        let h = Harness::new();
+        h.executor.reply("prepare", "ready");
+        let paused = h.start(&plan).await.unwrap();
+        assert_eq!(waits(&paused.end), ["approve"]);
+        let before = h.store.checkpoint(&run_id()).await.unwrap();
+
+        let refused = h.resume(&plan, Some("perhaps"), None).await.unwrap_err();
+        assert!(
+            matches!(&refused, RunError::BadAnswer { node, .. } if node == "approve"),
+            "{refused}"
+        );
+        let after = h.store.checkpoint(&run_id()).await.unwrap();
+        assert_eq!(after.run.status, RunStatus::Paused);
+        assert_eq!(after.seq, before.seq, "a refused answer commits nothing");
+
+        let unanswered = h.resume(&plan, None, None).await.unwrap_err();
+        assert_eq!(
+            unanswered.to_string(),
+            "run `r1` is paused at `approve`: pass an answer (`atomic resume r1 --answer …`)"
+        );
+        let misnamed = h
+            .resume(&plan, Some("yes"), Some("ship"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            misnamed.to_string(),
+            "run `r1` has no pending wait `ship`; it is paused at `approve`"
+        );
+
+        let done = h.resume(&plan, Some("yes"), None).await.unwrap();
+        assert_eq!(done.end, RunEnd::Completed);
+        assert_eq!(done.state, json!({"notes": "ready", "ship": true}));
+        assert_eq!(
+            h.executor.trace(),
+            ["prepare"],
+            "nothing before the wait re-ran"
+        );
+    }
+
+    /// A for-each of two items whose branches each wait.
+    const TWO_WAITS: &str = r#"workflow "w" {
+    state {
+        field "items" type="array" default="[\"x\", \"y\"]"
+        field "answers" type="array" reduce="append" default="[]"
+    }
+    parallel "each" for-each="state.items" as="it" {
+        wait "ok" prompt="Keep {{ it }}?" answer="integer" { output "answers"; }
+    }
+}"#;
+
+    #[tokio::test]
+    async fn several_pending_waits_need_the_wait_named() {
+        let plan = plan(TWO_WAITS);
+        let h = Harness::new();
+        let paused = h.start(&plan).await.unwrap();
+        assert_eq!(waits(&paused.end), ["each@1#0/ok", "each@1#1/ok"]);
+
+        let unnamed = h.resume(&plan, Some("1"), None).await.unwrap_err();
+        assert!(
+            matches!(unnamed, RunError::Resume(ResumeError::SeveralWaits { .. })),
+            "{unnamed}"
+        );
+        assert_eq!(
+            unnamed.to_string(),
+            "run `r1` is paused at `each@1#0/ok`, `each@1#1/ok`: name the one to answer with `--wait`"
+        );
+        // A node id both branches share names neither.
+        let ambiguous = h.resume(&plan, Some("1"), Some("ok")).await.unwrap_err();
+        assert!(
+            matches!(
+                ambiguous,
+                RunError::Resume(ResumeError::SeveralWaits { .. })
+            ),
+            "{ambiguous}"
+        );
+        // The answer is checked against the named wait's type before anything runs.
+        let bad = h
+            .resume(&plan, Some("lots"), Some("each@1#1/ok"))
+            .await
+            .unwrap_err();
+        assert!(matches!(bad, RunError::BadAnswer { .. }), "{bad}");
+
+        let second = h
+            .resume(&plan, Some("2"), Some("each@1#1/ok"))
+            .await
+            .unwrap();
+        assert_eq!(waits(&second.end), ["each@1#0/ok"], "the other still waits");
+        let done = h.resume(&plan, Some("1"), None).await.unwrap();
+        assert_eq!(done.end, RunEnd::Completed);
+        assert_eq!(done.state["answers"], json!([1, 2]), "merged in item order");
+    }
+
+    #[tokio::test]
+    async fn check_pending_answer_judges_as_resume_does() {
+        let plan = plan(TWO_WAITS);
+        let h = Harness::new();
+        let paused = h.start(&plan).await.unwrap();
+        let RunEnd::Paused { waits } = paused.end else {
+            panic!("not paused: {:?}", paused.end)
+        };
+        let ctx = h.context();
+        let check = |answer, wait| check_pending_answer(&plan, &ctx, &waits, answer, wait);
+        assert!(check("2", Some("each@1#1/ok")).is_ok());
+        assert!(matches!(
+            check("lots", Some("each@1#1/ok")),
+            Err(RunError::BadAnswer { .. })
+        ));
+        assert_eq!(
+            check("2", None).unwrap_err().to_string(),
+            "the run is paused at `each@1#0/ok`, `each@1#1/ok`: name the one to answer with `--wait`"
+        );
+        assert_eq!(
+            check("2", Some("nope")).unwrap_err().to_string(),
+            "the run has no pending wait `nope`; it is paused at `each@1#0/ok`, `each@1#1/ok`"
+        );
+        assert!(matches!(
+            check_pending_answer(&plan, &ctx, &[], "2", None),
+            Err(RunError::Resume(ResumeError::NotPaused { run: None }))
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_permission_answer_reaches_the_agents_next_call() {
+        let plan = plan(
+            r#"workflow "w" {
+    provider "p" adapter="in-process"
+    state { field "fixed" type="string" default=""; }
+    agent "fix" provider="p" permission="ask" prompt="fix it" { output "fixed"; }
+}"#,
+        );
+        let ask = PermissionAsk {
+            tool: "Bash".to_owned(),
+            input: json!({"command": "make"}),
+        };
+        let h = Harness::new();
+        h.executor.agent(
+            "fix",
+            Scripted::Fails(ProviderError::awaiting_permission(
+                "in-process",
+                ask.clone(),
+                Some("session-1".to_owned()),
+            )),
+        );
+        let paused = h.start(&plan).await.unwrap();
+        assert_eq!(waits(&paused.end), ["fix"]);
+
+        let refused = h.resume(&plan, Some("maybe"), None).await.unwrap_err();
+        assert!(matches!(refused, RunError::BadAnswer { .. }), "{refused}");
+        assert_eq!(
+            h.executor.trace(),
+            ["fix"],
+            "a refused answer calls nothing"
+        );
+
+        h.executor.reply("fix", "fixed it");
+        let done = h.resume(&plan, Some("allow"), None).await.unwrap();
+        assert_eq!(done.end, RunEnd::Completed);
+        assert_eq!(done.state["fixed"], json!("fixed it"));
+        let calls = h.executor.agent_calls();
+        let [first, next] = calls.as_slice() else {
+            panic!("two calls: {calls:#?}")
+        };
+        assert_eq!(first.approvals.answered, None);
+        assert_eq!(
+            next.approvals.answered,
+            Some(Answered {
+                ask,
+                answer: PermissionAnswer::Allow
+            })
+        );
+        assert_eq!(next.resume_session.as_deref(), Some("session-1"));
+        assert!(
+            next.prompt.contains("approved your request"),
+            "{}",
+            next.prompt
+        );
+    }
+
+    #[tokio::test]
+    async fn an_answer_nothing_waits_for_is_refused() {
+        let plan = plan(
+            r#"workflow "w" {
+    provider "p" adapter="in-process"
+    state { field "a" type="string" default=""; }
+    agent "first" provider="p" prompt="one" { output "a"; }
+}"#,
+        );
+        let h = Harness::new();
+        h.executor.agent("first", Scripted::Hangs);
+        h.crash(h.start(&plan)).await;
+        let error = h.resume(&plan, Some("yes"), None).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "run `r1` is not paused at a wait; it takes no answer"
+        );
+        assert_eq!(h.executor.trace(), ["first"], "nothing ran");
+    }
+}

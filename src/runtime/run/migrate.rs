@@ -179,3 +179,135 @@ pub(super) async fn commit_fitted(
     shared.ctx.store.commit_step(run_id, commit).await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::split_outputs;
+    use crate::runtime::testing::{Harness, plan, run_id};
+    use crate::runtime::{ResumeError, ResumeOptions, RunEnd, RunError};
+    use crate::store::Store;
+
+    /// Counts 3 into `n`, then waits.
+    const VERSION_1: &str = r#"workflow "w" {
+    state { field "n" type="integer" default=0; }
+    set "n" expr="state.n + 3" id="count"
+    wait "ok" prompt="Go?" answer="yes-no"
+}"#;
+
+    /// `n` became a list; a run stored at version 1 keeps its count as the list's item.
+    const VERSION_2: &str = r#"workflow "w" {
+    state version=2 { field "n" type="array" default="[]" migrate="[old, version]"; }
+    set "n" expr="state.n" id="count"
+    wait "ok" prompt="Go?" answer="yes-no"
+}"#;
+
+    /// The node ids of the run's committed steps, in order.
+    async fn steps(h: &Harness) -> Vec<String> {
+        let detail = h.store.run_detail(&run_id()).await.unwrap();
+        detail.steps.into_iter().map(|step| step.node_id).collect()
+    }
+
+    #[test]
+    fn outputs_kept_as_legacy_fields_are_moved_to_outputs() {
+        let stored = json!({"n": 1, "#output:plan": {"text": "old"}});
+        let outputs = json!({"review": {"text": "new"}});
+        let (fields, found) = split_outputs(
+            stored.as_object().unwrap().clone(),
+            outputs.as_object().unwrap().clone(),
+        );
+        assert_eq!(serde_json::Value::Object(fields), json!({"n": 1}));
+        assert_eq!(found.get("plan"), Some(&json!({"text": "old"})));
+        assert_eq!(found.get("review"), Some(&json!({"text": "new"})));
+    }
+
+    #[tokio::test]
+    async fn an_older_state_is_migrated_once_as_a_step_of_its_own() {
+        let h = Harness::new();
+        let paused = h.start(&plan(VERSION_1)).await.unwrap();
+        assert_eq!(paused.state["n"], json!(3));
+        let edited = plan(VERSION_2);
+
+        // The run's own wait checks its answer as the walk starts, after the migration
+        // was committed: the run stays paused, migrated.
+        let refused = h.resume(&edited, Some("perhaps"), None).await.unwrap_err();
+        assert!(matches!(refused, RunError::BadAnswer { .. }), "{refused}");
+        assert_eq!(steps(&h).await, ["count", "ok", "resume"]);
+        let checkpoint = h.store.checkpoint(&run_id()).await.unwrap();
+        assert_eq!(checkpoint.run.status, crate::store::RunStatus::Paused);
+        assert_eq!(
+            checkpoint.state["n"],
+            json!([3, 1]),
+            "`old` and `version` as stored"
+        );
+
+        let done = h.resume(&edited, Some("yes"), None).await.unwrap();
+        assert_eq!(done.end, RunEnd::Completed);
+        assert_eq!(done.state["n"], json!([3, 1]), "migrated once, not again");
+        assert_eq!(steps(&h).await, ["count", "ok", "resume", "ok"]);
+    }
+
+    #[tokio::test]
+    async fn a_state_stored_by_a_newer_version_is_refused() {
+        let h = Harness::new();
+        h.start(&plan(VERSION_2)).await.unwrap();
+        let error = h
+            .resume(&plan(VERSION_1), Some("yes"), None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                RunError::Resume(ResumeError::NewerStateVersion {
+                    stored: 2,
+                    workflow: 1,
+                    ..
+                })
+            ),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "run `r1` stored its state at `state version=2`, newer than this workflow's 1: resume it with the workflow it ran with"
+        );
+    }
+
+    #[tokio::test]
+    async fn fields_that_no_longer_fit_are_listed_until_reset() {
+        let h = Harness::new();
+        h.start(&plan(VERSION_1)).await.unwrap();
+        // `n` retyped with no migration.
+        let retyped = plan(
+            &VERSION_2
+                .replace(r#"state version=2"#, "state")
+                .replace(r#" migrate="[old, version]""#, ""),
+        );
+        let refused = h.resume(&retyped, Some("yes"), None).await.unwrap_err();
+        assert!(
+            refused.to_string().starts_with(
+                "run `r1` cannot continue with this version of the workflow; its saved state no longer fits:\n  - field `n` holds `3`, which its new type `array` cannot take"
+            ),
+            "{refused}"
+        );
+        let unknown = ResumeOptions {
+            answer: Some("yes".to_owned()),
+            reset: vec!["m".to_owned()],
+            ..ResumeOptions::default()
+        };
+        let error = h.resume_with(&retyped, unknown).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the workflow has no state field `m` to reset"
+        );
+
+        let reset = ResumeOptions {
+            answer: Some("yes".to_owned()),
+            reset: vec!["n".to_owned()],
+            ..ResumeOptions::default()
+        };
+        let done = h.resume_with(&retyped, reset).await.unwrap();
+        assert_eq!(done.end, RunEnd::Completed);
+        assert_eq!(done.state["n"], json!([]), "back to its default");
+    }
+}

@@ -194,3 +194,111 @@ async fn check_resume_point(
         changes: edited::changes(shared, run_id, step).await,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::runtime::executor::Scripted;
+    use crate::runtime::testing::{Harness, plan};
+    use crate::runtime::{ResumeError, RunEnd, RunError};
+    use crate::store::RunStatus;
+
+    /// Three agents in a row, each writing its reply to a field; `second` reads `first`'s.
+    const THREE: &str = r#"workflow "w" {
+    provider "p" adapter="in-process"
+    state {
+        field "a" type="string" default=""
+        field "b" type="string" default=""
+        field "c" type="string" default=""
+    }
+    agent "first" provider="p" prompt="one" { output "a"; }
+    agent "second" provider="p" prompt="two after {{ state.a }}" { output "b"; }
+    agent "third" provider="p" prompt="three" { output "c"; }
+}"#;
+
+    #[tokio::test]
+    async fn a_crash_mid_step_reruns_only_the_step_in_flight() {
+        let plan = plan(THREE);
+        let h = Harness::new();
+        h.executor
+            .reply("first", "A")
+            .agent("second", Scripted::Hangs);
+        h.crash(h.start(&plan)).await;
+        assert_eq!(h.executor.trace(), ["first", "second"]);
+
+        h.executor.reply("second", "B").reply("third", "C");
+        let outcome = h.resume(&plan, None, None).await.unwrap();
+        assert_eq!(outcome.end, RunEnd::Completed);
+        assert_eq!(
+            h.executor.trace(),
+            ["first", "second", "second", "third"],
+            "one extra call: the step in flight, and nothing committed before it"
+        );
+        let second: Vec<_> = h
+            .executor
+            .agent_calls()
+            .into_iter()
+            .filter(|request| request.node_id == "second")
+            .map(|request| (request.call_index, request.prompt))
+            .collect();
+        assert_eq!(
+            second,
+            [(0, "two after A".to_owned()), (0, "two after A".to_owned())],
+            "the re-run is the same call: same state, same call index"
+        );
+        assert_eq!(outcome.state, json!({"a": "A", "b": "B", "c": "C"}));
+        assert_eq!(outcome.steps, 3, "each step committed once");
+    }
+
+    #[tokio::test]
+    async fn a_finished_run_is_not_resumed_and_nothing_runs() {
+        let plan = plan(THREE);
+        let h = Harness::new();
+        h.executor
+            .reply("first", "A")
+            .reply("second", "B")
+            .reply("third", "C");
+        assert_eq!(h.start(&plan).await.unwrap().end, RunEnd::Completed);
+
+        let error = h.resume(&plan, None, None).await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                RunError::Resume(ResumeError::Finished {
+                    status: RunStatus::Completed,
+                    ..
+                })
+            ),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "run `r1` has completed and cannot be resumed"
+        );
+        assert_eq!(h.executor.trace(), ["first", "second", "third"]);
+    }
+
+    #[tokio::test]
+    async fn a_resume_point_the_edited_workflow_moved_is_refused_with_what_changed() {
+        let before = plan(THREE);
+        let h = Harness::new();
+        h.executor
+            .reply("first", "A")
+            .agent("second", Scripted::Hangs);
+        h.crash(h.start(&before)).await;
+
+        // `check` now runs where `second` was.
+        let edited = plan(&THREE.replace(
+            r#"agent "second""#,
+            r#"agent "check" provider="p" prompt="check" { output "c"; }
+    agent "second""#,
+        ));
+        let error = h.resume(&edited, None, None).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "run `r1` continues at `second`, which this version of the workflow does not have at that place:\n  - `check` is now before `second` and never ran\nundo the edit, or start a new run"
+        );
+        assert_eq!(h.executor.trace(), ["first", "second"], "nothing ran");
+    }
+}
