@@ -2,8 +2,8 @@
 //! [`resume`] start it, then records how it ended (the run's status, its last events, the
 //! `run.end` hook) and returns the [`RunOutcome`].
 //!
-//! [`run`]: super::run
-//! [`resume`]: super::resume
+//! [`run`]: super::run()
+//! [`resume`]: super::resume()
 
 use std::sync::Arc;
 

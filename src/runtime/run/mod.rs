@@ -1,4 +1,4 @@
-//! A run's entry points: [`run`] starts one, [`resume`] continues one from its last
+//! A run's entry points: [`run`] starts one, [`resume`](resume()) continues one from its last
 //! committed step (answering the wait it is paused at, if any), and both drive the walk to
 //! an end, a pause or a stop, returning a [`RunOutcome`]. Whatever stops a run from going
 //! on before any step runs is a [`ResumeError`].

@@ -40,7 +40,8 @@ pub enum RunEnd {
     Cancelled,
 }
 
-/// The result of [`run`] or [`resume`] (also the result of a run's Temporal workflow).
+/// The result of [`run`](super::run()) or [`resume`](super::resume()) (also the result of a
+/// run's Temporal workflow).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunOutcome {
     /// The run.
