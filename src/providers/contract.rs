@@ -329,8 +329,14 @@ mod tests {
     fn each_rule_is_reported() {
         let total = Usage::default();
         let cases: [(Vec<AgentEvent>, &str); 8] = [
-            (vec![usage(0), start(), end()], "an event before `session-start`"),
-            (vec![start(), start(), usage(0), end()], "a second `session-start`"),
+            (
+                vec![usage(0), start(), end()],
+                "an event before `session-start`",
+            ),
+            (
+                vec![start(), start(), usage(0), end()],
+                "a second `session-start`",
+            ),
             (
                 vec![start(), tool(true, "t", "Bash"), usage(0), end()],
                 "tool `t` never completed in a successful call",
@@ -343,7 +349,10 @@ mod tests {
                 vec![start(), usage(5), usage(3), end()],
                 "`usage` went down: it is cumulative for the call",
             ),
-            (vec![start(), usage(0)], "a successful call without `session-end`"),
+            (
+                vec![start(), usage(0)],
+                "a successful call without `session-end`",
+            ),
             (vec![start(), end()], "a successful call without `usage`"),
             (
                 vec![start(), end(), usage(0)],

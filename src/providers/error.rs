@@ -368,4 +368,3 @@ fn seconds(duration: Duration) -> String {
         format!("{value:.1} s")
     }
 }
-

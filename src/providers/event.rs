@@ -137,7 +137,6 @@ impl<F: Fn(AgentEvent) + Send + Sync> EventSink for F {
     }
 }
 
-
 /// A tool result as [`AgentEvent::ToolComplete`] summarises it, the same for every adapter:
 /// its first non-empty line, trimmed, cut at 120 characters (with `…`).
 #[must_use]
@@ -152,4 +151,3 @@ pub fn tool_summary(text: &str) -> String {
         None => line.to_owned(),
     }
 }
-

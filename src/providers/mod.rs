@@ -39,12 +39,10 @@ mod claude_code;
 mod codex;
 mod command;
 mod contract;
-mod error;
-mod event;
-mod provider;
-mod request;
 mod copilot;
 mod env;
+mod error;
+mod event;
 mod gemini;
 pub mod http;
 mod in_process;
@@ -54,10 +52,12 @@ pub mod openai;
 mod opencode;
 mod options;
 mod prices;
+mod provider;
 mod record;
 mod redact;
 mod registry;
 mod replay;
+mod request;
 mod retry;
 
 pub use acp::Acp;
@@ -72,21 +72,21 @@ pub use claude_code::ClaudeCode;
 pub use codex::Codex;
 pub use command::CommandProvider;
 pub use contract::{Violation, check_call, error_for_status};
-pub use error::ProviderError;
-pub use event::{AgentEvent, AgentReply, EventSink, Usage, tool_summary};
-pub use provider::{Provider, ProviderFuture};
-pub use request::{
-    AgentRequest, CallJournal, JournalBackend, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend,
-};
 pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment, ToolEnv};
+pub use error::ProviderError;
+pub use event::{AgentEvent, AgentReply, EventSink, Usage, tool_summary};
 pub use gemini::Gemini;
 pub use in_process::InProcess;
 pub use mcp_config::agent_mcp_servers;
 pub use opencode::OpenCode;
 pub use prices::{FoundPrice, PriceSource, PriceTable};
+pub use provider::{Provider, ProviderFuture};
 pub use record::{CassetteRecorder, Recording};
 pub use redact::{REDACTED, Redactor};
 pub use registry::{ProviderContext, build};
 pub use replay::Replay;
+pub use request::{
+    AgentRequest, CallJournal, JournalBackend, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend,
+};
 pub use retry::RetryPolicy;

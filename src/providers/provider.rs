@@ -29,4 +29,3 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a>;
 }
-

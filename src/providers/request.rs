@@ -163,4 +163,3 @@ pub struct ToolGrant {
     #[serde(default)]
     pub timeout: Option<Duration>,
 }
-

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::ir::ErrorClass;
 use crate::providers::ProviderError;
-use crate::runtime::FailureClass;
 use crate::runtime::state::StateError;
 use crate::runtime::template::TemplateError;
+use crate::runtime::{FailureClass, ResumeError};
 use crate::store::StoreError;
 
 /// Why one attempt of a node failed.
@@ -102,9 +102,10 @@ pub enum RunError {
     /// Something the run needs is missing or invalid: a provider, a schema file, an input.
     #[error("{0}")]
     Setup(String),
-    /// The run cannot be resumed (finished, or its checkpoint does not fit the workflow).
-    #[error("{0}")]
-    Resume(String),
+    /// The run cannot be resumed (finished, or its checkpoint does not fit the workflow),
+    /// or the answer it was given is for no wait it is paused at.
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
     /// The answer to a `wait` does not fit its declared type; the run stays paused.
     #[error("the answer to `{node}` is not valid: {message}")]
     BadAnswer {

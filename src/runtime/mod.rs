@@ -31,6 +31,8 @@ mod run;
 mod shared;
 pub mod state;
 pub mod template;
+#[cfg(test)]
+mod testing;
 mod walk;
 
 pub use context::{Providers, RunContext, SubgraphLoader};
@@ -43,5 +45,6 @@ pub use hooks::HookEvent;
 pub use output::{Schemas, parse_output};
 pub use redacted::RedactingStore;
 pub use run::{
-    ResumeOptions, RunEnd, RunOutcome, check_pending_answer, resume, resume_with, run, run_with_id,
+    ResumeError, ResumeOptions, RunEnd, RunOutcome, check_pending_answer, resume, resume_with, run,
+    run_with_id,
 };

@@ -4,11 +4,17 @@
 //! [`LocalExecutor`] acts in this process (the providers, child processes in their own
 //! groups, tokio's timers, the system clock); another engine (Temporal: activities, timers
 //! and workflow time) implements the same trait, and the interpreter does not change.
+//! Tests use `ScriptedExecutor` (effects answered from a script, every call recorded) on a
+//! `ManualClock` (time moves only when the test moves it).
 
 mod clock;
 mod command;
 mod files;
 mod local;
+#[cfg(test)]
+mod manual_clock;
+#[cfg(test)]
+mod scripted;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -19,6 +25,10 @@ use futures_util::future::BoxFuture;
 pub use clock::{Clock, SystemClock};
 pub use files::{read_text, write_text};
 pub use local::LocalExecutor;
+#[cfg(test)]
+pub(crate) use manual_clock::ManualClock;
+#[cfg(test)]
+pub(crate) use scripted::{Scripted, ScriptedExecutor};
 
 use super::RunContext;
 use crate::providers::{AgentRequest, EventSink, ProviderFuture};

@@ -281,3 +281,104 @@ pub(super) async fn deadline(deadline: Option<&Deadline>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::pin::pin;
+    use std::time::Duration;
+
+    use crate::ir::ErrorClass;
+    use crate::runtime::RunEnd;
+    use crate::runtime::executor::Scripted;
+    use crate::runtime::testing::{Harness, Progress, plan};
+
+    #[tokio::test]
+    async fn a_retry_waits_exactly_the_policys_back_off_on_the_clock() {
+        let plan = plan(
+            r#"workflow "w" {
+    state { field "out" type="string" default=""; }
+    tool "build" idempotent=#true {
+        run "make"
+        output "out"
+        retry "tool-exit" attempts=3 backoff="2s" factor=3
+    }
+}"#,
+        );
+        let h = Harness::new();
+        h.executor
+            .exits("make", 1, "")
+            .exits("make", 1, "")
+            .exits("make", 0, "built");
+        let mut run = pin!(h.start(&plan));
+        let ms = Duration::from_millis;
+
+        let Progress::Waiting(first) = h.until_timer(run.as_mut()).await else {
+            panic!("the first failure is retried")
+        };
+        assert_eq!(first, ms(2000));
+        h.clock.advance(first - ms(1));
+        let Progress::Waiting(rest) = h.until_timer(run.as_mut()).await else {
+            panic!("the back-off is not over")
+        };
+        assert_eq!(rest, ms(1));
+        assert_eq!(
+            h.executor.trace(),
+            ["make"],
+            "no retry before the back-off ends"
+        );
+        h.clock.advance(rest);
+
+        let Progress::Waiting(second) = h.until_timer(run.as_mut()).await else {
+            panic!("the second failure is retried")
+        };
+        assert_eq!(second, ms(6000), "the back-off grows by the factor");
+        assert_eq!(h.executor.trace(), ["make", "make"]);
+        h.clock.advance(second);
+
+        let Progress::Ended(outcome) = h.until_timer(run.as_mut()).await else {
+            panic!("the third attempt succeeds")
+        };
+        let outcome = outcome.unwrap();
+        assert_eq!(outcome.end, RunEnd::Completed);
+        assert_eq!(outcome.state["out"], "built");
+        assert_eq!(h.executor.timers(), [ms(2000), ms(6000)]);
+        assert_eq!(
+            h.clock.elapsed(),
+            ms(8000),
+            "no time passed but the back-off"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_node_timeout_fails_the_step_only_once_the_clock_passes_it() {
+        let plan = plan(
+            r#"workflow "w" {
+    tool "build" timeout="30s" { run "make"; }
+}"#,
+        );
+        let h = Harness::new();
+        h.executor.command("make", Scripted::Hangs);
+        let mut run = pin!(h.start(&plan));
+        let Progress::Waiting(limit) = h.until_timer(run.as_mut()).await else {
+            panic!("the step waits for its command")
+        };
+        assert_eq!(limit, Duration::from_secs(30));
+        h.clock.advance(limit - Duration::from_millis(1));
+        assert!(matches!(
+            h.until_timer(run.as_mut()).await,
+            Progress::Waiting(_)
+        ));
+        h.clock.advance(Duration::from_millis(1));
+        let Progress::Ended(outcome) = h.until_timer(run.as_mut()).await else {
+            panic!("the timeout ends the step")
+        };
+        assert_eq!(
+            outcome.unwrap().end,
+            RunEnd::Failed {
+                node: "build".to_owned(),
+                class: Some(ErrorClass::Timeout),
+                message: "`build` timed out after 30000 ms".to_owned(),
+            }
+        );
+    }
+}

@@ -259,3 +259,48 @@ fn pending_record(
         permission: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::pin::pin;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::runtime::RunEnd;
+    use crate::runtime::testing::{Harness, Progress, plan};
+
+    #[tokio::test]
+    async fn an_auto_approve_wait_resumed_later_waits_only_what_is_left_of_its_first_deadline() {
+        let plan = plan(
+            r#"workflow "w" {
+    state { field "ship" type="boolean" default=#false; }
+    wait "approve" prompt="Ship?" answer="yes-no" {
+        output "ship"
+        auto-approve after="60s" answer="yes"
+    }
+}"#,
+        );
+        let h = Harness::new();
+        {
+            let mut run = pin!(h.start(&plan));
+            let Progress::Waiting(delay) = h.until_timer(run.as_mut()).await else {
+                panic!("the wait waits out its delay")
+            };
+            assert_eq!(delay, Duration::from_secs(60));
+            // The process dies 20 s in, and comes back 15 s later.
+            h.clock.advance(Duration::from_secs(20));
+        }
+        h.clock.advance(Duration::from_secs(15));
+
+        let done = h.with_time(h.resume(&plan, None, None)).await.unwrap();
+        assert_eq!(done.end, RunEnd::Completed);
+        assert_eq!(done.state["ship"], json!(true));
+        assert_eq!(
+            h.executor.timers(),
+            [Duration::from_secs(60), Duration::from_secs(25)],
+            "the resumed run keeps the first deadline"
+        );
+        assert_eq!(h.clock.elapsed(), Duration::from_secs(60));
+    }
+}

@@ -116,14 +116,15 @@ pub(crate) struct Recovery {
 }
 
 impl Recovery {
-    /// Reads the open steps of a checkpoint.
-    pub(crate) fn new(open: Vec<OpenStep>) -> Result<Self, String> {
+    /// Reads the open steps of a checkpoint. A cursor that cannot be read is an error with
+    /// its step's number.
+    pub(crate) fn new(open: Vec<OpenStep>) -> Result<Self, (u64, serde_json::Error)> {
         let steps = open
             .into_iter()
             .map(|step| {
                 serde_json::from_value(step.cursor)
                     .map(|cursor| (step.scope, cursor))
-                    .map_err(|error| format!("step {} has an unreadable cursor: {error}", step.seq))
+                    .map_err(|error| (step.seq, error))
             })
             .collect::<Result<_, _>>()?;
         Ok(Self {

@@ -6,7 +6,7 @@ use std::time::Duration as StdDuration;
 use atomic::ir::*;
 use atomic::providers::ProviderError;
 use atomic::runtime::{
-    Providers, RunContext, RunEnd, RunError, RunEvent, StreamModes, resume, run,
+    Providers, ResumeError, RunContext, RunEnd, RunError, RunEvent, StreamModes, resume, run,
 };
 use serde_json::{Map, Value, json};
 
@@ -437,7 +437,16 @@ async fn wait_pauses_and_resume_validates_then_continues_after_it() {
     assert_eq!(done.state["after"], json!("shipped"));
     assert_eq!(done.steps, 4, "prep, the pause, the answer, done");
     let finished = resume(plan, &outcome.run_id, None, ctx).await.unwrap_err();
-    assert!(matches!(finished, RunError::Resume(_)));
+    assert!(
+        matches!(
+            finished,
+            RunError::Resume(ResumeError::Finished {
+                status: atomic::store::RunStatus::Completed,
+                ..
+            })
+        ),
+        "{finished}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
