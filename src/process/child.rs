@@ -249,6 +249,19 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_descendant_in_a_session_of_its_own_ends_with_the_group() {
+        // `setsid` makes `sleep` leave the group (as Gemini CLI and Codex's sandbox do).
+        let (child, pid) = grandchild("setsid sleep 30 & echo $!; wait").await;
+        until("sleep left the group", Duration::from_secs(10), || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| stat.contains("(sleep)"))
+        })
+        .await;
+        drop(child);
+        until("the stray survived", Duration::from_secs(10), || gone(pid)).await;
+    }
+
+    #[tokio::test]
     async fn what_an_exited_program_left_running_ends_with_its_handle() {
         let (mut child, pid) = grandchild("sleep 30 & echo $!").await;
         let status = child.wait().await.expect("exits");

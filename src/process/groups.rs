@@ -1,8 +1,16 @@
 //! Every process group atomic started and has not yet seen end (whatever started it: a
-//! tool, a hook, an agent CLI, an MCP server). A group is ended gracefully: SIGTERM at once, so its programs can clean up (remove a
-//! lock file, flush a log), and SIGKILL after [`GRACE`] if anything in it is still there.
-//! A reaper thread sends the late SIGKILLs while atomic runs; [`settle`] waits for them
-//! before atomic exits, and a forced quit ([`kill_all`]) sends SIGKILL to everything at once.
+//! tool, a hook, an agent CLI, an MCP server). A group is ended gracefully: SIGTERM at
+//! once, so its programs can clean up (remove a lock file, flush a log), and SIGKILL after
+//! [`GRACE`] if anything of it is still there. A reaper thread sends the late SIGKILLs
+//! while atomic runs; [`settle`] waits for them before atomic exits, and a forced quit
+//! ([`kill_all`]) sends SIGKILL to everything at once.
+//!
+//! "Anything of it" includes its strays: descendants that left the group for one of their
+//! own (a CLI that starts its shell commands with `setsid`, a sandbox helper). They are
+//! found by walking `/proc` from the group's members when it is ended, and signalled with
+//! it; a stray is known by its pid and start time, so a pid reused meanwhile is never hit.
+//! A stray whose ancestors all exited before the group was ended has been adopted by init
+//! and is out of reach.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +25,23 @@ struct Groups {
     /// Running, not asked to end.
     live: HashSet<i32>,
     /// Sent SIGTERM; SIGKILL at the deadline if still there.
-    ending: HashMap<i32, Instant>,
+    ending: HashMap<i32, Ending>,
+}
+
+/// A group asked to end.
+struct Ending {
+    /// When SIGKILL follows.
+    deadline: Instant,
+    /// Its descendants in groups of their own.
+    strays: Vec<Stray>,
+}
+
+/// A process outside the group that descends from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stray {
+    pid: i32,
+    /// Its start time (in clock ticks after boot, `/proc/<pid>/stat` field 22).
+    started: u64,
 }
 
 fn groups() -> &'static Mutex<Groups> {
@@ -36,20 +60,30 @@ pub(crate) fn register(pgid: i32) {
     lock().live.insert(pgid);
 }
 
-/// Ends a group: SIGTERM now, SIGKILL after [`GRACE`] if anything in it is left. A group
-/// with nobody left in it (its leader reaped, nothing it started still running) is only
-/// forgotten.
+/// Ends a group: SIGTERM now to it and its strays, SIGKILL after [`GRACE`] to whatever of
+/// them is left. A group with nobody left in it (its leader reaped, nothing it started
+/// still running in it) is only forgotten.
 pub(crate) fn end(pgid: i32) {
     if !has_members(pgid) {
         lock().live.remove(&pgid);
         return;
     }
+    let strays = strays_of(pgid);
+    signal_group(pgid, Signal::Term);
+    for stray in &strays {
+        signal_stray(*stray, Signal::Term);
+    }
     {
         let mut groups = lock();
         groups.live.remove(&pgid);
-        groups.ending.insert(pgid, Instant::now() + GRACE);
+        groups.ending.insert(
+            pgid,
+            Ending {
+                deadline: Instant::now() + GRACE,
+                strays,
+            },
+        );
     }
-    signal(pgid, Signal::Term);
     start_reaper();
 }
 
@@ -64,34 +98,72 @@ pub fn settle() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let left: Vec<i32> = lock().ending.drain().map(|(pgid, _)| pgid).collect();
-    for pgid in left {
-        signal(pgid, Signal::Kill);
+    let left: Vec<(i32, Ending)> = lock().ending.drain().collect();
+    for (pgid, ending) in left {
+        kill(pgid, &ending);
     }
 }
 
-/// SIGKILL to every group, live or ending: for a forced quit, just before the process exits.
+/// SIGKILL to every group (and its strays), live or ending: for a forced quit, just before
+/// the process exits.
 pub fn kill_all() {
-    let all: Vec<i32> = {
+    let (live, ending): (Vec<i32>, Vec<(i32, Ending)>) = {
         let mut groups = lock();
-        let mut all: Vec<i32> = groups.live.drain().collect();
-        all.extend(groups.ending.drain().map(|(pgid, _)| pgid));
-        all
+        (
+            groups.live.drain().collect(),
+            groups.ending.drain().collect(),
+        )
     };
-    for pgid in all {
-        signal(pgid, Signal::Kill);
+    for pgid in live {
+        let strays = strays_of(pgid);
+        kill(
+            pgid,
+            &Ending {
+                deadline: Instant::now(),
+                strays,
+            },
+        );
+    }
+    for (pgid, ending) in ending {
+        kill(pgid, &ending);
+    }
+}
+
+/// Whether the group and its strays are gone: nothing but zombies left.
+pub(crate) fn is_gone(pgid: i32) -> bool {
+    let strays = lock()
+        .ending
+        .get(&pgid)
+        .map(|ending| ending.strays.clone())
+        .unwrap_or_default();
+    !alive(pgid, &strays)
+}
+
+/// Sends SIGKILL to the group and its strays now (its owner will not wait).
+pub(crate) fn kill_now(pgid: i32) {
+    let ending = lock().ending.remove(&pgid);
+    match ending {
+        Some(ending) => kill(pgid, &ending),
+        None => signal_group(pgid, Signal::Kill),
+    }
+}
+
+fn kill(pgid: i32, ending: &Ending) {
+    signal_group(pgid, Signal::Kill);
+    for stray in &ending.strays {
+        signal_stray(*stray, Signal::Kill);
     }
 }
 
 /// Forgets ended groups that are gone, and sends SIGKILL to those past their deadline.
 fn reap(now: Instant) {
     let mut groups = lock();
-    groups.ending.retain(|&pgid, deadline| {
-        if !exists(pgid) {
+    groups.ending.retain(|&pgid, ending| {
+        if !alive(pgid, &ending.strays) {
             return false;
         }
-        if now >= *deadline {
-            signal(pgid, Signal::Kill);
+        if now >= ending.deadline {
+            kill(pgid, ending);
             return false;
         }
         true
@@ -132,20 +204,38 @@ enum Signal {
     Kill,
 }
 
-fn signal(pgid: i32, which: Signal) {
+#[cfg(unix)]
+fn nix_signal(which: Signal) -> nix::sys::signal::Signal {
+    match which {
+        Signal::Term => nix::sys::signal::Signal::SIGTERM,
+        Signal::Kill => nix::sys::signal::Signal::SIGKILL,
+    }
+}
+
+fn signal_group(pgid: i32, which: Signal) {
     #[cfg(unix)]
     {
-        use nix::sys::signal::{Signal as Nix, killpg};
-        use nix::unistd::Pid;
-        let signal = match which {
-            Signal::Term => Nix::SIGTERM,
-            Signal::Kill => Nix::SIGKILL,
-        };
         // ESRCH (the group is already gone) is the common, harmless case.
-        let _ = killpg(Pid::from_raw(pgid), signal);
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix_signal(which));
     }
     #[cfg(not(unix))]
     let _ = (pgid, which);
+}
+
+/// Signals a stray, if the process with its pid is still the one found.
+fn signal_stray(stray: Stray, which: Signal) {
+    let Some(now) = read_stat(stray.pid) else {
+        return;
+    };
+    if now.started != stray.started {
+        return;
+    }
+    #[cfg(unix)]
+    {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(stray.pid), nix_signal(which));
+    }
+    #[cfg(not(unix))]
+    let _ = which;
 }
 
 /// Whether anything at all (a zombie included) is left in the group: one system call, for
@@ -164,65 +254,96 @@ fn has_members(pgid: i32) -> bool {
     }
 }
 
-/// Whether the group is gone: nothing but zombies left in it.
-pub(crate) fn is_gone(pgid: i32) -> bool {
-    !exists(pgid)
+/// Whether a live process of the group, or a live stray, is left. A zombie does not count:
+/// the leader of an ended tool stays one until its waiter reaps it, and waiting the whole
+/// grace for it would delay every cancelled run.
+fn alive(pgid: i32, strays: &[Stray]) -> bool {
+    let Some(processes) = processes() else {
+        // No `/proc`: the group is all that can be asked about.
+        return has_members(pgid);
+    };
+    processes.iter().any(|process| {
+        process.state != 'Z'
+            && (process.group == pgid
+                || strays
+                    .iter()
+                    .any(|stray| stray.pid == process.pid && stray.started == process.started))
+    })
 }
 
-/// Sends SIGKILL to the group now (its deadline passed, or its owner will not wait).
-pub(crate) fn kill_now(pgid: i32) {
-    lock().ending.remove(&pgid);
-    signal(pgid, Signal::Kill);
+/// The descendants of group `pgid`'s members that are in groups of their own, found now.
+fn strays_of(pgid: i32) -> Vec<Stray> {
+    let Some(processes) = processes() else {
+        return Vec::new();
+    };
+    let mut children: HashMap<i32, Vec<&Process>> = HashMap::new();
+    for process in &processes {
+        children.entry(process.parent).or_default().push(process);
+    }
+    let mut pending: Vec<i32> = processes
+        .iter()
+        .filter(|process| process.group == pgid)
+        .map(|process| process.pid)
+        .collect();
+    let mut seen: HashSet<i32> = pending.iter().copied().collect();
+    let mut strays = Vec::new();
+    while let Some(pid) = pending.pop() {
+        for child in children.get(&pid).into_iter().flatten() {
+            if !seen.insert(child.pid) {
+                continue;
+            }
+            if child.group != pgid && child.state != 'Z' {
+                strays.push(Stray {
+                    pid: child.pid,
+                    started: child.started,
+                });
+            }
+            pending.push(child.pid);
+        }
+    }
+    strays
 }
 
-/// Whether any live process of the group is left. A zombie does not count: the leader of
-/// an ended tool stays one until its waiter reaps it, and waiting the whole grace for it
-/// would delay every cancelled run.
-fn exists(pgid: i32) -> bool {
-    if let Some(alive) = live_member_in_proc(pgid) {
-        return alive;
-    }
-    #[cfg(unix)]
-    {
-        use nix::sys::signal::killpg;
-        use nix::unistd::Pid;
-        killpg(Pid::from_raw(pgid), None).is_ok()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pgid;
-        false
-    }
+/// One line of `/proc/<pid>/stat`, the fields used here.
+#[derive(Clone, Copy, Debug)]
+struct Process {
+    pid: i32,
+    state: char,
+    parent: i32,
+    group: i32,
+    started: u64,
 }
 
-/// Whether `/proc` lists a process of group `pgid` that is not a zombie; `None` without
-/// `/proc`.
-fn live_member_in_proc(pgid: i32) -> Option<bool> {
+/// Every process `/proc` lists; `None` without `/proc`.
+fn processes() -> Option<Vec<Process>> {
     let entries = std::fs::read_dir("/proc").ok()?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if !name
-            .to_string_lossy()
-            .bytes()
-            .all(|byte| byte.is_ascii_digit())
-        {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // After the command name (in parentheses, maybe with spaces): state, ppid, pgrp.
-        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next();
-        let group = fields.nth(1).and_then(|field| field.parse::<i32>().ok());
-        if group == Some(pgid) && state != Some("Z") {
-            return Some(true);
-        }
-    }
-    Some(false)
+    Some(
+        entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(read_stat)
+            .collect(),
+    )
+}
+
+/// `/proc/<pid>/stat`, or `None` when the process is gone (or unreadable).
+fn read_stat(pid: i32) -> Option<Process> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name (in parentheses, maybe with spaces): state, ppid, pgrp, …;
+    // the start time is the 20th field after the name.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    let group = fields.next()?.parse().ok()?;
+    let started = fields.nth(16)?.parse().ok()?;
+    Some(Process {
+        pid,
+        state,
+        parent,
+        group,
+        started,
+    })
 }
 
 #[cfg(all(test, unix))]
