@@ -1,6 +1,7 @@
 //! The `mcp` servers of an agent call, as agent CLIs read them: the `{"mcpServers": {…}}`
 //! form (Claude Code's `--mcp-config`), written to a private file so the secrets passed to
-//! a server never show in a process listing. Written once for every adapter that takes it.
+//! a server never show in a process listing. Resolved once for every adapter
+//! ([`resolve_mcp_servers`]); each writes the result in its CLI's own form.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,28 +13,17 @@ use super::env::Environment;
 use crate::ir::{McpServer, McpTransport};
 
 /// `{"mcpServers": {name: {type: "stdio", command, args, env} | {type: "http", url,
-/// headers}}}`; a variable passed through is read from `env` (atomic's environment).
-///
-/// A stdio server is started by the agent CLI, inheriting the CLI's environment, which
-/// holds the CLI's own model key: `scrub` names those variables, and the server is started
-/// through `env -u NAME…` so it never sees them (unless its declaration passes one on).
-///
-/// # Errors
-/// [`ProviderError::Config`] naming the server and the variable that is not set.
-pub(crate) fn mcp_servers_json(
-    adapter: &'static str,
-    servers: &[McpServer],
-    env: &Environment,
-    scrub: &[String],
-) -> Result<Value, ProviderError> {
-    let pairs = |pairs: Vec<(String, String)>| -> Map<String, Value> {
+/// headers}}}` (Claude Code's `--mcp-config`) for servers resolved by
+/// [`resolve_mcp_servers`].
+pub(crate) fn mcp_servers_json(servers: &[ResolvedMcp]) -> Value {
+    let pairs = |pairs: &[(String, String)]| -> Map<String, Value> {
         pairs
-            .into_iter()
-            .map(|(name, value)| (name, Value::String(value)))
+            .iter()
+            .map(|(name, value)| (name.clone(), Value::String(value.clone())))
             .collect()
     };
     let mut out = Map::new();
-    for server in resolve_mcp_servers(adapter, servers, env, scrub)? {
+    for server in servers {
         let (name, entry) = match server {
             ResolvedMcp::Stdio {
                 name,
@@ -49,9 +39,9 @@ pub(crate) fn mcp_servers_json(
                 json!({"type": "http", "url": url, "headers": pairs(headers)}),
             ),
         };
-        out.insert(name, entry);
+        out.insert(name.clone(), entry);
     }
-    Ok(json!({ "mcpServers": out }))
+    json!({ "mcpServers": out })
 }
 
 /// The variables of stdio server `server`'s process that its `env` children declare: the
@@ -319,7 +309,11 @@ mod tests {
             ),
             http,
         ];
-        let rendered = mcp_servers_json("test", &servers, &env, &[]).expect("renders");
+        let render = |servers: &[McpServer], env: &Environment, scrub: &[String]| {
+            resolve_mcp_servers("test", servers, env, scrub)
+                .map(|servers| mcp_servers_json(&servers))
+        };
+        let rendered = render(&servers, &env, &[]).expect("renders");
         assert_eq!(
             rendered,
             json!({"mcpServers": {
@@ -328,8 +322,7 @@ mod tests {
             }})
         );
         // The CLI's own key is kept from the server, unless its declaration passes it on.
-        let scrubbed = mcp_servers_json(
-            "test",
+        let scrubbed = render(
             &servers[..1],
             &env,
             &["MODEL_KEY".to_owned(), "TOKEN".to_owned()],
@@ -339,8 +332,7 @@ mod tests {
             scrubbed["mcpServers"]["files"],
             json!({"type": "stdio", "command": "env", "args": ["-u", "MODEL_KEY", "mcp-files", "."], "env": {"TOKEN": "t0k", "MODE": "ro"}})
         );
-        let missing = mcp_servers_json("test", &servers, &Environment::default(), &[])
-            .expect_err("TOKEN is not set");
+        let missing = render(&servers, &Environment::default(), &[]).expect_err("TOKEN is not set");
         assert!(missing.to_string().contains("`TOKEN`"), "{missing}");
     }
 

@@ -28,6 +28,7 @@
 //! `acp` drives any agent speaking the Agent Client Protocol on its stdio.
 
 mod acp;
+mod agent_cli;
 pub mod anthropic;
 mod approvals;
 mod binary;
@@ -68,15 +69,11 @@ pub use cassette::{
 };
 // The custom-tool runner of the tool loop, shared with `atomic mcp` (`crate::mcp`).
 pub(crate) use chat::{ToolCall, ToolSet};
-pub use claude_code::ClaudeCode;
-pub use codex::Codex;
 pub use command::CommandProvider;
 pub use contract::{Violation, check_call, error_for_status};
-pub use copilot::Copilot;
 pub use env::{ChildEnv, Environment, ToolEnv};
 pub use error::ProviderError;
 pub use event::{AgentEvent, AgentReply, EventSink, Usage, tool_summary};
-pub use gemini::Gemini;
 pub use in_process::InProcess;
 pub use mcp_config::agent_mcp_servers;
 pub use opencode::OpenCode;
@@ -84,7 +81,7 @@ pub use prices::{FoundPrice, PriceSource, PriceTable};
 pub use provider::{Provider, ProviderFuture};
 pub use record::{CassetteRecorder, Recording};
 pub use redact::{REDACTED, Redactor};
-pub use registry::{ProviderContext, build};
+pub use registry::{ProviderContext, build, build_adapter};
 pub use replay::Replay;
 pub use request::{
     AgentRequest, CallJournal, JournalBackend, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend,

@@ -6,12 +6,8 @@ use std::sync::Arc;
 use super::acp::Acp;
 use super::anthropic::AnthropicProvider;
 use super::budget::Budgeted;
-use super::claude_code::ClaudeCode;
-use super::codex::Codex;
 use super::command::CommandProvider;
-use super::copilot::Copilot;
 use super::env::{Environment, ToolEnv};
-use super::gemini::Gemini;
 use super::in_process::InProcess;
 use super::openai::OpenAiProvider;
 use super::opencode::OpenCode;
@@ -60,12 +56,31 @@ impl<'a> ProviderContext<'a> {
     }
 }
 
-/// Builds the provider `decl` declares.
+/// Builds the provider `decl` declares, as a run uses it: the adapter
+/// ([`build_adapter`]), recording into `cx.recorder` when set, inside the budget guard.
 ///
 /// # Errors
 /// [`ProviderError::Config`]: an unknown adapter, one not built into this atomic yet, or a
 /// misconfigured declaration (missing cassette, command, key…).
 pub fn build(
+    decl: &ProviderDecl,
+    cx: &ProviderContext<'_>,
+) -> Result<Arc<dyn Provider>, ProviderError> {
+    let provider = build_adapter(decl, cx)?;
+    let provider = match &cx.recorder {
+        Some(recorder) => Arc::new(Recording::new(provider, Arc::clone(recorder))),
+        None => provider,
+    };
+    Ok(Arc::new(Budgeted::new(provider, Arc::clone(&cx.prices))))
+}
+
+/// Builds the adapter `decl` declares, alone: its options checked against the adapter
+/// table, no recording, no budget guard (what an embedding application or a test of one
+/// adapter wants).
+///
+/// # Errors
+/// As [`build`].
+pub fn build_adapter(
     decl: &ProviderDecl,
     cx: &ProviderContext<'_>,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
@@ -85,12 +100,7 @@ pub fn build(
             ),
         ));
     };
-    let provider = build(decl, cx)?;
-    let provider = match &cx.recorder {
-        Some(recorder) => Arc::new(Recording::new(provider, Arc::clone(recorder))),
-        None => provider,
-    };
-    Ok(Arc::new(Budgeted::new(provider, Arc::clone(&cx.prices))))
+    build(decl, cx)
 }
 
 /// Builds one adapter's provider from its declaration.
@@ -122,19 +132,21 @@ const BUILDERS: &[(&str, Build)] = &[
         Ok(Arc::new(provider.with_tool_env(cx.tool_env.clone())))
     }),
     ("claude-code", |decl, cx| {
-        Ok(Arc::new(ClaudeCode::new(decl, cx.env)?))
+        Ok(Arc::new(super::claude_code::provider(decl, cx)?))
     }),
     ("opencode", |decl, cx| {
-        Ok(Arc::new(OpenCode::new(decl, cx.env)?))
+        Ok(Arc::new(OpenCode::new(decl, cx)?))
     }),
     ("copilot", |decl, cx| {
-        Ok(Arc::new(Copilot::new(decl, cx.env)?))
+        Ok(Arc::new(super::copilot::provider(decl, cx)?))
     }),
     ("gemini", |decl, cx| {
-        Ok(Arc::new(Gemini::new(decl, cx.env)?))
+        Ok(Arc::new(super::gemini::provider(decl, cx)?))
     }),
-    ("codex", |decl, cx| Ok(Arc::new(Codex::new(decl, cx.env)?))),
-    ("acp", |decl, cx| Ok(Arc::new(Acp::new(decl, cx.env)?))),
+    ("codex", |decl, cx| {
+        Ok(Arc::new(super::codex::provider(decl, cx)?))
+    }),
+    ("acp", |decl, cx| Ok(Arc::new(Acp::new(decl, cx)?))),
 ];
 
 /// Refuses the provider's options its adapter does not read, or of the wrong kind, by the

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use atomic::ir::{PermissionMode, ProviderDecl};
 use atomic::providers::{
-    Acp, AgentEvent, AgentReply, AgentRequest, Environment, Provider, ProviderError,
+    AgentEvent, AgentReply, AgentRequest, Environment, Provider, ProviderError,
 };
 use atomic::source::{Span, Spanned};
 use serde_json::{Value, json};
@@ -113,7 +113,12 @@ fn gemini_home(root: &Path) -> PathBuf {
     home
 }
 
-fn gemini_acp(bin: &Path, fake: &FakeGemini, root: &Path, trap: &ProxyTrap) -> Acp {
+fn gemini_acp(
+    bin: &Path,
+    fake: &FakeGemini,
+    root: &Path,
+    trap: &ProxyTrap,
+) -> std::sync::Arc<dyn Provider> {
     let home = gemini_home(root);
     let command = [
         bin.display().to_string(),
@@ -127,7 +132,7 @@ fn gemini_acp(bin: &Path, fake: &FakeGemini, root: &Path, trap: &ProxyTrap) -> A
         "env.GEMINI_CLI_NO_RELAUNCH": "true",
     });
     let env = acp_env(root, "GEMINI_API_KEY", trap);
-    Acp::new(&decl(&command, "GEMINI_API_KEY", options), &env).expect("configured")
+    crate::support::adapter(&decl(&command, "GEMINI_API_KEY", options), &env).expect("configured")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,7 +146,7 @@ async fn gemini_over_acp_answers_and_reports_usage() {
     let agent = gemini_acp(&bin, &fake, root.path(), &trap);
     let mut request = request("Say hello.", &workspace);
     request.system = Some("Answer in one sentence.".to_owned());
-    let (reply, events) = call(&agent, &request).await;
+    let (reply, events) = call(agent.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(reply.text, "Hello over ACP.");
     assert!(reply.session_id.is_some(), "{reply:?}");
@@ -202,7 +207,7 @@ async fn gemini_over_acp_writes_a_file_when_edits_are_accepted() {
     let agent = gemini_acp(&bin, &fake, root.path(), &trap);
     let mut request = request("Write docs/hello.txt.", &workspace);
     request.permission = Some(PermissionMode::AcceptEdits);
-    let (reply, events) = call(&agent, &request).await;
+    let (reply, events) = call(agent.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(
         std::fs::read_to_string(&target).unwrap_or_else(|e| panic!("{e}: {events:?}")),
@@ -243,7 +248,7 @@ async fn gemini_over_acp_is_refused_a_shell_command_under_the_default_mode() {
         Turn::text("The command was refused."),
     ]);
     let agent = gemini_acp(&bin, &fake, root.path(), &trap);
-    let (reply, events) = call(&agent, &request("Run it.", &workspace)).await;
+    let (reply, events) = call(agent.as_ref(), &request("Run it.", &workspace)).await;
     let reply = reply.expect("the call ends normally");
     assert!(!workspace.join("shell.txt").exists(), "the command ran");
     assert!(
@@ -270,7 +275,7 @@ async fn gemini_over_acp_is_refused_a_shell_command_under_the_default_mode() {
         command: Vec::new(),
         timeout: None,
     }];
-    let (reply, events) = call(&agent, &granted).await;
+    let (reply, events) = call(agent.as_ref(), &granted).await;
     reply.expect("the call succeeds");
     assert!(workspace.join("shell.txt").exists(), "{events:?}");
     assert!(
@@ -345,7 +350,7 @@ fn a_timed_out_acp_agent_is_killed_with_its_process_group() {
 #[test]
 fn a_missing_acp_agent_names_its_npm_package() {
     let env = Environment::default().with("PATH", "/nonexistent-atomic-bin");
-    let error = Acp::new(
+    let error = crate::support::adapter(
         &decl(&["codex-acp".to_owned()], "CODEX_API_KEY", json!({})),
         &env.clone().with("CODEX_API_KEY", "k"),
     )
@@ -361,14 +366,19 @@ fn a_missing_acp_agent_names_its_npm_package() {
 
 // ---- claude-code-acp ----
 
-fn claude_acp(bin: &Path, fake: &FakeAnthropic, root: &Path, trap: &ProxyTrap) -> Acp {
+fn claude_acp(
+    bin: &Path,
+    fake: &FakeAnthropic,
+    root: &Path,
+    trap: &ProxyTrap,
+) -> std::sync::Arc<dyn Provider> {
     let options = json!({
         "env.ANTHROPIC_BASE_URL": fake.url(),
         "env.CLAUDE_CONFIG_DIR": root.join("claude").display().to_string(),
         "env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     });
     let env = acp_env(root, "ANTHROPIC_API_KEY", trap);
-    Acp::new(
+    crate::support::adapter(
         &decl(&[bin.display().to_string()], "ANTHROPIC_API_KEY", options),
         &env,
     )
@@ -386,13 +396,13 @@ async fn claude_code_acp_answers_and_continues_its_session() {
     fake.set_fallback(AnthropicTurn::text("ok"));
     fake.push(AnthropicTurn::text("The code word is PELICAN."));
     let agent = claude_acp(&bin, &fake, root.path(), &trap);
-    let (first, _) = call(&agent, &request("Pick a code word.", &workspace)).await;
+    let (first, _) = call(agent.as_ref(), &request("Pick a code word.", &workspace)).await;
     let first = first.expect("the first call succeeds");
     assert_eq!(first.text, "The code word is PELICAN.");
     fake.push(AnthropicTurn::text("You asked for a code word."));
     let mut next = request("What did I ask before?", &workspace);
     next.resume_session = first.session_id.clone();
-    let (second, _) = call(&agent, &next).await;
+    let (second, _) = call(agent.as_ref(), &next).await;
     let second = second.expect("the continued call succeeds");
     assert_eq!(second.text, "You asked for a code word.");
     assert_eq!(second.session_id, first.session_id);
@@ -410,7 +420,12 @@ async fn claude_code_acp_answers_and_continues_its_session() {
 
 // ---- codex-acp ----
 
-fn codex_acp(bin: &Path, fake: &FakeResponses, root: &Path, trap: &ProxyTrap) -> Acp {
+fn codex_acp(
+    bin: &Path,
+    fake: &FakeResponses,
+    root: &Path,
+    trap: &ProxyTrap,
+) -> std::sync::Arc<dyn Provider> {
     let home = root.join("codex-home");
     std::fs::create_dir_all(&home).expect("codex home");
     let mut command = vec![bin.display().to_string()];
@@ -432,7 +447,7 @@ fn codex_acp(bin: &Path, fake: &FakeResponses, root: &Path, trap: &ProxyTrap) ->
     }
     let options = json!({"env.CODEX_HOME": home.display().to_string()});
     let env = acp_env(root, "CODEX_API_KEY", trap);
-    Acp::new(&decl(&command, "CODEX_API_KEY", options), &env).expect("configured")
+    crate::support::adapter(&decl(&command, "CODEX_API_KEY", options), &env).expect("configured")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -446,7 +461,7 @@ async fn codex_acp_answers_with_the_models_text() {
     fake.require_key(SECRET);
     fake.push(ResponsesTurn::text("Hello from Codex over ACP."));
     let agent = codex_acp(&bin, &fake, root.path(), &trap);
-    let (reply, events) = call(&agent, &request("Say hello.", &workspace)).await;
+    let (reply, events) = call(agent.as_ref(), &request("Say hello.", &workspace)).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(reply.text, "Hello from Codex over ACP.", "{events:?}");
     assert!(!fake.responses_requests().is_empty());
@@ -477,7 +492,7 @@ async fn copilot_over_acp_answers_and_asks_before_it_edits() {
         "env.XDG_CACHE_HOME": cache.display().to_string(),
     });
     let env = acp_env(root.path(), "COPILOT_PROVIDER_API_KEY", &trap);
-    let agent = Acp::new(
+    let agent = crate::support::adapter(
         &decl(
             &[bin.display().to_string(), "--acp".to_owned()],
             "COPILOT_PROVIDER_API_KEY",
@@ -486,7 +501,7 @@ async fn copilot_over_acp_answers_and_asks_before_it_edits() {
         &env,
     )
     .expect("configured");
-    let (reply, events) = call(&agent, &request("Say hello.", &workspace)).await;
+    let (reply, events) = call(agent.as_ref(), &request("Say hello.", &workspace)).await;
     let reply = reply.unwrap_or_else(|error| panic!("{error}: {events:?}"));
     assert_eq!(reply.text, "Hello from Copilot over ACP.", "{events:?}");
     // It reports the turn's tokens in the prompt response's `usage`.
@@ -503,7 +518,11 @@ async fn copilot_over_acp_answers_and_asks_before_it_edits() {
         json!({"path": notes.display().to_string(), "old_str": "draft", "new_str": "final"}),
     ));
     fake.push(AnthropicTurn::text("The edit was refused."));
-    let (reply, events) = call(&agent, &request("Mark the notes final.", &workspace)).await;
+    let (reply, events) = call(
+        agent.as_ref(),
+        &request("Mark the notes final.", &workspace),
+    )
+    .await;
     reply.unwrap_or_else(|error| panic!("{error}: {events:?}"));
     assert!(
         events
@@ -528,7 +547,7 @@ async fn gemini_over_acp_refused_credentials_are_an_auth_failure_naming_the_key_
     let fake = FakeGemini::start(Vec::new());
     fake.fail_with(401);
     let agent = gemini_acp(&bin, &fake, root.path(), &trap);
-    let (result, events) = call(&agent, &request("Hello?", &workspace)).await;
+    let (result, events) = call(agent.as_ref(), &request("Hello?", &workspace)).await;
     let error = result.expect_err("the key is refused");
     assert_eq!(error.class().name(), "auth", "{error:?}: {events:?}");
     assert!(
@@ -551,8 +570,9 @@ async fn an_agent_that_dies_is_a_process_exit_with_its_stderr() {
     let env = Environment::default()
         .with("PATH", std::env::var("PATH").unwrap_or_default())
         .with("AGENT_KEY", SECRET);
-    let agent = Acp::new(&decl(&command, "AGENT_KEY", json!({})), &env).expect("configured");
-    let (result, _) = call(&agent, &request("Hello?", &workspace)).await;
+    let agent =
+        crate::support::adapter(&decl(&command, "AGENT_KEY", json!({})), &env).expect("configured");
+    let (result, _) = call(agent.as_ref(), &request("Hello?", &workspace)).await;
     let error = result.expect_err("the agent died");
     assert!(
         matches!(&error, ProviderError::ProcessExit { code: Some(3), stderr, .. } if stderr.contains("no ACP here")),

@@ -12,14 +12,21 @@ use std::time::Duration;
 
 use atomic::ir::{PermissionMode, ProviderDecl};
 use atomic::providers::{
-    AgentEvent, AgentReply, AgentRequest, ClaudeCode, Copilot, Environment, OpenCode, Provider,
-    ProviderError, ToolGrant,
+    AgentEvent, AgentReply, AgentRequest, Environment, OpenCode, Provider, ProviderError, ToolGrant,
 };
 use atomic::source::{Span, Spanned};
 use serde_json::{Value, json};
 
 use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
 use crate::support::tools::agent_cli;
+
+/// An `opencode` provider as a run builds it (its own type: tests ask it for its server).
+fn opencode(decl: &ProviderDecl, env: &Environment) -> Result<OpenCode, ProviderError> {
+    OpenCode::new(
+        decl,
+        &atomic::providers::ProviderContext::new(Path::new("."), env),
+    )
+}
 
 /// Upper bound for one agent call (the CLIs answer a scripted turn in a few seconds).
 const CALL_LIMIT: Duration = Duration::from_secs(120);
@@ -184,7 +191,7 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
     let env = claude_env(root.path())
         // Never handed to the CLI: only the variable named by `api-key-env` is.
         .with("ANTHROPIC_API_KEY", "sk-wrong-key");
-    let provider = ClaudeCode::new(
+    let provider = crate::support::adapter(
         &decl(
             "claude-code",
             "claude-sonnet-4-5",
@@ -206,7 +213,7 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
         working_dir: workspace.clone(),
         ..AgentRequest::default()
     };
-    let (reply, events) = call(&provider, &request).await;
+    let (reply, events) = call(provider.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
 
     assert_eq!(
@@ -248,7 +255,7 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
         call_index: 1,
         ..request
     };
-    let (reply, _) = call(&provider, &again).await;
+    let (reply, _) = call(provider.as_ref(), &again).await;
     let reply = reply.expect("the resumed call succeeds");
     assert_eq!(reply.session_id.as_deref(), Some(session.as_str()));
     let last = fake
@@ -303,7 +310,7 @@ async fn opencode_edits_a_file_through_a_started_server() {
         .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
         .with("ATOMIC_TEST_KEY", SECRET)
         .with("ANTHROPIC_API_KEY", "sk-wrong-key");
-    let provider = OpenCode::new(
+    let provider = opencode(
         &decl(
             "opencode",
             "anthropic/claude-sonnet-4-5",
@@ -428,7 +435,7 @@ async fn copilot_edits_a_file_with_a_byok_model() {
         .with("ATOMIC_TEST_KEY", SECRET)
         // Never handed to the CLI: the GitHub token is a secret it is not given.
         .with("GITHUB_TOKEN", "ghp-wrong-token");
-    let provider = Copilot::new(
+    let provider = crate::support::adapter(
         &decl(
             "copilot",
             "claude-sonnet-4-5",
@@ -448,7 +455,7 @@ async fn copilot_edits_a_file_with_a_byok_model() {
         working_dir: workspace.clone(),
         ..AgentRequest::default()
     };
-    let (reply, events) = call(&provider, &request).await;
+    let (reply, events) = call(provider.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
 
     assert_eq!(reply.text, "Copilot closing text: target.txt is edited.");
@@ -488,7 +495,7 @@ async fn copilot_edits_a_file_with_a_byok_model() {
         call_index: 1,
         ..request
     };
-    let (reply, _) = call(&provider, &again).await;
+    let (reply, _) = call(provider.as_ref(), &again).await;
     assert_eq!(
         reply.expect("the resumed call succeeds").session_id,
         Some(session)
@@ -572,7 +579,7 @@ async fn claude_code_cancellation_kills_the_process_group() {
     std::fs::create_dir_all(&workspace).expect("workspace");
     let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
     let env = claude_env(root.path());
-    let provider = ClaudeCode::new(
+    let provider = crate::support::adapter(
         &decl(
             "claude-code",
             "claude-sonnet-4-5",
@@ -583,7 +590,7 @@ async fn claude_code_cancellation_kills_the_process_group() {
         &env,
     )
     .expect("configured");
-    cancelling_kills_the_cli(&provider, &fake, &workspace).await;
+    cancelling_kills_the_cli(provider.as_ref(), &fake, &workspace).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -596,7 +603,7 @@ async fn copilot_cancellation_kills_the_process_group() {
     std::fs::create_dir_all(&workspace).expect("workspace");
     let fake = ScriptedAnthropic::start(vec![Step::Hang]).await;
     let env = copilot_env(root.path()).with("ATOMIC_TEST_KEY", SECRET);
-    let provider = Copilot::new(
+    let provider = crate::support::adapter(
         &decl(
             "copilot",
             "claude-sonnet-4-5",
@@ -607,7 +614,7 @@ async fn copilot_cancellation_kills_the_process_group() {
         &env,
     )
     .expect("configured");
-    cancelling_kills_the_cli(&provider, &fake, &workspace).await;
+    cancelling_kills_the_cli(provider.as_ref(), &fake, &workspace).await;
 }
 
 /// Builds an adapter, keeping only whether it could be configured.
@@ -619,17 +626,13 @@ fn a_missing_cli_is_a_config_error_naming_the_npm_package() {
     let cases: [(&str, Build, &str); 3] = [
         (
             "claude-code",
-            |d, e| ClaudeCode::new(d, e).map(drop),
+            |d, e| crate::support::adapter(d, e).map(drop),
             "@anthropic-ai/claude-code",
         ),
-        (
-            "opencode",
-            |d, e| OpenCode::new(d, e).map(drop),
-            "opencode-ai",
-        ),
+        ("opencode", |d, e| opencode(d, e).map(drop), "opencode-ai"),
         (
             "copilot",
-            |d, e| Copilot::new(d, e).map(drop),
+            |d, e| crate::support::adapter(d, e).map(drop),
             "@github/copilot",
         ),
     ];
@@ -1009,7 +1012,7 @@ async fn opencode_compacts_a_full_session_before_it_is_continued() {
         .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
         .with("OPENCODE_DISABLE_AUTOCOMPACT", "1")
         .with("ATOMIC_TEST_KEY", SECRET);
-    let provider = OpenCode::new(
+    let provider = opencode(
         &decl(
             "opencode",
             "anthropic/claude-sonnet-4-5",
@@ -1140,7 +1143,7 @@ async fn claude_code_retries_are_bounded_by_the_node_policy() {
         std::fs::create_dir_all(&workspace).expect("workspace");
         let fake = FakeAnthropic::start();
         fake.set_fallback(failure.clone());
-        let provider = ClaudeCode::new(
+        let provider = crate::support::adapter(
             &decl(
                 "claude-code",
                 "claude-sonnet-4-5",
@@ -1159,7 +1162,7 @@ async fn claude_code_retries_are_bounded_by_the_node_policy() {
             ..AgentRequest::default()
         };
         let started = std::time::Instant::now();
-        let (reply, _) = call(&provider, &request).await;
+        let (reply, _) = call(provider.as_ref(), &request).await;
         let elapsed = started.elapsed();
         let error = reply.expect_err("every request fails");
         let messages = fake
@@ -1198,7 +1201,7 @@ async fn claude_code_effort_is_passed_per_call() {
     )
     .expect("write the stand-in");
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let provider = ClaudeCode::new(
+    let provider = crate::support::adapter(
         &decl(
             "claude-code",
             "claude-sonnet-4-5",
@@ -1219,7 +1222,7 @@ async fn claude_code_effort_is_passed_per_call() {
         working_dir: workspace,
         ..AgentRequest::default()
     };
-    let (reply, _) = call(&provider, &request).await;
+    let (reply, _) = call(provider.as_ref(), &request).await;
     assert_eq!(reply.expect("answers").text, "done");
     assert_eq!(std::fs::read_to_string(&seen).expect("recorded"), "low");
 
@@ -1227,7 +1230,7 @@ async fn claude_code_effort_is_passed_per_call() {
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let (reply, _) = call(&provider, &request).await;
+    let (reply, _) = call(provider.as_ref(), &request).await;
     reply.expect("answers");
     assert_eq!(std::fs::read_to_string(&seen).expect("recorded"), "max");
 }
@@ -1260,7 +1263,7 @@ async fn opencode_retries_are_bounded_by_the_node_policy() {
         .with("OPENCODE_DISABLE_MODELS_FETCH", "1")
         .with("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
         .with("ATOMIC_TEST_KEY", SECRET);
-    let provider = OpenCode::new(
+    let provider = opencode(
         &decl(
             "opencode",
             "anthropic/claude-sonnet-4-5",

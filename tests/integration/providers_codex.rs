@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use atomic::ir::{PermissionMode, ProviderDecl};
 use atomic::providers::{
-    AgentEvent, AgentReply, AgentRequest, Codex, Environment, Provider, ProviderError, Usage,
+    AgentEvent, AgentReply, AgentRequest, Environment, Provider, ProviderError, Usage,
 };
 use atomic::source::{Span, Spanned};
 use serde_json::{Value, json};
@@ -155,12 +155,13 @@ async fn codex_answers_with_text_and_reports_usage() {
     let fake = FakeResponses::start();
     fake.require_key(SECRET)
         .push(Turn::text("Hello from the fake – über."));
-    let provider = Codex::new(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
     let request = AgentRequest {
         system: Some("You are terse.".to_owned()),
         ..request("Say hello.", &workspace)
     };
-    let (reply, events) = call(&provider, &request).await;
+    let (reply, events) = call(provider.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
 
     assert_eq!(reply.text, "Hello from the fake – über.");
@@ -206,12 +207,13 @@ async fn codex_edits_a_file_with_its_patch_and_shell_tools() {
     ))
     .push(Turn::shell("printf 'checked: yes\\n' >> notes.txt"))
     .push(Turn::text("Replaced `draft` with `final`."));
-    let provider = Codex::new(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
     let request = AgentRequest {
         permission: Some(PermissionMode::AcceptEdits),
         ..request("Make notes.txt final.", &workspace)
     };
-    let (reply, events) = call(&provider, &request).await;
+    let (reply, events) = call(provider.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
 
     assert_eq!(reply.text, "Replaced `draft` with `final`.");
@@ -246,8 +248,13 @@ async fn the_default_permission_keeps_the_workspace_read_only() {
     let fake = FakeResponses::start();
     fake.push(Turn::shell("printf 'status: final\\n' > notes.txt"))
         .push(Turn::text("Tried."));
-    let provider = Codex::new(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
-    let (reply, _) = call(&provider, &request("Make notes.txt final.", &workspace)).await;
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let (reply, _) = call(
+        provider.as_ref(),
+        &request("Make notes.txt final.", &workspace),
+    )
+    .await;
     assert_eq!(reply.expect("the call succeeds").text, "Tried.");
     assert_eq!(
         std::fs::read_to_string(workspace.join("notes.txt")).expect("notes"),
@@ -266,8 +273,9 @@ async fn a_resumed_session_carries_the_earlier_conversation() {
     let fake = FakeResponses::start();
     fake.push(Turn::text("The word is pineapple."))
         .push(Turn::text("You asked about a word."));
-    let provider = Codex::new(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
-    let (first, _) = call(&provider, &request("Pick a word.", &workspace)).await;
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let (first, _) = call(provider.as_ref(), &request("Pick a word.", &workspace)).await;
     let first = first.expect("the first call succeeds");
     let session = first.session_id.clone().expect("a thread id");
 
@@ -276,7 +284,7 @@ async fn a_resumed_session_carries_the_earlier_conversation() {
         call_index: 1,
         ..request("What did I ask?", &workspace)
     };
-    let (second, _) = call(&provider, &again).await;
+    let (second, _) = call(provider.as_ref(), &again).await;
     let second = second.expect("the resumed call succeeds");
     assert_eq!(second.text, "You asked about a word.");
     assert_eq!(second.session_id, Some(session));
@@ -298,7 +306,7 @@ async fn a_resumed_session_carries_the_earlier_conversation() {
         resume_session: Some("01a21a82-0000-7000-8000-000000000000".to_owned()),
         ..again
     };
-    let (error, _) = call(&provider, &unknown).await;
+    let (error, _) = call(provider.as_ref(), &unknown).await;
     let error = error.expect_err("an unknown session");
     assert!(
         error.to_string().contains("option \"codex-home\""),
@@ -338,7 +346,8 @@ async fn a_node_timeout_kills_the_process_group() {
     let fake = FakeResponses::start();
     // The model starts a command that outlives any node timeout.
     fake.push(Turn::shell("sleep 300")).push(Turn::Hang);
-    let provider = Codex::new(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
     let request = AgentRequest {
         permission: Some(PermissionMode::AcceptEdits),
         ..request("Wait.", &workspace)
@@ -390,7 +399,7 @@ fn a_missing_cli_names_the_npm_package() {
     let env = Environment::default()
         .with("PATH", "/nonexistent-atomic-bin")
         .with("ATOMIC_TEST_KEY", SECRET);
-    let error = Codex::new(&decl, &env).expect_err("no CLI on PATH");
+    let error = crate::support::adapter(&decl, &env).expect_err("no CLI on PATH");
     assert!(matches!(error, ProviderError::Config { .. }), "{error}");
     assert!(
         error.to_string().contains("npm install -g @openai/codex"),
@@ -408,9 +417,10 @@ async fn a_refused_key_is_an_auth_failure_naming_its_variable() {
     let fake = FakeResponses::start();
     fake.require_key("sk-the-right-one")
         .push(Turn::text("never"));
-    let provider = Codex::new(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
     let started = Instant::now();
-    let (error, _) = call(&provider, &request("Hello?", &workspace)).await;
+    let (error, _) = call(provider.as_ref(), &request("Hello?", &workspace)).await;
     let error = error.expect_err("the key is refused");
     assert!(
         matches!(error, ProviderError::Auth { status: 401, .. }),

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use atomic::ir::{PermissionMode, ProviderDecl};
 use atomic::providers::{
-    AgentEvent, AgentReply, AgentRequest, Environment, Gemini, Provider, ProviderError, Usage,
+    AgentEvent, AgentReply, AgentRequest, Environment, Provider, ProviderError, Usage,
 };
 use atomic::source::{Span, Spanned};
 use serde_json::{Value, json};
@@ -90,7 +90,7 @@ fn gemini_env(root: &Path, trap: &ProxyTrap) -> Environment {
         .fold(env, |env, (name, value)| env.with(name, value))
 }
 
-fn provider(bin: &Path, fake: &FakeGemini, env: &Environment) -> Gemini {
+fn provider(bin: &Path, fake: &FakeGemini, env: &Environment) -> std::sync::Arc<dyn Provider> {
     let Value::Object(options) = json!({"bin": bin.display().to_string()}) else {
         unreachable!("an object");
     };
@@ -105,7 +105,7 @@ fn provider(bin: &Path, fake: &FakeGemini, env: &Environment) -> Gemini {
         options,
         span: Span::default(),
     };
-    Gemini::new(&decl, env).expect("configured")
+    crate::support::adapter(&decl, env).expect("configured")
 }
 
 /// A temporary root with a `workspace/` holding `notes.txt` saying `draft`.
@@ -148,7 +148,7 @@ async fn gemini_answers_with_the_models_text() {
     let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let mut request = request("Say hello.", &workspace);
     request.system = Some("Answer in one sentence.".to_owned());
-    let (reply, events) = call(&gemini, &request).await;
+    let (reply, events) = call(gemini.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(reply.text, "Hello from the fake Gemini.");
     assert_eq!(reply.turns, 1);
@@ -201,7 +201,7 @@ async fn gemini_edits_a_file_with_its_own_replace_tool() {
     let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let mut request = request("Mark notes.txt final.", &workspace);
     request.permission = Some(PermissionMode::AcceptEdits);
-    let (reply, events) = call(&gemini, &request).await;
+    let (reply, events) = call(gemini.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(
         std::fs::read_to_string(&notes).expect("notes"),
@@ -248,11 +248,11 @@ async fn gemini_continues_a_session() {
         Turn::text("You asked for the code word."),
     ]);
     let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
-    let (first, _) = call(&gemini, &request("Pick a code word.", &workspace)).await;
+    let (first, _) = call(gemini.as_ref(), &request("Pick a code word.", &workspace)).await;
     let first = first.expect("the first call succeeds");
     let mut next = request("What did I ask before?", &workspace);
     next.resume_session = first.session_id.clone();
-    let (second, _) = call(&gemini, &next).await;
+    let (second, _) = call(gemini.as_ref(), &next).await;
     let second = second.expect("the continued call succeeds");
     assert_eq!(second.text, "You asked for the code word.");
     assert_eq!(second.session_id, first.session_id);
@@ -276,7 +276,7 @@ async fn gemini_reports_the_usage_of_its_model_calls() {
     let trap = ProxyTrap::start();
     let fake = FakeGemini::start(vec![Turn::text("Counted.")]);
     let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
-    let (reply, events) = call(&gemini, &request("Count.", &workspace)).await;
+    let (reply, events) = call(gemini.as_ref(), &request("Count.", &workspace)).await;
     let reply = reply.expect("the call succeeds");
     let expected = Usage {
         input_tokens: PROMPT_TOKENS - CACHED_TOKENS,
@@ -305,7 +305,7 @@ async fn gemini_refused_credentials_are_an_auth_failure_naming_the_key_variable(
     let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     for status in [401, 403] {
         fake.fail_with(status);
-        let (result, _) = call(&gemini, &request("Hello?", &workspace)).await;
+        let (result, _) = call(gemini.as_ref(), &request("Hello?", &workspace)).await;
         let error = result.expect_err("the key is refused");
         assert_eq!(error.class().name(), "auth", "{status}: {error}");
         let text = error.to_string();
@@ -331,7 +331,7 @@ fn a_missing_gemini_cli_names_its_npm_package() {
         options: serde_json::Map::new(),
         span: Span::default(),
     };
-    let error = Gemini::new(&decl, &env).expect_err("no CLI on PATH");
+    let error = crate::support::adapter(&decl, &env).expect_err("no CLI on PATH");
     assert!(matches!(error, ProviderError::Config { .. }), "{error}");
     assert!(
         error

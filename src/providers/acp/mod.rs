@@ -20,7 +20,6 @@ mod client;
 mod policy;
 mod turn;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_client_protocol::ByteStreams;
@@ -31,15 +30,15 @@ use agent_client_protocol::v1::schema::{
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-use super::binary::{is_executable, search_path};
+use super::agent_cli::{BaseUrl, Cli, CliSpec, Credentials, KeyVar, Program};
 use super::child;
-use super::env::{ChildEnv, Environment, api_key, redact};
-use super::mcp_config::{ResolvedMcp, held_secrets, resolve_mcp_servers};
+use super::mcp_config::ResolvedMcp;
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, Usage,
+    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderContext, ProviderError,
+    ProviderFuture, Usage,
 };
 use crate::ir::ProviderDecl;
-use crate::process::{self, Child, Launch};
+use crate::process::Child;
 use client::{Failure, Setup};
 use policy::Policy;
 use turn::Turn;
@@ -56,19 +55,27 @@ const KNOWN_AGENTS: &[(&str, &str)] = &[
 /// How long a finished agent may take to exit before its group is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-/// The ACP adapter.
+const SPEC: CliSpec = CliSpec {
+    adapter: NAME,
+    program: Program::Declared {
+        known: KNOWN_AGENTS,
+    },
+    settings: &[],
+    setting_prefixes: &[],
+    credential_vars: &[],
+    base_url: BaseUrl::Refused(
+        "`base-url=` means nothing to an ACP agent: give the agent's own setting with \
+         `option \"env.NAME\" \"…\"` (e.g. `GOOGLE_GEMINI_BASE_URL`, `ANTHROPIC_BASE_URL`)",
+    ),
+    key: KeyVar::Own,
+    defaults: &[],
+};
+
+/// The ACP adapter: the agent started by the provider's `command`, its environment and key
+/// placed by the agent-CLI launcher.
 #[derive(Debug)]
 pub struct Acp {
-    program: PathBuf,
-    args: Vec<String>,
-    env: ChildEnv,
-    model: Option<String>,
-    /// The `api-key-env=` variable, named in authentication failures.
-    key_variable: Option<String>,
-    /// Its value, scrubbed from error messages.
-    secret: Option<String>,
-    /// atomic's environment: the variables an `mcp` server is given are read from it.
-    outer_env: Environment,
+    cli: Cli,
 }
 
 impl Acp {
@@ -78,46 +85,15 @@ impl Acp {
     /// # Errors
     /// [`ProviderError::Config`]: no `command`, the agent is not installed, the key variable
     /// is unset, `base-url=` is given, or an option has the wrong type.
-    pub fn new(decl: &ProviderDecl, env: &Environment) -> Result<Self, ProviderError> {
-        let Some((program, args)) = decl.command.split_first() else {
-            return Err(config(format!(
-                "provider `{}` needs a `command \"program\" \"arg\"…` child: the ACP agent to \
-                 start, e.g. `command \"gemini\" \"--acp\"`",
-                decl.name.value
-            )));
-        };
-        if decl.base_url.is_some() {
-            return Err(config(
-                "`base-url=` means nothing to an ACP agent: give the agent's own setting with \
-                 `option \"env.NAME\" \"…\"` (e.g. `GOOGLE_GEMINI_BASE_URL`, \
-                 `ANTHROPIC_BASE_URL`)"
-                    .to_owned(),
-            ));
-        }
-        let program = locate(&program.value, env)?;
-        let mut child = ChildEnv::new(env, &[], &[], &[]);
-        child.apply_options(NAME, env, &decl.options)?;
-        let key_variable = decl.api_key_env.as_ref().map(|name| name.value.clone());
-        let secret = api_key(NAME, env, key_variable.as_deref())?;
-        if let (Some(name), Some(key)) = (&key_variable, &secret) {
-            child.set(name, key.as_str());
-        }
+    pub fn new(decl: &ProviderDecl, cx: &ProviderContext<'_>) -> Result<Self, ProviderError> {
         Ok(Self {
-            program,
-            args: args.iter().map(|arg| arg.value.clone()).collect(),
-            env: child,
-            model: decl.model.as_ref().map(|model| model.value.clone()),
-            key_variable,
-            secret,
-            outer_env: env.clone(),
+            cli: Cli::new(&SPEC, decl, cx)?,
         })
     }
 
     /// The agent's MCP servers in ACP's shape; stdio servers start without the agent's key.
     fn mcp_servers(&self, request: &AgentRequest) -> Result<Vec<McpServer>, ProviderError> {
-        let known: Vec<&str> = self.key_variable.as_deref().into_iter().collect();
-        let scrub = held_secrets(self.env.iter(), &known);
-        let servers = resolve_mcp_servers(NAME, &request.mcp, &self.outer_env, &scrub)?;
+        let servers = self.cli.mcp_servers(request)?;
         Ok(servers
             .into_iter()
             .map(|server| match server {
@@ -150,6 +126,7 @@ impl Acp {
         request: &AgentRequest,
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
+        self.cli.refuse_unsupported(request)?;
         let policy = Policy::new(request)?;
         let prompt = match request.system.as_ref().filter(|s| !s.is_empty()) {
             Some(system) => format!("{system}\n\n{}", request.prompt),
@@ -160,14 +137,10 @@ impl Acp {
                 .unwrap_or_else(|_| request.working_dir.clone()),
             resume: request.resume_session.clone(),
             mcp: self.mcp_servers(request)?,
-            model: request.model.clone().or_else(|| self.model.clone()),
+            model: self.cli.model(request),
             prompt,
         };
-        let launch = Launch::new(&self.program)
-            .args(self.args.iter().cloned())
-            .cwd(&request.working_dir)
-            .envs(self.env.iter());
-        let mut child = child::spawn(NAME, process::local().as_ref(), launch)?;
+        let mut child = self.cli.spawn(request, Vec::new(), Vec::new())?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
             return Err(ProviderError::bad_output(
                 NAME,
@@ -241,7 +214,7 @@ impl Acp {
             session_id: Some(finished.session_id),
             usage: usage.unwrap_or_default(),
             cost_usd: turn.cost_usd,
-            turns: 1 + turn.tool_calls,
+            turns: turn.turns(),
         })
     }
 
@@ -252,22 +225,15 @@ impl Acp {
             Failure::Unsupported(message) => return config(message),
             Failure::Protocol(error) => error,
         };
+        let credentials = self.cli.credentials();
         if client::is_auth_required(&error) {
-            return ProviderError::Auth {
-                adapter: NAME,
-                status: 401,
-                message: error.message,
-                key_variable: self.key_variable.clone(),
-            };
+            return credentials.status_error(401, &error.message);
         }
         // The agent answered with an error naming the backend's HTTP status as its code
         // (the Gemini CLI does).
         let code = i32::from(error.code);
         if let Ok(status @ 400..=599) = u16::try_from(code) {
-            return classify(
-                &format!("status {status}: {}", error.message),
-                self.key_variable.as_deref(),
-            );
+            return credentials.status_error(status, &error.message);
         }
         // A connection that broke because the agent exited says less than its stderr. The
         // SDK does not always say it broke (a write to a dead agent is an internal error
@@ -291,7 +257,7 @@ impl Acp {
         if let Some(data) = &error.data {
             message = format!("{message}: {data}");
         }
-        classify(&message, self.key_variable.as_deref())
+        classify(&message, credentials)
     }
 }
 
@@ -305,39 +271,8 @@ impl Provider for Acp {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(async move {
-            self.call(request, events)
-                .await
-                .map_err(|error| redact(error, self.secret.as_deref()))
-        })
+        self.cli.credentials().guard(self.call(request, events))
     }
-}
-
-/// The agent's executable: a path, or a name on `PATH`.
-fn locate(program: &str, env: &Environment) -> Result<PathBuf, ProviderError> {
-    let found = if program.contains('/') {
-        Some(PathBuf::from(program)).filter(|path| is_executable(path))
-    } else {
-        search_path(program, env)
-    };
-    found.ok_or_else(|| {
-        let name = program.rsplit('/').next().unwrap_or(program);
-        let install = KNOWN_AGENTS
-            .iter()
-            .find(|(known, _)| *known == name)
-            .map_or_else(
-                || "install the agent, or give the path to its executable".to_owned(),
-                |(_, package)| format!("install it with `npm install -g {package}`"),
-            );
-        config(format!(
-            "the ACP agent `{program}` was not found{}; {install}",
-            if program.contains('/') {
-                ""
-            } else {
-                " on PATH"
-            }
-        ))
-    })
 }
 
 /// The turn's token usage: the prompt response's `usage`, else the Gemini CLI's
@@ -361,24 +296,15 @@ fn usage_of(response: &PromptResponse) -> Option<Usage> {
 }
 
 /// An error the agent reported for its turn, by the HTTP status it names, if any.
-fn classify(message: &str, key_variable: Option<&str>) -> ProviderError {
+fn classify(message: &str, credentials: &Credentials) -> ProviderError {
     let status = message
         .split(|c: char| !c.is_ascii_digit())
         .filter(|word| word.len() == 3)
         .filter_map(|word| word.parse::<u16>().ok())
         .find(|status| (400..600).contains(status));
     match status {
-        Some(status @ (401 | 403)) => ProviderError::Auth {
-            adapter: NAME,
-            status,
-            message: message.to_owned(),
-            key_variable: key_variable.map(str::to_owned),
-        },
-        Some(429) => ProviderError::rate_limited(NAME, None),
-        Some(503 | 529) => ProviderError::overloaded(NAME, None),
-        Some(status @ 500..=599) => ProviderError::server(NAME, status, message.to_owned()),
-        Some(status) => ProviderError::rejected(NAME, status, message.to_owned()),
-        None => ProviderError::rejected(NAME, 0, message.to_owned()),
+        Some(status) => credentials.status_error(status, message),
+        None => ProviderError::rejected(NAME, 0, credentials.scrub(message)),
     }
 }
 
@@ -390,32 +316,54 @@ fn config(message: impl Into<String>) -> ProviderError {
 mod tests {
     use super::*;
 
+    fn credentials(key_variable: Option<&str>) -> Credentials {
+        let mut decl = crate::providers::registry::test_decl("a", NAME);
+        let mut env = crate::providers::Environment::default();
+        if let Some(name) = key_variable {
+            decl.api_key_env = Some(crate::source::Spanned::new(
+                name.to_owned(),
+                crate::source::Span::default(),
+            ));
+            env = env.with(name, "k-1");
+        }
+        Credentials::from_decl(NAME, &decl, &env).expect("set")
+    }
+
     #[test]
     fn a_missing_known_agent_names_its_package() {
-        let env = Environment::default().with("PATH", "/nonexistent");
-        let error = locate("claude-code-acp", &env).expect_err("missing");
+        let env = crate::providers::Environment::default().with("PATH", "/nonexistent");
+        let cx = ProviderContext::new(std::path::Path::new("."), &env);
+        let agent = |command: &str| {
+            let mut decl = crate::providers::registry::test_decl("a", NAME);
+            decl.command = vec![crate::source::Spanned::new(
+                command.to_owned(),
+                crate::source::Span::default(),
+            )];
+            Acp::new(&decl, &cx).expect_err("missing")
+        };
+        let error = agent("claude-code-acp");
         assert!(
             error
                 .to_string()
                 .contains("npm install -g @zed-industries/claude-code-acp"),
             "{error}"
         );
-        let error = locate("my-agent", &env).expect_err("missing");
+        let error = agent("my-agent");
         assert!(error.to_string().contains("install the agent"), "{error}");
     }
 
     #[test]
     fn errors_are_classified_by_the_status_they_name() {
         assert!(matches!(
-            classify("[API Error: 429 Too Many Requests]", None),
+            classify("[API Error: 429 Too Many Requests]", &credentials(None)),
             ProviderError::RateLimited { .. }
         ));
         assert!(matches!(
-            classify("got status 401 from the model", Some("KEY")),
+            classify("got status 401 from the model", &credentials(Some("KEY"))),
             ProviderError::Auth { status: 401, .. }
         ));
         assert!(matches!(
-            classify("Internal error", None),
+            classify("Internal error", &credentials(None)),
             ProviderError::Rejected { status: 0, .. }
         ));
     }

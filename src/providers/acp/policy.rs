@@ -44,15 +44,9 @@ impl Policy {
     /// The policy of `request`.
     ///
     /// # Errors
-    /// [`ProviderError::Config`]: `permission="ask"` (nobody can answer in this adapter
-    /// yet), or a granted tool that is not an ACP tool kind.
+    /// [`ProviderError::Config`]: a granted tool that is not an ACP tool kind (`ask` is
+    /// refused by the adapter table before a call starts).
     pub(super) fn new(request: &AgentRequest) -> Result<Self, ProviderError> {
-        if request.permission == Some(PermissionMode::Ask) {
-            return Err(config(
-                "`permission=\"ask\"` is not supported by the `acp` adapter; choose `default`, \
-                 `acceptEdits`, `bypassPermissions` or `plan`",
-            ));
-        }
         let mut granted = Vec::new();
         for tool in &request.tools {
             let Some((_, kind)) = KINDS.iter().find(|(name, _)| *name == tool.name) else {
@@ -210,18 +204,13 @@ mod tests {
     }
 
     #[test]
-    fn unknown_grants_and_ask_are_refused() {
+    fn unknown_grants_are_refused() {
         let request = AgentRequest {
             tools: vec![grant("Bash")],
             ..AgentRequest::default()
         };
         let error = Policy::new(&request).expect_err("Bash is not a kind");
         assert!(error.to_string().contains("execute"), "{error}");
-        let ask = AgentRequest {
-            permission: Some(PermissionMode::Ask),
-            ..AgentRequest::default()
-        };
-        assert!(Policy::new(&ask).is_err());
     }
 
     #[test]

@@ -46,8 +46,11 @@ pub(super) struct Turn {
     last_text: String,
     /// Tool call id → the name it is reported under.
     tools: HashMap<String, String>,
-    /// Tool calls reported.
-    pub(super) tool_calls: u32,
+    /// Model turns: one begins with the agent's first output, and with its first output
+    /// after tool results (the contract's count).
+    turns: u32,
+    /// Output of the current turn was seen, and no tool result since.
+    in_turn: bool,
     /// The session's cost, where the agent reports it (`usage_update`).
     pub(super) cost_usd: Option<f64>,
 }
@@ -103,6 +106,7 @@ impl Turn {
     fn update(&mut self, update: SessionUpdate, events: &dyn EventSink) {
         match update {
             SessionUpdate::AgentMessageChunk(chunk) => {
+                self.begin_turn();
                 let id = chunk.message_id.as_ref().map(|id| id.0.to_string());
                 if id.is_some() && id != self.current_id {
                     self.finish_message(events);
@@ -114,6 +118,7 @@ impl Turn {
                 }
             }
             SessionUpdate::AgentThoughtChunk(chunk) => {
+                self.begin_turn();
                 if let ContentBlock::Text(text) = chunk.content {
                     events.emit(AgentEvent::ThinkingDelta { text: text.text });
                 }
@@ -132,6 +137,7 @@ impl Turn {
                     call.status,
                     ToolCallStatus::Completed | ToolCallStatus::Failed
                 ) {
+                    self.in_turn = false;
                     events.emit(AgentEvent::ToolComplete {
                         id,
                         name,
@@ -149,13 +155,23 @@ impl Turn {
                     return;
                 }
                 let id = update.tool_call_id.0.to_string();
-                let name = self
-                    .tools
-                    .get(&id)
-                    .cloned()
-                    .or(update.fields.name.clone())
-                    .or(update.fields.title.clone())
-                    .unwrap_or_default();
+                let name = match self.tools.get(&id) {
+                    Some(name) => name.clone(),
+                    // Finished before it was reported: it starts here, so every completion
+                    // has its start.
+                    None => {
+                        let name = update
+                            .fields
+                            .name
+                            .clone()
+                            .or(update.fields.title.clone())
+                            .unwrap_or_default();
+                        let input = update.fields.raw_input.clone();
+                        self.start_tool(id.clone(), name.clone(), input, events);
+                        name
+                    }
+                };
+                self.in_turn = false;
                 events.emit(AgentEvent::ToolComplete {
                     id,
                     name,
@@ -189,13 +205,26 @@ impl Turn {
         events: &dyn EventSink,
     ) {
         self.finish_message(events);
-        self.tool_calls += 1;
+        self.begin_turn();
         self.tools.insert(id.clone(), name.clone());
         events.emit(AgentEvent::ToolStart {
             id,
             name,
             input: input.unwrap_or(Value::Null),
         });
+    }
+
+    /// Output of the agent: the start of a turn, unless one is under way.
+    fn begin_turn(&mut self) {
+        if !self.in_turn {
+            self.in_turn = true;
+            self.turns += 1;
+        }
+    }
+
+    /// The model turns the call took (at least one: the prompt was answered).
+    pub(super) fn turns(&self) -> u32 {
+        self.turns.max(1)
     }
 
     /// Ends the message being streamed, if any.

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::NAME;
+use crate::providers::agent_cli::Credentials;
 use crate::providers::{AgentEvent, EventSink, ProviderError, Usage, tool_summary};
 
 /// Token counts from a `result` line's `stats`: `input` is the prompt without its cached part.
@@ -119,7 +120,7 @@ impl Stream {
 /// Classifies a failed `result` line. The CLI reports an API failure as
 /// `[API Error: <the server's JSON error body>]` with `type` `"unknown"`, so the HTTP status
 /// is read from that body's `error.code`.
-pub(super) fn classify(result: &Value, key_variable: Option<&str>) -> ProviderError {
+pub(super) fn classify(result: &Value, credentials: &Credentials) -> ProviderError {
     let message = result
         .pointer("/error/message")
         .and_then(Value::as_str)
@@ -129,18 +130,8 @@ pub(super) fn classify(result: &Value, key_variable: Option<&str>) -> ProviderEr
         .pointer("/error/type")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let status = api_status(&message);
-    match status {
-        Some(status @ (401 | 403)) => ProviderError::Auth {
-            adapter: NAME,
-            status,
-            message,
-            key_variable: key_variable.map(str::to_owned),
-        },
-        Some(429) => ProviderError::rate_limited(NAME, None),
-        Some(503 | 529) => ProviderError::overloaded(NAME, None),
-        Some(status @ 500..=599) => ProviderError::server(NAME, status, message),
-        Some(status) => ProviderError::rejected(NAME, status, message),
+    match api_status(&message) {
+        Some(status) => credentials.status_error(status, &message),
         None if kind.is_empty() || kind == "unknown" => ProviderError::rejected(NAME, 0, message),
         None => ProviderError::rejected(NAME, 0, format!("{kind}: {message}")),
     }
@@ -236,11 +227,18 @@ mod tests {
             json!({"type": "result", "status": "error",
                    "error": {"type": "unknown", "message": message}})
         };
+        let mut decl = crate::providers::registry::test_decl("g", NAME);
+        decl.api_key_env = Some(crate::source::Spanned::new(
+            "MY_GEMINI_KEY".to_owned(),
+            crate::source::Span::default(),
+        ));
+        let env = crate::providers::Environment::default().with("MY_GEMINI_KEY", "AIza-1");
+        let credentials = Credentials::from_decl(NAME, &decl, &env).expect("set");
         let auth = classify(
             &result(
                 r#"[API Error: {"error":{"code":401,"message":"API key not valid.","status":"UNAUTHENTICATED"}}]"#,
             ),
-            Some("MY_GEMINI_KEY"),
+            &credentials,
         );
         assert_eq!(auth.class().name(), "auth");
         assert!(auth.to_string().contains("`MY_GEMINI_KEY`"), "{auth}");
@@ -254,7 +252,7 @@ mod tests {
         ];
         for (message, class) in cases {
             assert_eq!(
-                classify(&result(message), None).class().name(),
+                classify(&result(message), &credentials).class().name(),
                 class,
                 "{message}"
             );

@@ -27,12 +27,12 @@ mod turn;
 
 use self::server::start_server;
 use self::turn::{ContextLimits, PermissionReply, Turn, context_limits};
-use super::binary::find_binary;
-use super::env::{ChildEnv, Environment, api_key, redact};
+use super::agent_cli::{BaseUrl, Cli, CliSpec, Credentials, KeyVar, Program, refuse_unsupported};
 use super::http::{SseReader, build_client, classify};
-use super::mcp_config::{PrivateFile, ResolvedMcp, held_secrets, private_dir, resolve_mcp_servers};
+use super::mcp_config::{PrivateFile, ResolvedMcp};
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
+    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderContext, ProviderError,
+    ProviderFuture,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
 use crate::process::Child;
@@ -51,6 +51,23 @@ const EVENT_SILENCE_LIMIT: Duration = Duration::from_secs(30 * 60);
 /// How long summarising a session (a model call) may take.
 const SUMMARIZE_LIMIT: Duration = Duration::from_secs(600);
 
+/// How atomic starts `opencode serve` (without `base-url=`).
+const SPEC: CliSpec = CliSpec {
+    adapter: NAME,
+    program: Program::Npm {
+        command: "opencode",
+        package: "opencode-ai",
+    },
+    settings: &[],
+    setting_prefixes: &["OPENCODE_"],
+    credential_vars: &["OPENCODE_SERVER_PASSWORD"],
+    // `base-url=` means a running server: atomic connects instead of starting one.
+    base_url: BaseUrl::Dialect,
+    // Referenced from the server's config as `{env:NAME}`.
+    key: KeyVar::Own,
+    defaults: &[("OPENCODE_DISABLE_AUTOUPDATE", "1")],
+};
+
 /// The OpenCode server adapter.
 #[derive(Debug)]
 pub struct OpenCode {
@@ -58,25 +75,17 @@ pub struct OpenCode {
     server: OnceCell<Server>,
     client: reqwest::Client,
     model: Option<String>,
-    /// The key from `api-key-env=`, scrubbed from error messages.
-    secret: Option<String>,
+    /// The key from `api-key-env=` (with `base-url=`: the server's password).
+    credentials: Credentials,
     /// Context-window sizes by project directory (the project's config may add models).
     context_limits: Mutex<HashMap<PathBuf, ContextLimits>>,
-    /// atomic's environment: the variables an `mcp` server is given are read from it.
-    outer_env: Environment,
 }
 
 /// Where the server comes from.
 #[derive(Debug)]
 enum Launch {
-    /// atomic starts one.
-    Spawn {
-        bin: PathBuf,
-        env: ChildEnv,
-        startup: Duration,
-        /// The variable the key is given in (`api-key-env=`), kept from MCP servers.
-        key_var: Option<String>,
-    },
+    /// atomic starts one, `opencode serve` as configured.
+    Spawn { cli: Box<Cli>, startup: Duration },
     /// A running server.
     Connect {
         base: String,
@@ -117,36 +126,28 @@ impl OpenCode {
     /// # Errors
     /// [`ProviderError::Config`]: the CLI is not installed, a named variable is unset, or an
     /// option has the wrong type.
-    pub fn new(decl: &ProviderDecl, env: &Environment) -> Result<Self, ProviderError> {
-        let key_env = decl.api_key_env.as_ref().map(|name| name.value.as_str());
-        let key = api_key(NAME, env, key_env)?;
-        let secret = key.clone();
+    pub fn new(decl: &ProviderDecl, cx: &ProviderContext<'_>) -> Result<Self, ProviderError> {
+        let credentials = Credentials::from_decl(NAME, decl, cx.env)?;
         let launch = if let Some(base) = &decl.base_url {
             Launch::Connect {
                 base: base.value.trim_end_matches('/').to_owned(),
-                password: key,
+                password: credentials.key().map(str::to_owned),
             }
         } else {
-            let bin = find_binary(NAME, "opencode", "opencode-ai", &decl.options, env)?;
-            let mut child = ChildEnv::new(env, &[], &["OPENCODE_"], &["OPENCODE_SERVER_PASSWORD"]);
-            child.apply_options(NAME, env, &decl.options)?;
-            if let (Some(name), Some(key)) = (key_env, key) {
-                child.set(name, key);
-            }
+            let mut cli = Cli::new(&SPEC, decl, cx)?;
             match decl.options.get("config") {
                 None => {}
                 Some(Value::String(config)) => {
-                    child.set("OPENCODE_CONFIG_CONTENT", config.as_str())
+                    cli.set_env("OPENCODE_CONFIG_CONTENT", config.as_str());
                 }
                 Some(Value::Object(config)) => {
-                    child.set(
+                    cli.set_env(
                         "OPENCODE_CONFIG_CONTENT",
                         Value::Object(config.clone()).to_string(),
                     );
                 }
                 Some(_) => return Err(config_error("option `config` must be a JSON string")),
             }
-            child.set_default("OPENCODE_DISABLE_AUTOUPDATE", "1");
             let startup = match decl.options.get("startup-timeout") {
                 None => STARTUP_LIMIT,
                 Some(value) => value
@@ -156,10 +157,8 @@ impl OpenCode {
                     .ok_or_else(|| config_error("option `startup-timeout` must be seconds"))?,
             };
             Launch::Spawn {
-                bin,
-                env: child,
+                cli: Box::new(cli),
                 startup,
-                key_var: key_env.map(str::to_owned),
             }
         };
         let client = build_client(NAME, Duration::from_secs(10))?;
@@ -168,9 +167,8 @@ impl OpenCode {
             server: OnceCell::new(),
             client,
             model: decl.model.as_ref().map(|model| model.value.clone()),
-            secret,
+            credentials,
             context_limits: Mutex::new(HashMap::new()),
-            outer_env: env.clone(),
         })
     }
 
@@ -228,9 +226,9 @@ impl OpenCode {
                         _process: None,
                         _drain: None,
                     }),
-                    Launch::Spawn {
-                        bin, env, startup, ..
-                    } => start_server(bin, env, directory, *startup).await,
+                    Launch::Spawn { cli, startup } => {
+                        start_server(cli, directory, *startup, Vec::new()).await
+                    }
                 }
             })
             .await
@@ -246,36 +244,24 @@ impl OpenCode {
         request: &AgentRequest,
         directory: &Path,
     ) -> Result<(Server, PrivateFile), ProviderError> {
-        let Launch::Spawn {
-            bin,
-            env,
-            startup,
-            key_var,
-        } = &self.launch
-        else {
+        let Launch::Spawn { cli, startup } = &self.launch else {
             return Err(config_error(
                 "MCP servers cannot be given to a running OpenCode server (`base-url=`); declare them in that server's own config, or let atomic start the server",
             ));
         };
-        if env.get("OPENCODE_CONFIG").is_some() {
+        if cli.env().get("OPENCODE_CONFIG").is_some() {
             return Err(config_error(
                 "MCP servers are given to OpenCode in `OPENCODE_CONFIG`, which the environment already sets; give that config with `option \"config\"` instead",
             ));
         }
-        let known: Vec<&str> = key_var.iter().map(String::as_str).collect();
-        let mut scrub = held_secrets(env.iter(), &known);
-        scrub.push("OPENCODE_SERVER_PASSWORD".to_owned());
-        let servers = resolve_mcp_servers(NAME, &request.mcp, &self.outer_env, &scrub)?;
+        let servers = cli.mcp_servers(request)?;
         let config = json!({ "mcp": opencode_mcp(&servers) });
-        let file = PrivateFile::write(
-            NAME,
-            &private_dir(&self.outer_env),
-            "atomic-opencode-mcp",
-            &config.to_string(),
-        )?;
-        let mut env = env.clone();
-        env.set("OPENCODE_CONFIG", file.path().display().to_string());
-        let server = start_server(bin, &env, directory, *startup).await?;
+        let file = cli.private_file("atomic-opencode-mcp", &config.to_string())?;
+        let env = vec![(
+            "OPENCODE_CONFIG".to_owned(),
+            file.path().display().to_string(),
+        )];
+        let server = start_server(cli, directory, *startup, env).await?;
         Ok((server, file))
     }
 
@@ -322,12 +308,11 @@ impl OpenCode {
     ) -> Result<AgentReply, ProviderError> {
         let directory = std::path::absolute(&request.working_dir)
             .map_err(|error| config_error(&format!("bad working directory: {error}")))?;
-        if let Some(custom) = request.tools.iter().find(|tool| !tool.command.is_empty()) {
-            return Err(config_error(&format!(
-                "custom tool `{}` cannot be given to OpenCode; grant its built-in tools by name",
-                custom.name
-            )));
-        }
+        // The adapter table's refusals, whether atomic starts the server or not.
+        refuse_unsupported(
+            crate::ir::adapter_info(NAME).expect("opencode is in the catalogue"),
+            request,
+        )?;
         let model = request.model.as_deref().or(self.model.as_deref());
         let model = split_model(model)?;
         // A call given MCP servers runs on a server of its own (with its config file).
@@ -564,11 +549,7 @@ impl Provider for OpenCode {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(async move {
-            self.call(request, events)
-                .await
-                .map_err(|error| redact(error, self.secret.as_deref()))
-        })
+        self.credentials.guard(self.call(request, events))
     }
 }
 

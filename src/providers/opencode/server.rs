@@ -7,17 +7,17 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::{AbortOnDrop, NAME, Server, bad_output};
-use crate::process::{self, Launch};
 use crate::providers::ProviderError;
+use crate::providers::agent_cli::Cli;
 use crate::providers::child;
-use crate::providers::env::ChildEnv;
 
-/// Starts `opencode serve` on a free loopback port and waits until it listens.
+/// Starts `opencode serve` on a free loopback port, `env` added to its environment, and
+/// waits until it listens.
 pub(super) async fn start_server(
-    bin: &Path,
-    env: &ChildEnv,
+    cli: &Cli,
     directory: &Path,
     startup: Duration,
+    env: Vec<(String, String)>,
 ) -> Result<Server, ProviderError> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
@@ -30,18 +30,18 @@ pub(super) async fn start_server(
             .map(|_| format!("{:x}", rng.random_range(0..16_u8)))
             .collect()
     };
-    let launch = Launch::new(bin)
-        .args([
-            "serve".to_owned(),
-            "--hostname".to_owned(),
-            "127.0.0.1".to_owned(),
-            "--port".to_owned(),
-            port.to_string(),
-        ])
-        .cwd(directory)
-        .envs(env.iter())
-        .env("OPENCODE_SERVER_PASSWORD", &password);
-    let mut process = child::spawn(NAME, process::local().as_ref(), launch)?;
+    let mut env = env;
+    env.push(("OPENCODE_SERVER_PASSWORD".to_owned(), password.clone()));
+    let args = [
+        "serve",
+        "--hostname",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut process = cli.spawn_in(directory, args, env)?;
     let stdout = process
         .take_stdout()
         .ok_or_else(|| bad_output("the server has no stdout"))?;

@@ -32,7 +32,17 @@ pub use pipeline::{compile_file, compile_text, fixture, kdl_files, render, root}
 pub mod scripted_anthropic;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
+
+use atomic::ir::ProviderDecl;
+use atomic::providers::{Environment, Provider, ProviderContext, ProviderError};
+
+/// The adapter `decl` declares, built as a run builds it but alone (no budget guard, no
+/// recording), with `env` as atomic's environment.
+pub fn adapter(decl: &ProviderDecl, env: &Environment) -> Result<Arc<dyn Provider>, ProviderError> {
+    atomic::providers::build_adapter(decl, &ProviderContext::new(std::path::Path::new("."), env))
+}
 
 /// A copy of the directory tree `from` at `to`.
 pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {

@@ -1,0 +1,488 @@
+//! [`Cli`]: an agent CLI as a provider declaration configures it — its program found, the
+//! environment its processes get, and the endpoint (base URL and key) placed where the CLI
+//! reads it. [`CliSpec`] says, per adapter, what differs: the program, the variables it
+//! reads, where the key and base URL go.
+//!
+//! Where the key and base URL go is decided in one place ([`place_endpoint`]), so a model
+//! gateway that stands in for the backend (atomic holding the key, the CLI pointed at a
+//! local address with a placeholder) changes this function and no adapter.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::credentials::Credentials;
+use crate::ir::{AdapterInfo, ProviderDecl, adapter_info};
+use crate::process::{Child, Launch, Spawner};
+use crate::providers::binary::{find_binary, is_executable, search_path};
+use crate::providers::env::{ChildEnv, Environment};
+use crate::providers::mcp_config::{PrivateFile, private_dir};
+use crate::providers::{AgentRequest, ProviderContext, ProviderError, child};
+
+/// Where an agent CLI's executable comes from.
+#[derive(Debug)]
+pub(crate) enum Program {
+    /// A CLI installed from npm: `command` on `PATH`, or the path `option "bin"` gives.
+    Npm {
+        /// The executable's name.
+        command: &'static str,
+        /// The npm package that installs it, named when it is missing.
+        package: &'static str,
+    },
+    /// The provider's `command "program" "arg"…` child (any ACP agent); `known` names the
+    /// npm packages of the agents atomic is tested with, for the hint when one is missing.
+    Declared {
+        /// `(executable, npm package)`.
+        known: &'static [(&'static str, &'static str)],
+    },
+}
+
+/// Where the CLI reads its key (the value of the variable `api-key-env=` names).
+#[derive(Debug)]
+pub(crate) enum KeyVar {
+    /// This variable; `option "api-key-var"` names another, where the adapter reads it
+    /// (a gateway's token variable).
+    Fixed(&'static str),
+    /// The variable `api-key-env=` names, under its own name (the agent knows its own).
+    Own,
+    /// Chosen once the base URL and settings are in place (Copilot: a model provider's key
+    /// with a base URL, else a GitHub token).
+    Chosen(fn(&ChildEnv) -> &'static str),
+}
+
+/// Where the CLI reads `base-url=`.
+#[derive(Debug)]
+pub(crate) enum BaseUrl {
+    /// This variable.
+    Env(&'static str),
+    /// The dialect places [`Cli::base_url`] itself (in its command line, or it means
+    /// something else there).
+    Dialect,
+    /// It means nothing to this CLI: the message says what to do instead.
+    Refused(&'static str),
+}
+
+/// What an agent CLI adapter reads and where (see the module docs).
+#[derive(Debug)]
+pub(crate) struct CliSpec {
+    /// `adapter="…"`.
+    pub(crate) adapter: &'static str,
+    /// Its executable.
+    pub(crate) program: Program,
+    /// Non-secret settings passed through from atomic's environment, by name.
+    pub(crate) settings: &'static [&'static str],
+    /// … and by name prefix.
+    pub(crate) setting_prefixes: &'static [&'static str],
+    /// Variables that may hold the CLI's credentials: never passed through (only
+    /// `api-key-env=` supplies a key), never given to the MCP servers it starts.
+    pub(crate) credential_vars: &'static [&'static str],
+    /// Where `base-url=` goes.
+    pub(crate) base_url: BaseUrl,
+    /// Where the key goes.
+    pub(crate) key: KeyVar,
+    /// Set unless the environment or the workflow sets them (update checks off, …).
+    pub(crate) defaults: &'static [(&'static str, &'static str)],
+}
+
+/// An agent CLI configured by its provider declaration (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Cli {
+    spec: &'static CliSpec,
+    info: &'static AdapterInfo,
+    program: PathBuf,
+    /// Arguments the declaration gives before the call's own (a declared command's).
+    program_args: Vec<String>,
+    env: ChildEnv,
+    model: Option<String>,
+    options: Map<String, Value>,
+    base_url: Option<String>,
+    credentials: Credentials,
+    /// The variable of the child's environment the key was placed in.
+    key_var: Option<String>,
+    /// atomic's environment: the variables an `mcp` server is given are read from it.
+    outer_env: Environment,
+    /// Where a call's private files go.
+    temp_dir: PathBuf,
+    spawner: Arc<dyn Spawner>,
+}
+
+impl Cli {
+    /// Configures the CLI `spec` describes from its `provider` block: finds the program,
+    /// builds the child's environment (base variables, the adapter's settings, `pass-env`
+    /// and `env.NAME` options), places the endpoint and sets the defaults.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`]: the CLI is not installed, the key variable is unset, the
+    /// base URL means nothing to it, or an option has the wrong type.
+    pub(crate) fn new(
+        spec: &'static CliSpec,
+        decl: &ProviderDecl,
+        cx: &ProviderContext<'_>,
+    ) -> Result<Self, ProviderError> {
+        let adapter = spec.adapter;
+        let info = adapter_info(adapter).expect("every agent CLI adapter is in the catalogue");
+        let (program, program_args) = locate(spec, decl, cx.env)?;
+        let mut env = ChildEnv::new(
+            cx.env,
+            spec.settings,
+            spec.setting_prefixes,
+            spec.credential_vars,
+        );
+        env.apply_options(adapter, cx.env, &decl.options)?;
+        let base_url = decl.base_url.as_ref().map(|url| url.value.clone());
+        let credentials = Credentials::from_decl(adapter, decl, cx.env)?;
+        let key_var = place_endpoint(spec, decl, &mut env, base_url.as_deref(), &credentials)?;
+        for (name, value) in spec.defaults {
+            env.set_default(name, value);
+        }
+        Ok(Self {
+            spec,
+            info,
+            program,
+            program_args,
+            env,
+            model: decl.model.as_ref().map(|model| model.value.clone()),
+            options: decl.options.clone(),
+            base_url,
+            credentials,
+            key_var,
+            outer_env: cx.env.clone(),
+            temp_dir: private_dir(cx.env),
+            spawner: Arc::clone(&cx.spawner),
+        })
+    }
+
+    /// `adapter="…"`.
+    pub(crate) fn adapter(&self) -> &'static str {
+        self.spec.adapter
+    }
+
+    /// The adapter's row in the catalogue.
+    pub(crate) fn info(&self) -> &'static AdapterInfo {
+        self.info
+    }
+
+    /// The spec it was configured from.
+    pub(crate) fn spec(&self) -> &'static CliSpec {
+        self.spec
+    }
+
+    /// The model a call uses: the request's (node → workflow), else the provider's.
+    pub(crate) fn model(&self, request: &AgentRequest) -> Option<String> {
+        request.model.clone().or_else(|| self.model.clone())
+    }
+
+    /// Option `name`: the agent's own, else the provider's.
+    pub(crate) fn option<'a>(&'a self, request: &'a AgentRequest, name: &str) -> Option<&'a Value> {
+        request.options.get(name).or_else(|| self.options.get(name))
+    }
+
+    /// `base-url=`, as declared.
+    pub(crate) fn base_url(&self) -> Option<&str> {
+        self.base_url.as_deref()
+    }
+
+    /// The key and where it came from.
+    pub(crate) fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The variable of the child's environment holding the key, if it was given one.
+    pub(crate) fn key_var(&self) -> Option<&str> {
+        self.key_var.as_deref()
+    }
+
+    /// The environment every process of the CLI gets.
+    pub(crate) fn env(&self) -> &ChildEnv {
+        &self.env
+    }
+
+    /// Sets a variable of that environment (an adapter's own, while it is configured).
+    pub(crate) fn set_env(&mut self, name: &str, value: impl Into<String>) {
+        self.env.set(name, value);
+    }
+
+    /// atomic's own environment (what MCP servers are given variables from).
+    pub(crate) fn outer_env(&self) -> &Environment {
+        &self.outer_env
+    }
+
+    /// Where a call's private files go (`TMPDIR`, else `/tmp`).
+    pub(crate) fn temp_dir(&self) -> &Path {
+        &self.temp_dir
+    }
+
+    /// A file only this user reads, holding `text`, removed when dropped.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] naming the directory when it cannot be written.
+    pub(crate) fn private_file(
+        &self,
+        prefix: &str,
+        text: &str,
+    ) -> Result<PrivateFile, ProviderError> {
+        PrivateFile::write(self.adapter(), &self.temp_dir, prefix, text)
+    }
+
+    /// Starts the CLI for `request` with `args` (after the declaration's own) and `env`
+    /// added to its environment, in the request's working directory.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] when it cannot be started.
+    pub(crate) fn spawn(
+        &self,
+        request: &AgentRequest,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    ) -> Result<Child, ProviderError> {
+        self.spawn_in(&request.working_dir, args, env)
+    }
+
+    /// [`Cli::spawn`] in `dir` (a server started for a project rather than for a call).
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] when it cannot be started.
+    pub(crate) fn spawn_in(
+        &self,
+        dir: &Path,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    ) -> Result<Child, ProviderError> {
+        let mut launch = Launch::new(&self.program)
+            .args(self.program_args.iter().cloned())
+            .args(args)
+            .envs(self.env.iter())
+            .envs(env);
+        if !dir.as_os_str().is_empty() {
+            launch = launch.cwd(dir);
+        }
+        child::spawn(self.adapter(), self.spawner.as_ref(), launch)
+    }
+}
+
+/// Puts the base URL and the key where the CLI reads them (see [`CliSpec`]); returns the
+/// variable the key went into. The one place that decides what endpoint an agent CLI
+/// talks to, and with what key.
+fn place_endpoint(
+    spec: &CliSpec,
+    decl: &ProviderDecl,
+    env: &mut ChildEnv,
+    base_url: Option<&str>,
+    credentials: &Credentials,
+) -> Result<Option<String>, ProviderError> {
+    match (&spec.base_url, base_url) {
+        (_, None) | (BaseUrl::Dialect, _) => {}
+        (BaseUrl::Env(var), Some(url)) => env.set(*var, url),
+        (BaseUrl::Refused(why), Some(_)) => {
+            return Err(ProviderError::config(spec.adapter, *why));
+        }
+    }
+    let Some(key) = credentials.key() else {
+        return Ok(None);
+    };
+    let renamed = match decl.options.get("api-key-var") {
+        None => None,
+        Some(Value::String(var)) if !var.is_empty() => Some(var.clone()),
+        Some(_) => {
+            return Err(ProviderError::config(
+                spec.adapter,
+                "option `api-key-var` must be the name of a variable",
+            ));
+        }
+    };
+    let var = match (&spec.key, renamed) {
+        (_, Some(var)) => var,
+        (KeyVar::Fixed(var), None) => (*var).to_owned(),
+        (KeyVar::Chosen(choose), None) => choose(env).to_owned(),
+        (KeyVar::Own, None) => credentials
+            .variable()
+            .expect("a key is read from the variable api-key-env= names")
+            .to_owned(),
+    };
+    env.set(var.clone(), key);
+    Ok(Some(var))
+}
+
+/// The executable (and its leading arguments) `spec` runs for `decl`.
+fn locate(
+    spec: &CliSpec,
+    decl: &ProviderDecl,
+    env: &Environment,
+) -> Result<(PathBuf, Vec<String>), ProviderError> {
+    match &spec.program {
+        Program::Npm { command, package } => {
+            let bin = find_binary(spec.adapter, command, package, &decl.options, env)?;
+            Ok((bin, Vec::new()))
+        }
+        Program::Declared { known } => {
+            let Some((program, args)) = decl.command.split_first() else {
+                return Err(ProviderError::config(
+                    spec.adapter,
+                    format!(
+                        "provider `{}` needs a `command \"program\" \"arg\"…` child: the agent \
+                         to start, e.g. `command \"gemini\" \"--acp\"`",
+                        decl.name.value
+                    ),
+                ));
+            };
+            let bin = declared(spec.adapter, &program.value, known, env)?;
+            Ok((bin, args.iter().map(|arg| arg.value.clone()).collect()))
+        }
+    }
+}
+
+/// A declared program: a path, or a name on `PATH`.
+fn declared(
+    adapter: &'static str,
+    program: &str,
+    known: &[(&str, &str)],
+    env: &Environment,
+) -> Result<PathBuf, ProviderError> {
+    let found = if program.contains('/') {
+        Some(PathBuf::from(program)).filter(|path| is_executable(path))
+    } else {
+        search_path(program, env)
+    };
+    found.ok_or_else(|| {
+        let name = program.rsplit('/').next().unwrap_or(program);
+        let install = known.iter().find(|(known, _)| *known == name).map_or_else(
+            || "install the agent, or give the path to its executable".to_owned(),
+            |(_, package)| format!("install it with `npm install -g {package}`"),
+        );
+        ProviderError::config(
+            adapter,
+            format!(
+                "the agent `{program}` was not found{}; {install}",
+                if program.contains('/') {
+                    ""
+                } else {
+                    " on PATH"
+                }
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::registry::test_decl;
+    use crate::source::{Span, Spanned};
+
+    const SPEC: CliSpec = CliSpec {
+        adapter: "claude-code",
+        program: Program::Npm {
+            command: "sh",
+            package: "@example/sh",
+        },
+        settings: &["SETTING"],
+        setting_prefixes: &["PREFIX_"],
+        credential_vars: &["PREFIX_TOKEN"],
+        base_url: BaseUrl::Env("THE_BASE_URL"),
+        key: KeyVar::Fixed("THE_KEY"),
+        defaults: &[("NO_UPDATES", "1"), ("SETTING", "default")],
+    };
+
+    fn env() -> Environment {
+        Environment::default()
+            .with("PATH", "/usr/bin:/bin")
+            .with("SETTING", "mine")
+            .with("PREFIX_A", "a")
+            .with("PREFIX_TOKEN", "never passed")
+            .with("OTHER", "not passed")
+            .with("MY_KEY", "sk-9")
+    }
+
+    fn decl(key: bool) -> ProviderDecl {
+        let mut decl = test_decl("p", "claude-code");
+        decl.base_url = Some(Spanned::new(
+            "http://127.0.0.1:9".to_owned(),
+            Span::default(),
+        ));
+        if key {
+            decl.api_key_env = Some(Spanned::new("MY_KEY".to_owned(), Span::default()));
+        }
+        decl
+    }
+
+    #[test]
+    fn the_environment_holds_settings_the_endpoint_and_defaults_but_no_other_secret() {
+        static LEAKED: CliSpec = SPEC;
+        let env = env();
+        let cli = Cli::new(
+            &LEAKED,
+            &decl(true),
+            &ProviderContext::new(Path::new("."), &env),
+        )
+        .expect("configured");
+        let vars: Vec<(&str, &str)> = cli.env().iter().collect();
+        assert_eq!(
+            vars,
+            [
+                ("NO_UPDATES", "1"),
+                ("PATH", "/usr/bin:/bin"),
+                ("PREFIX_A", "a"),
+                ("SETTING", "mine"),
+                ("THE_BASE_URL", "http://127.0.0.1:9"),
+                ("THE_KEY", "sk-9"),
+            ]
+        );
+        assert_eq!(cli.key_var(), Some("THE_KEY"));
+        assert!(!format!("{cli:?}").contains("sk-9"));
+    }
+
+    #[test]
+    fn api_key_var_renames_where_the_key_goes_and_own_keeps_its_name() {
+        static OWN: CliSpec = CliSpec {
+            key: KeyVar::Own,
+            ..SPEC
+        };
+        let env = env();
+        let cx = ProviderContext::new(Path::new("."), &env);
+        let cli = Cli::new(&OWN, &decl(true), &cx).expect("configured");
+        assert_eq!(cli.env().get("MY_KEY"), Some("sk-9"));
+        let mut renamed = decl(true);
+        renamed.options.insert(
+            "api-key-var".to_owned(),
+            Value::String("GATEWAY_TOKEN".to_owned()),
+        );
+        static FIXED: CliSpec = SPEC;
+        let cli = Cli::new(&FIXED, &renamed, &cx).expect("configured");
+        assert_eq!(cli.env().get("GATEWAY_TOKEN"), Some("sk-9"));
+        assert_eq!(cli.env().get("THE_KEY"), None);
+    }
+
+    #[test]
+    fn a_refused_base_url_and_a_missing_declared_agent_are_configuration_errors() {
+        static REFUSED: CliSpec = CliSpec {
+            base_url: BaseUrl::Refused("set the agent's own variable instead"),
+            ..SPEC
+        };
+        let env = env();
+        let cx = ProviderContext::new(Path::new("."), &env);
+        let error = Cli::new(&REFUSED, &decl(false), &cx).expect_err("refused");
+        assert!(
+            error.to_string().contains("own variable instead"),
+            "{error}"
+        );
+
+        static DECLARED: CliSpec = CliSpec {
+            adapter: "acp",
+            program: Program::Declared {
+                known: &[("claude-code-acp", "@zed-industries/claude-code-acp")],
+            },
+            base_url: BaseUrl::Dialect,
+            ..SPEC
+        };
+        let mut acp = test_decl("a", "acp");
+        acp.command = vec![Spanned::new("claude-code-acp".to_owned(), Span::default())];
+        let error = Cli::new(&DECLARED, &acp, &cx).expect_err("not installed");
+        assert!(
+            error
+                .to_string()
+                .contains("npm install -g @zed-industries/claude-code-acp"),
+            "{error}"
+        );
+    }
+}
