@@ -235,8 +235,8 @@ pub(crate) async fn out_of_order_steps_conflict(store: &dyn Store) {
 }
 
 /// Many steps over a state with a large constant field: reconstruction at every point
-/// equals replaying all deltas, whichever snapshot it starts from.
-pub(crate) async fn snapshots_and_deltas_reconstruct(store: &dyn Store, steps: u64) {
+/// equals replaying all deltas, whichever keyframe it starts from.
+pub(crate) async fn keyframes_and_deltas_reconstruct(store: &dyn Store, steps: u64) {
     let id = RunId::new("01cccccccccccc");
     let big = "b".repeat(2000);
     store.create_run(new_run(id.as_str(), &big)).await.unwrap();

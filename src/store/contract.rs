@@ -22,7 +22,7 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// - Steps are numbered 1, 2, … per run; out-of-order commits fail with
 ///   [`StoreError::Conflict`] (another process is driving the run).
 /// - The state after step `n` is the [`NewRun::state`] with the deltas of the unscoped
-///   steps 1..=n applied; stores keep periodic snapshots so this is cheap to load. A
+///   steps 1..=n applied; stores keep periodic keyframes so this is cheap to load. A
 ///   scoped step's delta belongs to its block ([`StepCommit::scope`]).
 /// - Operations on one store from one task complete in the order they were issued.
 pub trait Store: Send + Sync + std::fmt::Debug {

@@ -110,7 +110,7 @@ impl StateDelta {
     }
 
     /// About how long the delta's JSON text is (exact for strings, estimated for numbers),
-    /// without serialising it: what the snapshot policy weighs.
+    /// without serialising it: what the keyframe policy weighs.
     #[must_use]
     pub fn approx_len(&self) -> usize {
         self.0

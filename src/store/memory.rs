@@ -1,5 +1,5 @@
 //! [`MemoryStore`]: the [`Store`] contract without persistence (`--store memory`), for tests
-//! and benchmarks. Same checks and snapshot policy as the SQLite store; nothing survives
+//! and benchmarks. Same checks and keyframe policy as the SQLite store; nothing survives
 //! the process.
 
 use std::collections::HashMap;
@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 
 use super::delta::approx_state_len;
-use super::snapshot::LiveState;
+use super::keyframe::LiveState;
 use super::{
-    Checkpoint, EventRecord, Json, NewRun, OpenStep, PendingWait, RunDetail, RunFilter, RunId,
-    RunRecord, RunStatus, SnapshotPolicy, State, StateDelta, StepCommit, StepRecord, StepStatus,
+    Checkpoint, EventRecord, Json, KeyframePolicy, NewRun, OpenStep, PendingWait, RunDetail,
+    RunFilter, RunId, RunRecord, RunStatus, State, StateDelta, StepCommit, StepRecord, StepStatus,
     Store, StoreError, StoreFuture, Timestamp,
 };
 
@@ -20,7 +20,7 @@ use super::{
 #[derive(Clone, Debug, Default)]
 pub struct MemoryStore {
     runs: Arc<Mutex<HashMap<RunId, MemoryRun>>>,
-    policy: SnapshotPolicy,
+    policy: KeyframePolicy,
 }
 
 #[derive(Debug)]
@@ -30,7 +30,7 @@ struct MemoryRun {
     /// (step committed with, event), in log order.
     events: Vec<(u64, Json)>,
     /// (step, state after it), ascending; the first is the initial state at 0.
-    snapshots: Vec<(u64, Arc<State>)>,
+    keyframes: Vec<(u64, Arc<State>)>,
     live: LiveState,
     /// Progress of calls in flight, by key.
     progress: HashMap<String, Value>,
@@ -72,25 +72,25 @@ impl KeptStep {
 }
 
 impl MemoryStore {
-    /// An empty store with the default snapshot policy.
+    /// An empty store with the default keyframe policy.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// An empty store with this snapshot policy.
+    /// An empty store with this keyframe policy.
     #[must_use]
-    pub fn with_policy(policy: SnapshotPolicy) -> Self {
+    pub fn with_policy(policy: KeyframePolicy) -> Self {
         Self {
             runs: Arc::default(),
             policy,
         }
     }
 
-    /// How many snapshots `run` has (the initial state counts), for tests.
+    /// How many keyframes `run` has (the initial state counts), for tests.
     #[must_use]
-    pub fn snapshot_count(&self, run: &RunId) -> usize {
-        self.lock().get(run).map_or(0, |data| data.snapshots.len())
+    pub fn keyframe_count(&self, run: &RunId) -> usize {
+        self.lock().get(run).map_or(0, |data| data.keyframes.len())
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<RunId, MemoryRun>> {
@@ -120,13 +120,13 @@ impl MemoryStore {
         }
         let bytes = approx_state_len(&new.state);
         let (record, state) = new.into_record(Timestamp::now());
-        let snapshots = vec![(0, Arc::new(state.clone()))];
-        let live = LiveState::from_snapshot(state, State::new(), 0, bytes);
+        let keyframes = vec![(0, Arc::new(state.clone()))];
+        let live = LiveState::from_keyframe(state, State::new(), 0, bytes);
         let run = MemoryRun {
             record,
             steps: Vec::new(),
             events: Vec::new(),
-            snapshots,
+            keyframes,
             live,
             progress: HashMap::new(),
         };
@@ -157,10 +157,10 @@ impl MemoryStore {
                 .advance(step.seq, applied, outputs, applied.approx_len(), policy)
                 .map_err(|error| corrupt(run, &error))?;
             if due {
-                data.snapshots
+                data.keyframes
                     .push((step.seq, Arc::new(data.live.state.clone())));
                 let bytes = approx_state_len(&data.live.state);
-                data.live.snapshotted(bytes);
+                data.live.keyframe_written(bytes);
             }
             push_events(data, step.seq, step.events);
             let record = &mut data.record;
@@ -197,11 +197,11 @@ impl MemoryStore {
                 return Ok(data.live.state.clone());
             }
             // A run adopted from a carry keeps no state before the step it was carried at.
-            let Some((base_seq, base)) = data.snapshots.iter().rev().find(|(seq, _)| *seq <= upto)
+            let Some((base_seq, base)) = data.keyframes.iter().rev().find(|(seq, _)| *seq <= upto)
             else {
                 return Err(StoreError::NotFound(format!(
                     "the state of run `{run}` after step {upto} (this copy of the run starts at step {})",
-                    data.snapshots.first().map_or(0, |(seq, _)| *seq)
+                    data.keyframes.first().map_or(0, |(seq, _)| *seq)
                 )));
             };
             let mut state = State::clone(base);
@@ -304,8 +304,8 @@ impl MemoryStore {
             return Err(StoreError::AlreadyExists(carried.record.id.to_string()));
         }
         let bytes = approx_state_len(&carried.state);
-        let snapshots = vec![(carried.seq, Arc::new(carried.state.clone()))];
-        let live = LiveState::from_snapshot(carried.state, carried.outputs, carried.seq, bytes);
+        let keyframes = vec![(carried.seq, Arc::new(carried.state.clone()))];
+        let live = LiveState::from_keyframe(carried.state, carried.outputs, carried.seq, bytes);
         let steps = carried
             .steps
             .into_iter()
@@ -327,7 +327,7 @@ impl MemoryStore {
             record: carried.record,
             steps,
             events: Vec::new(),
-            snapshots,
+            keyframes,
             live,
             progress: carried.progress,
         };
@@ -521,15 +521,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn snapshots_and_deltas_reconstruct() {
-        let policy = SnapshotPolicy {
+    async fn keyframes_and_deltas_reconstruct() {
+        let policy = KeyframePolicy {
             every_steps: 7,
             min_bytes: 0,
         };
         let store = MemoryStore::with_policy(policy);
-        conformance::snapshots_and_deltas_reconstruct(&store, 50).await;
-        let snapshots = store.snapshot_count(&RunId::new("01cccccccccccc"));
-        assert!((2..=8).contains(&snapshots), "{snapshots} snapshots");
+        conformance::keyframes_and_deltas_reconstruct(&store, 50).await;
+        let keyframes = store.keyframe_count(&RunId::new("01cccccccccccc"));
+        assert!((2..=8).contains(&keyframes), "{keyframes} keyframes");
     }
 
     #[tokio::test]

@@ -1,4 +1,4 @@
-//! The checkpoint store: runs, their steps as state deltas, periodic snapshots, event logs
+//! The checkpoint store: runs, their steps as state deltas, periodic keyframes, event logs
 //! and pending waits, behind one [`Store`] trait.
 //!
 //! - [`MemoryStore`]: no persistence, every step kept, for tests.
@@ -15,6 +15,7 @@ pub(crate) mod conformance;
 mod contract;
 mod delta;
 mod error;
+mod keyframe;
 mod latest;
 mod lease;
 pub mod live;
@@ -22,13 +23,13 @@ mod memory;
 mod model;
 mod payload;
 mod run_id;
-mod snapshot;
 mod sqlite;
 mod time;
 
 pub use contract::{Store, StoreFuture};
 pub use delta::{Change, DeltaError, State, StateDelta};
 pub use error::StoreError;
+pub use keyframe::KeyframePolicy;
 pub use latest::LatestStore;
 pub use lease::{Acquired, Beat, HEARTBEAT_EVERY, Lease, Owner, STALE_AFTER};
 pub use memory::{CarriedRun, MemoryStore};
@@ -39,6 +40,5 @@ pub use model::{
 };
 pub use payload::{Json, ToJson};
 pub use run_id::RunId;
-pub use snapshot::SnapshotPolicy;
 pub use sqlite::{DB_PATH, Durability, SqliteOptions, SqliteStore, project_db_path};
 pub use time::utc;

@@ -133,7 +133,7 @@ pub struct NewRun {
     /// The inputs, as a JSON object.
     pub inputs: Value,
     /// The state before the first step (defaults and inputs applied): stored as the
-    /// snapshot at sequence 0.
+    /// keyframe at sequence 0.
     pub state: State,
 }
 

@@ -2,7 +2,7 @@
 //! live here; reads are in `read.rs`.
 //!
 //! Each run's live state (after its last step) is cached so a commit can tell when a
-//! snapshot is due and write it without reading the database. The cache is checked against
+//! keyframe is due and write it without reading the database. The cache is checked against
 //! the run's last step inside each transaction, so another process committing to the same
 //! run makes it reload rather than diverge.
 
@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::checkpointer::{Checkpointer, NUDGE_EVERY};
 use super::rows::corrupt;
 use super::steplog::{self, Encoded};
-use crate::store::snapshot::LiveState;
-use crate::store::{NewRun, PendingWait, RunId, RunStatus, SnapshotPolicy, StoreError, Timestamp};
+use crate::store::keyframe::LiveState;
+use crate::store::{KeyframePolicy, NewRun, PendingWait, RunId, RunStatus, StoreError, Timestamp};
 
 /// A failure folding queued steps into the database, kept for the next caller.
 pub(super) type Poison = Arc<Mutex<Option<StoreError>>>;
@@ -28,7 +28,7 @@ pub(super) type Poison = Arc<Mutex<Option<StoreError>>>;
 pub(super) struct Db {
     pub(super) conn: Connection,
     pub(super) live: HashMap<RunId, LiveState>,
-    pub(super) policy: SnapshotPolicy,
+    pub(super) policy: KeyframePolicy,
     checkpointer: Option<Checkpointer>,
     commits: u32,
     /// Steps logged but not yet in the database, in commit order.
@@ -47,7 +47,7 @@ pub(super) const WAL_KEPT_ON_CLOSE: u64 = 256 * 1024;
 impl Db {
     pub(super) fn new(
         conn: Connection,
-        policy: SnapshotPolicy,
+        policy: KeyframePolicy,
         checkpointer: Option<Checkpointer>,
         log_dir: PathBuf,
     ) -> Self {
@@ -216,9 +216,9 @@ impl Db {
             inputs,
             now
         ])?;
-        insert_snapshot(&tx, &run.id, 0, &state, None)?;
+        insert_keyframe(&tx, &run.id, 0, &state, None)?;
         tx.commit()?;
-        let live = LiveState::from_snapshot(run.state, crate::store::State::new(), 0, state.len());
+        let live = LiveState::from_keyframe(run.state, crate::store::State::new(), 0, state.len());
         self.live.insert(run.id, live);
         Ok(())
     }
@@ -284,7 +284,7 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         ensure_run(&tx, run)?;
-        for table in ["steps", "snapshots", "run_events", "progress", "leases"] {
+        for table in ["steps", "keyframes", "run_events", "progress", "leases"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE run_id = ?1"),
                 [run.as_str()],
@@ -348,11 +348,11 @@ impl Db {
 
 /// Whether a run with this status will take no more steps unless resumed.
 /// Writes one step inside `tx`: its row, the run's row when its status changes, and a
-/// snapshot when one is due; returns the pages it roughly wrote (for checkpoint pacing).
+/// keyframe when one is due; returns the pages it roughly wrote (for checkpoint pacing).
 fn apply_step(
     tx: &Transaction<'_>,
     live: &mut HashMap<RunId, LiveState>,
-    policy: SnapshotPolicy,
+    policy: KeyframePolicy,
     run: &RunId,
     encoded: &Encoded,
 ) -> Result<u32, StoreError> {
@@ -432,11 +432,11 @@ fn apply_step(
 
     let cached = live.get(run).is_some_and(|state| state.seq == last as u64);
     if !cached {
-        let (state, outputs) = super::read::snapshot_at(tx, run, last as u64)?;
+        let (state, outputs) = super::read::state_and_outputs_at(tx, run, last as u64)?;
         let bytes = serde_json::to_string(&state).map_or(0, |text| text.len());
         live.insert(
             run.clone(),
-            LiveState::from_snapshot(state, outputs, last as u64, bytes),
+            LiveState::from_keyframe(state, outputs, last as u64, bytes),
         );
     }
     let live = live.get_mut(run).expect("cached or just loaded");
@@ -454,8 +454,8 @@ fn apply_step(
         let state = serde_json::to_string(&live.state).expect("JSON values serialise");
         let outputs = (!live.outputs.is_empty())
             .then(|| serde_json::to_string(&live.outputs).expect("JSON values serialise"));
-        insert_snapshot(tx, run, step.seq, &state, outputs.as_deref())?;
-        live.snapshotted(state.len());
+        insert_keyframe(tx, run, step.seq, &state, outputs.as_deref())?;
+        live.keyframe_written(state.len());
         pages += u32::try_from(state.len() / 4096).unwrap_or(u32::MAX);
     }
     Ok(pages)
@@ -475,7 +475,7 @@ fn ensure_run(conn: &Connection, run: &RunId) -> Result<(), StoreError> {
         .ok_or_else(|| StoreError::NotFound(run.to_string()))
 }
 
-fn insert_snapshot(
+fn insert_keyframe(
     conn: &Connection,
     run: &RunId,
     seq: u64,
@@ -483,7 +483,7 @@ fn insert_snapshot(
     outputs: Option<&str>,
 ) -> Result<(), StoreError> {
     conn.prepare_cached(
-        "INSERT INTO snapshots (run_id, seq, state, outputs) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO keyframes (run_id, seq, state, outputs) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![run.as_str(), seq as i64, state, outputs])?;
     Ok(())

@@ -1,6 +1,6 @@
 //! [`SqliteStore`]: the durable [`Store`](crate::store::Store), one SQLite database
 //! (`.atomic/atomic.db`, mode 0600) in WAL mode. Each step commits in one transaction
-//! (step row, events, run status, and a snapshot when due) before its future resolves.
+//! (step row, events, run status, and a keyframe when due) before its future resolves.
 //!
 //! Files: `open.rs` (file, permissions, pragmas), `schema.rs` (migrations), `db.rs`
 //! (writes over one connection), `read.rs` (queries), `rows.rs` (decoding), `worker.rs`

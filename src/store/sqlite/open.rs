@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
 use super::schema;
-use crate::store::{SnapshotPolicy, StoreError};
+use crate::store::{KeyframePolicy, StoreError};
 
 /// The database file under a project directory.
 pub const DB_PATH: &str = ".atomic/atomic.db";
@@ -33,8 +33,8 @@ pub struct SqliteOptions {
     pub durability: Durability,
     /// How long a write waits for another process holding the database.
     pub busy_timeout: Duration,
-    /// When full-state snapshots are written.
-    pub snapshots: SnapshotPolicy,
+    /// When keyframes (full copies of the state) are written.
+    pub keyframes: KeyframePolicy,
     /// Checkpoint the write-ahead log on a background thread (default), rather than in
     /// the commit that fills it.
     pub background_checkpoints: bool,
@@ -49,7 +49,7 @@ impl Default for SqliteOptions {
         Self {
             durability: Durability::Process,
             busy_timeout: Duration::from_secs(5),
-            snapshots: SnapshotPolicy::default(),
+            keyframes: KeyframePolicy::default(),
             background_checkpoints: true,
             wal_checkpoint_pages: 1000,
         }

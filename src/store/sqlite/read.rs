@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::db::Db;
 use super::rows::{self, RUN_SELECT, STEP_COLUMNS};
-use crate::store::snapshot::LiveState;
+use crate::store::keyframe::LiveState;
 use crate::store::{
     Checkpoint, EventRecord, LogPosition, LogTail, OpenStep, RunDetail, RunFilter, RunId,
     RunRecord, State, StateDelta, StepStatus, StepTime, StoreError,
@@ -22,12 +22,13 @@ impl Db {
         let (state, outputs) = match self.live.get(run) {
             Some(live) if live.seq == seq => (live.state.clone(), live.outputs.clone()),
             _ => {
-                let (state, outputs) = snapshot_at(&self.conn, run, seq)?;
+                let (state, outputs) = state_and_outputs_at(&self.conn, run, seq)?;
                 let bytes = serde_json::to_string(&state).map_or(0, |text| text.len());
-                // Resuming commits next: count deltas from here, as if just snapshotted.
+                // Resuming commits next: count deltas from here, as if a keyframe had just
+                // been written.
                 self.live.insert(
                     run.clone(),
-                    LiveState::from_snapshot(state.clone(), outputs.clone(), seq, bytes),
+                    LiveState::from_keyframe(state.clone(), outputs.clone(), seq, bytes),
                 );
                 (state, outputs)
             }
@@ -255,21 +256,21 @@ fn run_record(conn: &Connection, run: &RunId) -> Result<RunRecord, StoreError> {
     rows::run_record(row)
 }
 
-/// The state after step `upto`: the latest snapshot at or before it, then later deltas.
+/// The state after step `upto`: the latest keyframe at or before it, then later deltas.
 pub(super) fn state_at(conn: &Connection, run: &RunId, upto: u64) -> Result<State, StoreError> {
-    snapshot_at(conn, run, upto).map(|(state, _)| state)
+    state_and_outputs_at(conn, run, upto).map(|(state, _)| state)
 }
 
-/// The state and the latest output of each node after step `upto`: the latest snapshot at
+/// The state and the latest output of each node after step `upto`: the latest keyframe at
 /// or before it, then the deltas and outputs of the run's later steps.
-pub(super) fn snapshot_at(
+pub(super) fn state_and_outputs_at(
     conn: &Connection,
     run: &RunId,
     upto: u64,
 ) -> Result<(State, State), StoreError> {
     let (base, text, outputs): (i64, String, Option<String>) = conn
         .prepare_cached(
-            "SELECT seq, state, outputs FROM snapshots WHERE run_id = ?1 AND seq <= ?2
+            "SELECT seq, state, outputs FROM keyframes WHERE run_id = ?1 AND seq <= ?2
              ORDER BY seq DESC LIMIT 1",
         )?
         .query_row(rusqlite::params![run.as_str(), upto as i64], |row| {

@@ -9,10 +9,10 @@ use crate::store::StoreError;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
-    // 1: runs, steps (deltas, cursors and the events committed with them), snapshots, and
-    // events logged between steps. A step commit writes one b-tree (steps, keyed by run and
-    // sequence, its events inline) and touches `runs` only when the run's status changes:
-    // a run's step count and last change are read from its last step.
+    // 1: runs, steps (deltas, cursors and the events committed with them), snapshots
+    // (keyframes since 6), and events logged between steps. A step commit writes one b-tree
+    // (steps, keyed by run and sequence, its events inline) and touches `runs` only when the
+    // run's status changes: a run's step count and last change are read from its last step.
     "
     CREATE TABLE runs (
         id          TEXT PRIMARY KEY,
@@ -83,16 +83,36 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE steps ADD COLUMN scope TEXT;
     ",
     // 5: node outputs kept as outputs, beside the state: the outputs a step recorded, and
-    // the latest output of each node at a snapshot (NULL: none). Runs stored before keep
-    // theirs as `#output:<node>` state fields, which the runtime still reads.
+    // the latest output of each node at a snapshot (keyframe since 6; NULL: none). Runs
+    // stored before keep theirs as `#output:<node>` state fields, which the runtime still
+    // reads.
     "
     ALTER TABLE steps ADD COLUMN outputs TEXT;
     ALTER TABLE snapshots ADD COLUMN outputs TEXT;
+    ",
+    // 6: the full copies of a run's state are called keyframes (the steps' deltas being the
+    // frames between them), freeing "snapshot" for snapshots of a workspace's files.
+    // Renaming the table renames its primary key's index with it
+    // (`sqlite_autoindex_keyframes_1`); no other index, trigger or view names it.
+    "
+    ALTER TABLE snapshots RENAME TO keyframes;
     ",
 ];
 
 /// The schema version this build writes.
 pub(super) const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Creates the schema exactly as version `version` of atomic left it, by its migrations
+/// only: a database written before a later migration, for that migration's tests.
+#[cfg(test)]
+pub(super) fn create_at_version(conn: &mut Connection, version: i64) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    for migration in &MIGRATIONS[..version as usize] {
+        tx.execute_batch(migration)?;
+    }
+    tx.pragma_update(None, "user_version", version)?;
+    tx.commit()
+}
 
 /// Refuses a database that belongs to another program: tables, none of them atomic's. Runs
 /// before anything writes to the file (switching it to WAL rewrites its header).

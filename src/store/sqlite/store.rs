@@ -44,7 +44,7 @@ impl SqliteStore {
             None
         };
         let logs = log_dir(path);
-        let db = Db::new(conn, options.snapshots, checkpointer, logs.clone());
+        let db = Db::new(conn, options.keyframes, checkpointer, logs.clone());
         let poisoned = db.poisoned.clone();
         let worker = Worker::spawn(db)?;
         Ok(Self {

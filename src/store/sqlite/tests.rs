@@ -11,7 +11,7 @@ use serde_json::json;
 use super::db::WAL_KEPT_ON_CLOSE;
 use super::*;
 use crate::store::conformance::{self, expected_state, new_run, step};
-use crate::store::{Change, RunId, SnapshotPolicy, StateDelta, Store, StoreError};
+use crate::store::{Change, KeyframePolicy, RunId, StateDelta, Store, StoreError};
 
 fn store_in(dir: &Path) -> SqliteStore {
     SqliteStore::open_project(dir, SqliteOptions::default()).unwrap()
@@ -42,23 +42,23 @@ async fn progress_is_kept_by_key() {
 }
 
 #[tokio::test]
-async fn snapshots_and_deltas_reconstruct() {
+async fn keyframes_and_deltas_reconstruct() {
     let dir = tempfile::tempdir().unwrap();
     let options = SqliteOptions {
-        snapshots: SnapshotPolicy {
+        keyframes: KeyframePolicy {
             every_steps: 7,
             min_bytes: 0,
         },
         ..SqliteOptions::default()
     };
     let store = SqliteStore::open_project(dir.path(), options).unwrap();
-    conformance::snapshots_and_deltas_reconstruct(&store, 50).await;
+    conformance::keyframes_and_deltas_reconstruct(&store, 50).await;
     drop(store);
     let conn = rusqlite::Connection::open(dir.path().join(DB_PATH)).unwrap();
-    let snapshots: i64 = conn
-        .query_row("SELECT count(*) FROM snapshots", [], |row| row.get(0))
+    let keyframes: i64 = conn
+        .query_row("SELECT count(*) FROM keyframes", [], |row| row.get(0))
         .unwrap();
-    assert!((2..=8).contains(&snapshots), "{snapshots} snapshots");
+    assert!((2..=8).contains(&keyframes), "{keyframes} keyframes");
 }
 
 #[tokio::test]
@@ -153,7 +153,7 @@ fn newer_schema_is_refused() {
             error,
             StoreError::TooNew {
                 found: 99,
-                supported: 5,
+                supported: 6,
                 ..
             }
         ),
@@ -162,7 +162,7 @@ fn newer_schema_is_refused() {
 }
 
 /// A database written by an atomic before the progress table (schema 1) is migrated on
-/// open, its runs kept; so is one before leases (schema 2).
+/// open, its runs kept; so is one before leases (schema 2), and so on up to now.
 #[tokio::test]
 async fn a_version_1_database_gains_the_progress_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -179,7 +179,8 @@ async fn a_version_1_database_gains_the_progress_table() {
     // as one object.
     conn.execute_batch(
         r#"DROP TABLE progress; DROP TABLE leases; ALTER TABLE steps DROP COLUMN scope;
-        ALTER TABLE steps DROP COLUMN outputs; ALTER TABLE snapshots DROP COLUMN outputs;
+        ALTER TABLE steps DROP COLUMN outputs; ALTER TABLE keyframes DROP COLUMN outputs;
+        ALTER TABLE keyframes RENAME TO snapshots;
         UPDATE runs SET status = 'paused',
             wait = '{"node_id":"ask","prompt":"Go?","answer":"yes-no","choices":[],"schema":null}';
         PRAGMA user_version = 1;"#,
@@ -202,6 +203,104 @@ async fn a_version_1_database_gains_the_progress_table() {
         .acquire(&id, &me)
         .await
         .expect("the leases table exists");
+}
+
+/// A database written at schema 5, when the keyframes were in a table named `snapshots`:
+/// its schema made by the migrations up to 5 only, its rows a run's as a store wrote them.
+/// Opening it renames the table (and the index of its key), every state of the run reads
+/// back from the keyframes it had, and the run goes on writing new ones beside them.
+#[tokio::test]
+async fn a_version_5_database_keeps_its_keyframes() {
+    // A keyframe every 7 steps, never earlier for the deltas' size.
+    let options = SqliteOptions {
+        keyframes: KeyframePolicy {
+            every_steps: 7,
+            min_bytes: usize::MAX,
+        },
+        ..SqliteOptions::default()
+    };
+    let id = RunId::new("01oldoldoldold");
+    let written = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_project(written.path(), options).unwrap();
+    store.create_run(new_run(id.as_str(), "x")).await.unwrap();
+    for seq in 1..=30 {
+        store.commit_step(&id, step(seq)).await.unwrap();
+    }
+    drop(store);
+
+    let old = tempfile::tempdir().unwrap();
+    let db = old.path().join(DB_PATH);
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let mut conn = rusqlite::Connection::open(&db).unwrap();
+    schema::create_at_version(&mut conn, 5).unwrap();
+    let source = written.path().join(DB_PATH);
+    conn.execute("ATTACH DATABASE ?1 AS written", [source.to_str().unwrap()])
+        .unwrap();
+    conn.execute_batch(
+        "INSERT INTO runs SELECT * FROM written.runs;
+         INSERT INTO steps SELECT * FROM written.steps;
+         INSERT INTO run_events SELECT * FROM written.run_events;
+         INSERT INTO snapshots SELECT * FROM written.keyframes;
+         DETACH DATABASE written;",
+    )
+    .unwrap();
+    let seqs = |conn: &rusqlite::Connection, table: &str| -> Vec<i64> {
+        conn.prepare(&format!("SELECT seq FROM {table} ORDER BY seq"))
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    assert_eq!(seqs(&conn, "snapshots"), [0, 7, 14, 21, 28]);
+    drop(conn);
+
+    let store = SqliteStore::open(&db, options).unwrap();
+    for upto in 0..=30 {
+        assert_eq!(
+            store.load_state(&id, upto).await.unwrap(),
+            expected_state(upto, "x"),
+            "state after step {upto}"
+        );
+    }
+    let checkpoint = store.checkpoint(&id).await.unwrap();
+    assert_eq!(
+        (checkpoint.seq, checkpoint.state),
+        (30, expected_state(30, "x"))
+    );
+    assert_eq!(
+        checkpoint.outputs,
+        *json!({"node-0": {"text": "reply 30"}, "node-1": {"text": "reply 29"}})
+            .as_object()
+            .unwrap()
+    );
+    // The run goes on; a reopened store counts steps from where it resumed (30).
+    for seq in 31..=37 {
+        store.commit_step(&id, step(seq)).await.unwrap();
+    }
+    assert_eq!(
+        store.load_state(&id, 37).await.unwrap(),
+        expected_state(37, "x")
+    );
+    drop(store);
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 6);
+    let named: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE tbl_name IN ('snapshots', 'keyframes')
+             ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(named, ["keyframes", "sqlite_autoindex_keyframes_1"]);
+    assert_eq!(seqs(&conn, "keyframes"), [0, 7, 14, 21, 28, 37]);
 }
 
 /// One process holds a run at a time: a second live owner is refused, a dead one's run is

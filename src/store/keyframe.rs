@@ -1,22 +1,23 @@
-//! When to write a full-state snapshot, and the live state a store tracks per run to write
-//! one. A snapshot is due every [`SnapshotPolicy::every_steps`] steps, or when the deltas
-//! since the last one outweigh it, so reconstructing a state reads at most about twice its
-//! size and the store grows by what changed, not by the state's size per step.
+//! When to write a keyframe — a full copy of a run's state, with only deltas between two
+//! keyframes, as in video — and the live state a store tracks per run to write one. A
+//! keyframe is due every [`KeyframePolicy::every_steps`] steps, or when the deltas since
+//! the last one outweigh it, so reconstructing a state reads at most about twice its size
+//! and the store grows by what changed, not by the state's size per step.
 
 use super::delta::DeltaError;
 use super::{State, StateDelta};
 
-/// When snapshots are taken.
+/// When keyframes are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SnapshotPolicy {
-    /// Most steps between snapshots (bounds how many deltas a load applies).
+pub struct KeyframePolicy {
+    /// Most steps between keyframes (bounds how many deltas a load applies).
     pub every_steps: u64,
-    /// Delta bytes since the last snapshot that always allow a new one; below the last
-    /// snapshot's size, a snapshot is taken only after `every_steps`.
+    /// Delta bytes since the last keyframe that always allow a new one; below the last
+    /// keyframe's size, a keyframe is written only after `every_steps`.
     pub min_bytes: usize,
 }
 
-impl Default for SnapshotPolicy {
+impl Default for KeyframePolicy {
     fn default() -> Self {
         Self {
             every_steps: 1000,
@@ -36,16 +37,16 @@ pub(super) struct LiveState {
     pub(super) seq: u64,
     steps_since: u64,
     bytes_since: usize,
-    snapshot_bytes: usize,
+    keyframe_bytes: usize,
 }
 
 impl LiveState {
-    /// The state and outputs right after a snapshot of `snapshot_bytes` bytes at `seq`.
-    pub(super) fn from_snapshot(
+    /// The state and outputs right after a keyframe of `keyframe_bytes` bytes at `seq`.
+    pub(super) fn from_keyframe(
         state: State,
         outputs: State,
         seq: u64,
-        snapshot_bytes: usize,
+        keyframe_bytes: usize,
     ) -> Self {
         Self {
             state,
@@ -53,20 +54,20 @@ impl LiveState {
             seq,
             steps_since: 0,
             bytes_since: 0,
-            snapshot_bytes,
+            keyframe_bytes,
         }
     }
 
     /// Applies step `seq`'s delta and outputs (`delta_bytes` long as JSON). Returns whether
-    /// a snapshot of the new state is due; the caller then writes it and calls
-    /// [`Self::snapshotted`].
+    /// a keyframe of the new state is due; the caller then writes it and calls
+    /// [`Self::keyframe_written`].
     pub(super) fn advance(
         &mut self,
         seq: u64,
         delta: &StateDelta,
         outputs: &State,
         delta_bytes: usize,
-        policy: SnapshotPolicy,
+        policy: KeyframePolicy,
     ) -> Result<bool, DeltaError> {
         delta.apply(&mut self.state)?;
         self.outputs.extend(
@@ -78,15 +79,15 @@ impl LiveState {
         self.steps_since += 1;
         self.bytes_since += delta_bytes;
         let by_steps = self.steps_since >= policy.every_steps;
-        let by_bytes = self.bytes_since >= self.snapshot_bytes.max(policy.min_bytes);
+        let by_bytes = self.bytes_since >= self.keyframe_bytes.max(policy.min_bytes);
         Ok(by_steps || by_bytes)
     }
 
-    /// Records that a snapshot of `bytes` bytes was written at the current step.
-    pub(super) fn snapshotted(&mut self, bytes: usize) {
+    /// Records that a keyframe of `bytes` bytes was written at the current step.
+    pub(super) fn keyframe_written(&mut self, bytes: usize) {
         self.steps_since = 0;
         self.bytes_since = 0;
-        self.snapshot_bytes = bytes;
+        self.keyframe_bytes = bytes;
     }
 }
 
@@ -98,12 +99,12 @@ mod tests {
     use crate::store::Change;
 
     #[test]
-    fn snapshots_are_due_by_steps_or_by_bytes() {
-        let policy = SnapshotPolicy {
+    fn keyframes_are_due_by_steps_or_by_bytes() {
+        let policy = KeyframePolicy {
             every_steps: 3,
             min_bytes: 10,
         };
-        let mut live = LiveState::from_snapshot(State::new(), State::new(), 0, 100);
+        let mut live = LiveState::from_keyframe(State::new(), State::new(), 0, 100);
         let mut delta = StateDelta::new();
         delta.record("n", Change::Set(json!(1)), &json!(1));
         assert!(!live.advance(1, &delta, &State::new(), 5, policy).unwrap());
@@ -112,10 +113,10 @@ mod tests {
             live.advance(3, &delta, &State::new(), 5, policy).unwrap(),
             "third step"
         );
-        live.snapshotted(10);
+        live.keyframe_written(10);
         assert!(
             live.advance(4, &delta, &State::new(), 11, policy).unwrap(),
-            "bytes exceed the snapshot"
+            "bytes exceed the keyframe"
         );
         assert_eq!(live.state["n"], json!(1));
         assert_eq!(live.seq, 4);
