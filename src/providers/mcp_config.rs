@@ -16,32 +16,40 @@ use crate::ir::{McpServer, McpTransport};
 /// headers}}}` (Claude Code's `--mcp-config`) for servers resolved by
 /// [`resolve_mcp_servers`].
 pub(crate) fn mcp_servers_json(servers: &[ResolvedMcp]) -> Value {
-    let pairs = |pairs: &[(String, String)]| -> Map<String, Value> {
+    let servers = render_servers(
+        servers,
+        |program, args, env| json!({"type": "stdio", "command": program, "args": args, "env": env}),
+        |url, headers| json!({"type": "http", "url": url, "headers": headers}),
+    );
+    json!({ "mcpServers": servers })
+}
+
+/// `servers` as the `{name: entry}` map agent CLIs read, each entry in the CLI's own form:
+/// `stdio` writes a server it starts (program, arguments, variables), `http` one it
+/// reaches (URL, headers); variables and headers come as JSON objects.
+pub(crate) fn render_servers(
+    servers: &[ResolvedMcp],
+    stdio: impl Fn(&str, &[String], Map<String, Value>) -> Value,
+    http: impl Fn(&str, Map<String, Value>) -> Value,
+) -> Map<String, Value> {
+    let object = |pairs: &[(String, String)]| -> Map<String, Value> {
         pairs
             .iter()
             .map(|(name, value)| (name.clone(), Value::String(value.clone())))
             .collect()
     };
-    let mut out = Map::new();
-    for server in servers {
-        let (name, entry) = match server {
+    servers
+        .iter()
+        .map(|server| match server {
             ResolvedMcp::Stdio {
                 name,
                 program,
                 args,
                 env,
-            } => (
-                name,
-                json!({"type": "stdio", "command": program, "args": args, "env": pairs(env)}),
-            ),
-            ResolvedMcp::Http { name, url, headers } => (
-                name,
-                json!({"type": "http", "url": url, "headers": pairs(headers)}),
-            ),
-        };
-        out.insert(name.clone(), entry);
-    }
-    json!({ "mcpServers": out })
+            } => (name.clone(), stdio(program, args, object(env))),
+            ResolvedMcp::Http { name, url, headers } => (name.clone(), http(url, object(headers))),
+        })
+        .collect()
 }
 
 /// The variables of stdio server `server`'s process that its `env` children declare: the

@@ -30,12 +30,11 @@ use agent_client_protocol::v1::schema::{
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-use super::agent_cli::{BaseUrl, Cli, CliSpec, Credentials, KeyVar, Program};
+use super::agent_cli::{BaseUrl, Cli, CliAgent, CliSpec, Credentials, KeyVar, Program, end_call};
 use super::child;
 use super::mcp_config::ResolvedMcp;
 use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderContext, ProviderError,
-    ProviderFuture, Usage,
+    AgentEvent, AgentReply, AgentRequest, EventSink, ProviderContext, ProviderError, Usage,
 };
 use crate::ir::ProviderDecl;
 use crate::process::Child;
@@ -121,6 +120,58 @@ impl Acp {
             .collect())
     }
 
+    /// The error a failed conversation is: the agent's own words, with its exit status and
+    /// stderr when it died.
+    async fn failed(&self, failure: Failure, child: &mut Child) -> ProviderError {
+        let error = match failure {
+            Failure::Unsupported(message) => return config(message),
+            Failure::Protocol(error) => error,
+        };
+        let credentials = self.cli.credentials();
+        if client::is_auth_required(&error) {
+            return credentials.status_error(401, &error.message);
+        }
+        // The agent answered with an error naming the backend's HTTP status as its code
+        // (the Gemini CLI does).
+        let code = i32::from(error.code);
+        if let Ok(status @ 400..=599) = u16::try_from(code) {
+            return credentials.status_error(status, &error.message);
+        }
+        // A connection that broke because the agent exited says less than its stderr. The
+        // SDK does not always say it broke (a write to a dead agent is an internal error
+        // with a broken pipe), so an agent found exited a moment later is one too.
+        let broken = agent_client_protocol::is_connection_terminated(&error)
+            || agent_client_protocol::is_incoming_transport_closed(&error);
+        let grace = Duration::from_millis(if broken { 500 } else { 50 });
+        if let Ok(status) = child::wait(NAME, child, grace).await {
+            let stderr = child.stderr_tail();
+            return ProviderError::process_exit(
+                NAME,
+                status.code(),
+                if stderr.is_empty() {
+                    format!("the agent exited: {}", error.message)
+                } else {
+                    stderr
+                },
+            );
+        }
+        let mut message = error.message.clone();
+        if let Some(data) = &error.data {
+            message = format!("{message}: {data}");
+        }
+        classify(&message, credentials)
+    }
+}
+
+impl CliAgent for Acp {
+    fn adapter(&self) -> &'static str {
+        NAME
+    }
+
+    fn credentials(&self) -> &Credentials {
+        self.cli.credentials()
+    }
+
     async fn call(
         &self,
         request: &AgentRequest,
@@ -199,79 +250,17 @@ impl Acp {
                 ));
             }
         }
-        let usage = usage_of(response);
-        if let Some(usage) = usage {
-            events.emit(AgentEvent::Usage {
+        let usage = usage_of(response).unwrap_or_default();
+        Ok(end_call(
+            events,
+            AgentReply {
+                text: turn.reply_text().to_owned(),
+                session_id: Some(finished.session_id),
                 usage,
                 cost_usd: turn.cost_usd,
-            });
-        }
-        events.emit(AgentEvent::SessionEnd {
-            session_id: Some(finished.session_id.clone()),
-        });
-        Ok(AgentReply {
-            text: turn.reply_text().to_owned(),
-            session_id: Some(finished.session_id),
-            usage: usage.unwrap_or_default(),
-            cost_usd: turn.cost_usd,
-            turns: turn.turns(),
-        })
-    }
-
-    /// The error a failed conversation is: the agent's own words, with its exit status and
-    /// stderr when it died.
-    async fn failed(&self, failure: Failure, child: &mut Child) -> ProviderError {
-        let error = match failure {
-            Failure::Unsupported(message) => return config(message),
-            Failure::Protocol(error) => error,
-        };
-        let credentials = self.cli.credentials();
-        if client::is_auth_required(&error) {
-            return credentials.status_error(401, &error.message);
-        }
-        // The agent answered with an error naming the backend's HTTP status as its code
-        // (the Gemini CLI does).
-        let code = i32::from(error.code);
-        if let Ok(status @ 400..=599) = u16::try_from(code) {
-            return credentials.status_error(status, &error.message);
-        }
-        // A connection that broke because the agent exited says less than its stderr. The
-        // SDK does not always say it broke (a write to a dead agent is an internal error
-        // with a broken pipe), so an agent found exited a moment later is one too.
-        let broken = agent_client_protocol::is_connection_terminated(&error)
-            || agent_client_protocol::is_incoming_transport_closed(&error);
-        let grace = Duration::from_millis(if broken { 500 } else { 50 });
-        if let Ok(status) = child::wait(NAME, child, grace).await {
-            let stderr = child.stderr_tail();
-            return ProviderError::process_exit(
-                NAME,
-                status.code(),
-                if stderr.is_empty() {
-                    format!("the agent exited: {}", error.message)
-                } else {
-                    stderr
-                },
-            );
-        }
-        let mut message = error.message.clone();
-        if let Some(data) = &error.data {
-            message = format!("{message}: {data}");
-        }
-        classify(&message, credentials)
-    }
-}
-
-impl Provider for Acp {
-    fn adapter(&self) -> &'static str {
-        NAME
-    }
-
-    fn run<'a>(
-        &'a self,
-        request: &'a AgentRequest,
-        events: &'a dyn EventSink,
-    ) -> ProviderFuture<'a> {
-        self.cli.credentials().guard(self.call(request, events))
+                turns: turn.turns(),
+            },
+        ))
     }
 }
 

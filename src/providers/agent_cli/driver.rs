@@ -7,12 +7,12 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 
+use super::agent::CliAgent;
+use super::credentials::Credentials;
 use super::dialect::{Dialect, Exit, Flow, Input};
 use super::launcher::Cli;
 use crate::providers::ndjson::NdjsonReader;
-use crate::providers::{
-    AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture, child,
-};
+use crate::providers::{AgentReply, AgentRequest, EventSink, ProviderError, child};
 
 /// How long the process may take to exit after its output ended.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
@@ -40,6 +40,16 @@ impl<D: Dialect> CliProvider<D> {
     #[cfg(test)]
     pub(crate) fn dialect(&self) -> &D {
         &self.dialect
+    }
+}
+
+impl<D: Dialect> CliAgent for CliProvider<D> {
+    fn adapter(&self) -> &'static str {
+        self.cli.adapter()
+    }
+
+    fn credentials(&self) -> &Credentials {
+        self.cli.credentials()
     }
 
     async fn call(
@@ -102,20 +112,6 @@ impl<D: Dialect> CliProvider<D> {
             stderr: child.stderr_tail(),
         };
         self.dialect.finish(&self.cli, call, exit, events)
-    }
-}
-
-impl<D: Dialect> Provider for CliProvider<D> {
-    fn adapter(&self) -> &'static str {
-        self.cli.adapter()
-    }
-
-    fn run<'a>(
-        &'a self,
-        request: &'a AgentRequest,
-        events: &'a dyn EventSink,
-    ) -> ProviderFuture<'a> {
-        self.cli.credentials().guard(self.call(request, events))
     }
 }
 

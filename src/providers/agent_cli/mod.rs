@@ -14,13 +14,14 @@
 //!                                         a pause to ask a person, a failure
 //!                   Exit + Dialect::finish the reply, or the error (statuses classified
 //!                                         by `contract::error_for_status`)
-//!                   Credentials::guard    the key scrubbed from every error
+//!                   CliAgent → Provider   the key scrubbed from every error
 //! ```
 //!
 //! Claude Code, Copilot, Codex and Gemini are [`Dialect`]s driven by [`CliProvider`]. ACP
 //! (an SDK conversation) and OpenCode (a server over HTTP) have flows of their own but use
 //! the same launcher, credentials, MCP resolution, refusals and classification.
 
+mod agent;
 mod credentials;
 mod dialect;
 mod driver;
@@ -29,9 +30,10 @@ mod mcp;
 mod refusal;
 mod session;
 
+pub(crate) use agent::CliAgent;
 pub(crate) use credentials::Credentials;
 pub(crate) use dialect::{Dialect, Exit, Flow, Input, Invocation};
 pub(crate) use driver::CliProvider;
 pub(crate) use launcher::{BaseUrl, Cli, CliSpec, KeyVar, Program};
 pub(crate) use refusal::refuse_unsupported;
-pub(crate) use session::new_session_id;
+pub(crate) use session::{end_call, new_session_id, session_for};

@@ -1,4 +1,28 @@
-//! Session ids atomic chooses for a CLI that takes one (`--session-id`).
+//! Sessions: the id atomic chooses for a CLI that takes one (`--session-id`), and how a
+//! successful call ends.
+
+use crate::providers::{AgentEvent, AgentReply, AgentRequest, EventSink};
+
+/// The session a call runs in: the one it continues, or a new id.
+pub(crate) fn session_for(request: &AgentRequest) -> String {
+    request
+        .resume_session
+        .clone()
+        .unwrap_or_else(new_session_id)
+}
+
+/// Ends a successful call as the adapter contract says: the call's `usage` (its total),
+/// then `session-end` naming the reply's session, and the reply.
+pub(crate) fn end_call(events: &dyn EventSink, reply: AgentReply) -> AgentReply {
+    events.emit(AgentEvent::Usage {
+        usage: reply.usage,
+        cost_usd: reply.cost_usd,
+    });
+    events.emit(AgentEvent::SessionEnd {
+        session_id: reply.session_id.clone(),
+    });
+    reply
+}
 
 /// A random version 4 UUID, the form the CLIs' `--session-id` takes.
 pub(crate) fn new_session_id() -> String {

@@ -32,6 +32,7 @@ use serde_json::Value;
 
 use super::agent_cli::{
     BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Input, Invocation, KeyVar, Program,
+    end_call,
 };
 use super::mcp_config::{ResolvedMcp, passed_through};
 use super::{
@@ -227,20 +228,16 @@ impl Dialect for Codex {
             let before = totals.insert(thread.clone(), total).unwrap_or_default();
             minus(total, before)
         };
-        events.emit(AgentEvent::Usage {
-            usage,
-            cost_usd: None,
-        });
-        events.emit(AgentEvent::SessionEnd {
-            session_id: Some(thread.clone()),
-        });
-        Ok(AgentReply {
-            text: call.stream.last_text,
-            session_id: Some(thread),
-            usage,
-            cost_usd: None,
-            turns: call.stream.turns,
-        })
+        Ok(end_call(
+            events,
+            AgentReply {
+                text: call.stream.last_text,
+                session_id: Some(thread),
+                usage,
+                cost_usd: None,
+                turns: call.stream.turns,
+            },
+        ))
     }
 }
 

@@ -24,14 +24,14 @@ mod stream;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::agent_cli::{
     BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Input, Invocation, KeyVar, Program,
-    new_session_id,
+    end_call, new_session_id, session_for,
 };
 use super::env::ChildEnv;
-use super::mcp_config::{PrivateFile, ResolvedMcp};
+use super::mcp_config::{PrivateFile, ResolvedMcp, render_servers};
 use super::{
     AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, ProviderContext, ProviderError,
 };
@@ -148,10 +148,7 @@ impl Dialect for Copilot {
         request: &AgentRequest,
         mcp: &[ResolvedMcp],
     ) -> Result<(Invocation, Call), ProviderError> {
-        let session_id = request
-            .resume_session
-            .clone()
-            .unwrap_or_else(new_session_id);
+        let session_id = session_for(request);
         let usage_file = RemoveOnDrop(
             cli.temp_dir()
                 .join(format!("atomic-copilot-usage-{}.json", new_session_id())),
@@ -233,24 +230,20 @@ impl Dialect for Copilot {
             .and_then(|text| serde_json::from_str::<Value>(&text).ok())
             .map(|report| usage_of(&report))
             .unwrap_or(call.stream.usage);
-        events.emit(AgentEvent::Usage {
-            usage,
-            cost_usd: None,
-        });
         let session_id = result
             .get("sessionId")
             .and_then(Value::as_str)
             .map_or(call.session_id, str::to_owned);
-        events.emit(AgentEvent::SessionEnd {
-            session_id: Some(session_id.clone()),
-        });
-        Ok(AgentReply {
-            text: call.stream.last_text,
-            session_id: Some(session_id),
-            usage,
-            cost_usd: None,
-            turns: call.stream.turns,
-        })
+        Ok(end_call(
+            events,
+            AgentReply {
+                text: call.stream.last_text,
+                session_id: Some(session_id),
+                usage,
+                cost_usd: None,
+                turns: call.stream.turns,
+            },
+        ))
     }
 }
 
@@ -309,32 +302,12 @@ impl Drop for RemoveOnDrop {
 /// `--additional-mcp-config`'s form: `{"mcpServers": {name: {"type": "local", "command",
 /// "args", "env", "tools": ["*"]} | {"type": "http", "url", "headers", "tools": ["*"]}}}`.
 fn copilot_mcp(servers: &[ResolvedMcp]) -> Value {
-    let object = |pairs: &[(String, String)]| -> Map<String, Value> {
-        pairs
-            .iter()
-            .map(|(name, value)| (name.clone(), Value::String(value.clone())))
-            .collect()
-    };
-    let mut out = Map::new();
-    for server in servers {
-        let (name, entry) = match server {
-            ResolvedMcp::Stdio {
-                name,
-                program,
-                args,
-                env,
-            } => (
-                name,
-                json!({"type": "local", "command": program, "args": args, "env": object(env), "tools": ["*"]}),
-            ),
-            ResolvedMcp::Http { name, url, headers } => (
-                name,
-                json!({"type": "http", "url": url, "headers": object(headers), "tools": ["*"]}),
-            ),
-        };
-        out.insert(name.clone(), entry);
-    }
-    json!({ "mcpServers": out })
+    let servers = render_servers(
+        servers,
+        |program, args, env| json!({"type": "local", "command": program, "args": args, "env": env, "tools": ["*"]}),
+        |url, headers| json!({"type": "http", "url": url, "headers": headers, "tools": ["*"]}),
+    );
+    json!({ "mcpServers": servers })
 }
 
 /// The CLI rules for what a person decided under `permission="ask"`. A kind allowed for

@@ -26,12 +26,10 @@ use serde_json::{Value, json};
 
 use super::agent_cli::{
     BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Input, Invocation, KeyVar, Program,
-    new_session_id,
+    end_call, new_session_id, session_for,
 };
-use super::mcp_config::ResolvedMcp;
-use super::{
-    AgentEvent, AgentReply, AgentRequest, Environment, EventSink, ProviderContext, ProviderError,
-};
+use super::mcp_config::{ResolvedMcp, render_servers};
+use super::{AgentReply, AgentRequest, Environment, EventSink, ProviderContext, ProviderError};
 use crate::ir::{PermissionMode, ProviderDecl};
 use extension::CallExtension;
 use stream::{Stream, classify, usage_of};
@@ -58,31 +56,11 @@ const SPEC: CliSpec = CliSpec {
 /// The `mcpServers` of the CLI's settings: `{name: {"command", "args", "env"} | {"httpUrl",
 /// "headers"}}`.
 fn gemini_mcp(servers: &[ResolvedMcp]) -> Value {
-    let object = |pairs: &[(String, String)]| -> serde_json::Map<String, Value> {
-        pairs
-            .iter()
-            .map(|(name, value)| (name.clone(), Value::String(value.clone())))
-            .collect()
-    };
-    let mut out = serde_json::Map::new();
-    for server in servers {
-        let (name, entry) = match server {
-            ResolvedMcp::Stdio {
-                name,
-                program,
-                args,
-                env,
-            } => (
-                name,
-                json!({"command": program, "args": args, "env": object(env)}),
-            ),
-            ResolvedMcp::Http { name, url, headers } => {
-                (name, json!({"httpUrl": url, "headers": object(headers)}))
-            }
-        };
-        out.insert(name.clone(), entry);
-    }
-    Value::Object(out)
+    Value::Object(render_servers(
+        servers,
+        |program, args, env| json!({"command": program, "args": args, "env": env}),
+        |url, headers| json!({"httpUrl": url, "headers": headers}),
+    ))
 }
 
 /// The settings every call runs with, written into the provider's own home.
@@ -145,10 +123,7 @@ impl Dialect for Gemini {
         request: &AgentRequest,
         mcp: &[ResolvedMcp],
     ) -> Result<(Invocation, Call), ProviderError> {
-        let session_id = request
-            .resume_session
-            .clone()
-            .unwrap_or_else(new_session_id);
+        let session_id = session_for(request);
         let mut args = args(cli, request, &session_id);
         self.prepare_home()?;
         let extension = if mcp.is_empty() {
@@ -206,21 +181,17 @@ impl Dialect for Gemini {
             ));
         }
         let usage = usage_of(result.get("stats").unwrap_or(&Value::Null));
-        events.emit(AgentEvent::Usage {
-            usage,
-            cost_usd: None,
-        });
         let session_id = call.stream.session_id.take().unwrap_or(call.session_id);
-        events.emit(AgentEvent::SessionEnd {
-            session_id: Some(session_id.clone()),
-        });
-        Ok(AgentReply {
-            text: call.stream.last_text,
-            session_id: Some(session_id),
-            usage,
-            cost_usd: None,
-            turns: call.stream.turns,
-        })
+        Ok(end_call(
+            events,
+            AgentReply {
+                text: call.stream.last_text,
+                session_id: Some(session_id),
+                usage,
+                cost_usd: None,
+                turns: call.stream.turns,
+            },
+        ))
     }
 }
 

@@ -27,13 +27,12 @@ mod turn;
 
 use self::server::start_server;
 use self::turn::{ContextLimits, PermissionReply, Turn, context_limits};
-use super::agent_cli::{BaseUrl, Cli, CliSpec, Credentials, KeyVar, Program, refuse_unsupported};
-use super::http::{SseReader, build_client, classify};
-use super::mcp_config::{PrivateFile, ResolvedMcp};
-use super::{
-    AgentEvent, AgentReply, AgentRequest, EventSink, Provider, ProviderContext, ProviderError,
-    ProviderFuture,
+use super::agent_cli::{
+    BaseUrl, Cli, CliAgent, CliSpec, Credentials, KeyVar, Program, refuse_unsupported,
 };
+use super::http::{SseReader, build_client, classify};
+use super::mcp_config::{PrivateFile, ResolvedMcp, render_servers};
+use super::{AgentEvent, AgentReply, AgentRequest, EventSink, ProviderContext, ProviderError};
 use crate::ir::{PermissionMode, ProviderDecl};
 use crate::process::Child;
 
@@ -301,6 +300,62 @@ impl OpenCode {
         Ok(serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 
+    /// The model's context window (`limit.context`), `None` when the server does not know it
+    /// or cannot say. The limits are fetched once per directory; a failed fetch is retried on
+    /// the next call rather than failing this one (the fraction is informational).
+    async fn context_limit(
+        &self,
+        server: &Server,
+        directory: &Path,
+        (provider_id, model_id): &(String, String),
+    ) -> Option<u64> {
+        let key = format!("{provider_id}/{model_id}");
+        if let Some(limits) = self.known_limits().get(directory) {
+            return limits.get(&key).copied();
+        }
+        let url = format!("{}/config/providers", server.base);
+        let answer = self
+            .send(server, self.client.get(url), directory, REQUEST_LIMIT)
+            .await
+            .ok()?;
+        let limits = context_limits(&answer);
+        let limit = limits.get(&key).copied();
+        self.known_limits().insert(directory.to_owned(), limits);
+        limit
+    }
+
+    fn known_limits(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, ContextLimits>> {
+        // A panic while holding the lock cannot leave the map half-written: recover it.
+        self.context_limits
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn with_auth(
+        &self,
+        server: &Server,
+        builder: reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
+        match &server.password {
+            Some(password) => builder.basic_auth("opencode", Some(password)),
+            None => builder,
+        }
+    }
+}
+
+impl CliAgent for OpenCode {
+    fn adapter(&self) -> &'static str {
+        NAME
+    }
+
+    fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    fn can_compact(&self) -> bool {
+        true
+    }
+
     async fn call(
         &self,
         request: &AgentRequest,
@@ -491,66 +546,6 @@ impl OpenCode {
         };
         turn.finish(&messages, context_limit, events)
     }
-
-    /// The model's context window (`limit.context`), `None` when the server does not know it
-    /// or cannot say. The limits are fetched once per directory; a failed fetch is retried on
-    /// the next call rather than failing this one (the fraction is informational).
-    async fn context_limit(
-        &self,
-        server: &Server,
-        directory: &Path,
-        (provider_id, model_id): &(String, String),
-    ) -> Option<u64> {
-        let key = format!("{provider_id}/{model_id}");
-        if let Some(limits) = self.known_limits().get(directory) {
-            return limits.get(&key).copied();
-        }
-        let url = format!("{}/config/providers", server.base);
-        let answer = self
-            .send(server, self.client.get(url), directory, REQUEST_LIMIT)
-            .await
-            .ok()?;
-        let limits = context_limits(&answer);
-        let limit = limits.get(&key).copied();
-        self.known_limits().insert(directory.to_owned(), limits);
-        limit
-    }
-
-    fn known_limits(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, ContextLimits>> {
-        // A panic while holding the lock cannot leave the map half-written: recover it.
-        self.context_limits
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn with_auth(
-        &self,
-        server: &Server,
-        builder: reqwest::RequestBuilder,
-    ) -> reqwest::RequestBuilder {
-        match &server.password {
-            Some(password) => builder.basic_auth("opencode", Some(password)),
-            None => builder,
-        }
-    }
-}
-
-impl Provider for OpenCode {
-    fn adapter(&self) -> &'static str {
-        NAME
-    }
-
-    fn can_compact(&self) -> bool {
-        true
-    }
-
-    fn run<'a>(
-        &'a self,
-        request: &'a AgentRequest,
-        events: &'a dyn EventSink,
-    ) -> ProviderFuture<'a> {
-        self.credentials.guard(self.call(request, events))
-    }
 }
 
 /// Posts `…/abort` if the call is dropped before the turn ended.
@@ -573,41 +568,16 @@ impl Drop for AbortGuard {
 /// The `mcp` block of OpenCode's config: `{name: {"type": "local", "command": [program,
 /// args…], "environment": {…}} | {"type": "remote", "url", "headers", "oauth": false}}`.
 fn opencode_mcp(servers: &[ResolvedMcp]) -> Value {
-    let mut block = serde_json::Map::new();
-    for server in servers {
-        let (name, entry) = match server {
-            ResolvedMcp::Stdio {
-                name,
-                program,
-                args,
-                env,
-            } => {
-                let command: Vec<&str> = std::iter::once(program.as_str())
-                    .chain(args.iter().map(String::as_str))
-                    .collect();
-                let environment: serde_json::Map<String, Value> = env
-                    .iter()
-                    .map(|(var, value)| (var.clone(), json!(value)))
-                    .collect();
-                (
-                    name,
-                    json!({"type": "local", "command": command, "environment": environment}),
-                )
-            }
-            ResolvedMcp::Http { name, url, headers } => {
-                let headers: serde_json::Map<String, Value> = headers
-                    .iter()
-                    .map(|(header, value)| (header.clone(), json!(value)))
-                    .collect();
-                (
-                    name,
-                    json!({"type": "remote", "url": url, "headers": headers, "oauth": false}),
-                )
-            }
-        };
-        block.insert(name.clone(), entry);
-    }
-    Value::Object(block)
+    Value::Object(render_servers(
+        servers,
+        |program, args, env| {
+            let command: Vec<&str> = std::iter::once(program)
+                .chain(args.iter().map(String::as_str))
+                .collect();
+            json!({"type": "local", "command": command, "environment": env})
+        },
+        |url, headers| json!({"type": "remote", "url": url, "headers": headers, "oauth": false}),
+    ))
 }
 
 /// The permissions `permission="ask"` asks a person about.
