@@ -70,11 +70,10 @@ const SPEC: CliSpec = CliSpec {
 #[derive(Debug)]
 pub(crate) struct ClaudeCode;
 
-/// Builds a `claude-code` provider.
+/// Builds a `claude-code` provider: all it needs is in [`SPEC`].
 ///
 /// # Errors
-/// [`ProviderError::Config`]: the CLI is not installed, the key variable is unset, or an
-/// option has the wrong type.
+/// As [`Cli::new`].
 pub(crate) fn provider(
     decl: &ProviderDecl,
     cx: &ProviderContext<'_>,

@@ -113,9 +113,8 @@ impl Drop for Home {
 /// `env.NAME`, `codex-home`.
 ///
 /// # Errors
-/// [`ProviderError::Config`]: the CLI is not installed, the key variable is unset, no way
-/// to authenticate is given, an option has the wrong type, or the home directory cannot be
-/// created.
+/// As [`Cli::new`]; also no way to authenticate given, or a home directory that cannot be
+/// made or is not one.
 pub(crate) fn provider(
     decl: &ProviderDecl,
     cx: &ProviderContext<'_>,

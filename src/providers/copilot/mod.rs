@@ -97,8 +97,7 @@ pub(crate) struct Copilot;
 /// `api-key-var`.
 ///
 /// # Errors
-/// [`ProviderError::Config`]: the CLI is not installed, the key variable is unset, or an
-/// option has the wrong type.
+/// As [`Cli::new`], and `provider-type` or `wire-api` not a string.
 pub(crate) fn provider(
     decl: &ProviderDecl,
     cx: &ProviderContext<'_>,

@@ -85,8 +85,7 @@ pub(crate) struct Gemini {
 /// `env.NAME`.
 ///
 /// # Errors
-/// [`ProviderError::Config`]: the CLI is not installed, the key variable is unset, or an
-/// option has the wrong type.
+/// As [`Cli::new`], and `option "home"` not a path.
 pub(crate) fn provider(
     decl: &ProviderDecl,
     cx: &ProviderContext<'_>,
