@@ -210,7 +210,7 @@ impl Provider for Sleepy {
         Box::pin(async move {
             tokio::time::sleep(self.0).await;
             Ok(AgentReply {
-                text: request.prompt.clone(),
+                text: request.prompt.text.clone(),
                 ..AgentReply::default()
             })
         })

@@ -26,3 +26,4 @@ pub mod telemetry;
 #[cfg(feature = "temporal")]
 pub mod temporal;
 pub mod view;
+pub mod workspace;

@@ -154,7 +154,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         redactor: setup.redactor,
         tool_env: setup.tool_env,
         telemetry: setup.telemetry,
-        working_dir: project.root.clone(),
+        workspace: crate::workspace::Workspace::new(project.root.clone()),
         display: output.display,
         stream: output.stream,
         dry_run: false,

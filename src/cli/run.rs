@@ -66,7 +66,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         redactor: setup.redactor,
         tool_env: setup.tool_env,
         telemetry: setup.telemetry,
-        working_dir: project.root.clone(),
+        workspace: crate::workspace::Workspace::new(project.root.clone()),
         // A dry run's output is its route.
         display: if args.dry_run {
             super::progress::Display::Quiet

@@ -147,9 +147,10 @@ impl Meter<'_> {
 
     /// The tightest limit on this call: the node's, or what is left of the run's.
     fn limit(&self) -> Option<(f64, Limit)> {
-        let node = self.request.budget_usd.map(|usd| (usd, Limit::Node));
+        let node = self.request.limits.budget_usd.map(|usd| (usd, Limit::Node));
         let run = self
             .request
+            .limits
             .run_budget_left_usd
             .map(|usd| (usd.max(0.0), Limit::Run));
         match (node, run) {
@@ -177,7 +178,7 @@ impl Meter<'_> {
                 state.warned = true;
                 let model = reported.or_else(|| self.request.model.clone());
                 tracing::warn!(
-                    node = %self.request.node_id,
+                    node = %self.request.call.node_id,
                     model = model.as_deref().unwrap_or("(none)"),
                     "no price for this model: its budget is checked only against a cost the backend reports (add it to `prices` in .atomic/config.kdl)"
                 );
@@ -192,7 +193,7 @@ impl Meter<'_> {
         if cost <= limit {
             return None;
         }
-        let node = &self.request.node_id;
+        let node = &self.request.call.node_id;
         let how = match self.price(usage) {
             Some((_, found)) => format!(
                 " ({} input, {} output, {} cache-read, {} cache-write tokens at the {} price of `{}`: ${}/${} per million input/output tokens)",
@@ -236,14 +237,24 @@ mod tests {
     use super::*;
     use crate::ir::{ErrorClass, ModelPrice, PriceOverride};
     use crate::providers::InProcess;
+    use crate::providers::{CallId, Limits, Prompt};
 
     fn request(model: &str, budget: Option<f64>, run_left: Option<f64>) -> AgentRequest {
         AgentRequest {
-            node_id: "write".to_owned(),
-            prompt: "hello".to_owned(),
+            call: CallId {
+                node_id: "write".to_owned(),
+                ..CallId::default()
+            },
+            prompt: Prompt {
+                text: "hello".to_owned(),
+                ..Prompt::default()
+            },
             model: Some(model.to_owned()),
-            budget_usd: budget,
-            run_budget_left_usd: run_left,
+            limits: Limits {
+                budget_usd: budget,
+                run_budget_left_usd: run_left,
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         }
     }

@@ -121,8 +121,8 @@ impl CommandProvider {
         let mut launch = Launch::new(&self.argv[0])
             .args(self.argv[1..].iter().cloned())
             .envs(self.env.iter());
-        if !request.working_dir.as_os_str().is_empty() {
-            launch = launch.cwd(&request.working_dir);
+        if !request.workspace.root().as_os_str().is_empty() {
+            launch = launch.cwd(request.workspace.root());
         }
         let mut group = child::spawn(ADAPTER, self.spawner.as_ref(), launch)?;
         let stdin = group.take_stdin();
@@ -136,7 +136,7 @@ impl CommandProvider {
             if let Some(mut stdin) = stdin {
                 // A program that exits without reading its input is not an error here;
                 // its exit status says whether it worked.
-                let _ = stdin.write_all(request.prompt.as_bytes()).await;
+                let _ = stdin.write_all(request.prompt.text.as_bytes()).await;
                 let _ = stdin.shutdown().await;
             }
         };
@@ -239,6 +239,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
+    use crate::providers::{CallId, Prompt};
 
     fn sh(script: &str) -> CommandProvider {
         let env = ChildEnv::new(&Environment::from_process(), &[], &[], &[]);
@@ -247,8 +248,14 @@ mod tests {
 
     fn request(prompt: &str) -> AgentRequest {
         AgentRequest {
-            node_id: "n".into(),
-            prompt: prompt.into(),
+            call: CallId {
+                node_id: "n".into(),
+                ..CallId::default()
+            },
+            prompt: Prompt {
+                text: prompt.into(),
+                ..Prompt::default()
+            },
             ..AgentRequest::default()
         }
     }

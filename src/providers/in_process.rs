@@ -80,16 +80,16 @@ impl InProcess {
             .unwrap_or(self.latency);
         if let Some(class) = options.string(ADAPTER, "fail")? {
             let failing_calls = options.number(ADAPTER, "fail-calls")?;
-            if failing_calls.is_none_or(|calls| f64::from(request.call_index) < calls) {
+            if failing_calls.is_none_or(|calls| f64::from(request.call.index) < calls) {
                 return Ok((latency, Err(failure(class)?)));
             }
         }
         let reply = if let Some(reply) = options.string(ADAPTER, "reply")? {
             reply.to_owned()
         } else if let Some(replies) = options.get("replies") {
-            pick(replies, request.call_index)?
+            pick(replies, request.call.index)?
         } else {
-            request.prompt.clone()
+            request.prompt.text.clone()
         };
         Ok((latency, Ok(reply)))
     }
@@ -108,15 +108,15 @@ impl InProcess {
         };
         let Some(tool) = options
             .string(ADAPTER, "asks")?
-            .filter(|_| request.permission == Some(PermissionMode::Ask))
+            .filter(|_| request.grants.permission == Some(PermissionMode::Ask))
         else {
             return Ok(None);
         };
         let ask = PermissionAsk {
             tool: tool.to_owned(),
-            input: serde_json::json!({"for": request.node_id}),
+            input: serde_json::json!({"for": request.call.node_id}),
         };
-        let verdict = request.approvals.clone().decide(&ask);
+        let verdict = request.grants.approvals.clone().decide(&ask);
         Ok(Some((ask, verdict)))
     }
 }
@@ -191,7 +191,7 @@ impl Provider for InProcess {
             }
             let text = match self.asks(request)? {
                 Some((ask, Verdict::Ask)) => {
-                    let session = format!("in-process-{}", request.node_id);
+                    let session = format!("in-process-{}", request.call.node_id);
                     return Err(ProviderError::awaiting_permission(
                         ADAPTER,
                         ask,
@@ -214,7 +214,7 @@ impl Provider for InProcess {
                 None => outcome?,
             };
             let usage = Usage {
-                input_tokens: estimate_tokens(&request.prompt),
+                input_tokens: estimate_tokens(&request.prompt.text),
                 output_tokens: estimate_tokens(&text),
                 ..Usage::default()
             };
@@ -244,12 +244,18 @@ mod tests {
 
     use super::*;
     use crate::providers::registry::test_decl;
+    use crate::providers::{CallId, Prompt};
 
     fn request(call: u32, prompt: &str) -> AgentRequest {
         AgentRequest {
-            node_id: "n".into(),
-            call_index: call,
-            prompt: prompt.into(),
+            call: CallId {
+                node_id: "n".into(),
+                index: call,
+            },
+            prompt: Prompt {
+                text: prompt.into(),
+                ..Prompt::default()
+            },
             ..AgentRequest::default()
         }
     }

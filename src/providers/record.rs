@@ -174,10 +174,10 @@ impl Provider for Recording {
                 Err(error) => CallOutcome::Error(RecordedError::from(error)),
             };
             self.recorder.record(&CassetteCall {
-                node: request.node_id.clone(),
-                call: request.call_index,
-                prompt: Some(request.prompt.clone()),
-                system: request.system.clone(),
+                node: request.call.node_id.clone(),
+                call: request.call.index,
+                prompt: Some(request.prompt.text.clone()),
+                system: request.prompt.system.clone(),
                 model: request.model.clone(),
                 events,
                 delays_ms,
@@ -199,12 +199,18 @@ mod tests {
     use super::super::in_process::InProcess;
     use super::super::replay::Replay;
     use super::*;
+    use crate::providers::{CallId, Prompt};
 
     fn request(node: &str, call: u32, prompt: &str) -> AgentRequest {
         AgentRequest {
-            node_id: node.into(),
-            call_index: call,
-            prompt: prompt.into(),
+            call: CallId {
+                node_id: node.into(),
+                index: call,
+            },
+            prompt: Prompt {
+                text: prompt.into(),
+                ..Prompt::default()
+            },
             ..AgentRequest::default()
         }
     }
@@ -257,7 +263,7 @@ mod tests {
             assert_eq!(
                 replayed.0, recorded.0,
                 "events of {}/{}",
-                request.node_id, request.call_index
+                request.call.node_id, request.call.index
             );
             match (&replayed.1, &recorded.1) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b),

@@ -98,7 +98,7 @@ impl Replay {
     }
 
     fn find(&self, request: &AgentRequest) -> Result<&CassetteCall, ProviderError> {
-        let (node, index) = (&request.node_id, request.call_index);
+        let (node, index) = (&request.call.node_id, request.call.index);
         let call = self.cassette.get(node, index).ok_or_else(|| {
             let recorded = self.cassette.calls_of(node);
             self.config(format!(
@@ -108,11 +108,12 @@ impl Replay {
             ))
         })?;
         let recorded_prompt = call.prompt.as_deref().filter(|_| self.match_prompt);
-        if let Some(recorded) = recorded_prompt.filter(|recorded| *recorded != request.prompt) {
+        if let Some(recorded) = recorded_prompt.filter(|recorded| *recorded != request.prompt.text)
+        {
             return Err(self.config(format!(
                 "call {index} of node `{node}` in cassette `{}` was recorded with another prompt: {}; record it again, or set `option \"match\" \"node\"` to match by node and call only",
                 self.path.display(),
-                describe_difference(recorded, &request.prompt),
+                describe_difference(recorded, &request.prompt.text),
             )));
         }
         Ok(call)
@@ -227,6 +228,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
+    use crate::providers::{CallId, Prompt};
 
     const CASSETTE: &str = r#"{"cassette":1}
 {"node":"review","call":0,"prompt":"Review src/","events":[{"type":"session-start","session_id":"s1","model":"m"},{"type":"text-delta","text":"Fine"},{"type":"session-end","session_id":"s1"}],"delays-ms":[0,40,10],"reply":{"text":"Fine","session_id":"s1","turns":1}}
@@ -243,9 +245,14 @@ mod tests {
 
     fn request(node: &str, call: u32, prompt: &str) -> AgentRequest {
         AgentRequest {
-            node_id: node.to_owned(),
-            call_index: call,
-            prompt: prompt.to_owned(),
+            call: CallId {
+                node_id: node.to_owned(),
+                index: call,
+            },
+            prompt: Prompt {
+                text: prompt.to_owned(),
+                ..Prompt::default()
+            },
             ..AgentRequest::default()
         }
     }

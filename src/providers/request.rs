@@ -1,8 +1,7 @@
-//! [`AgentRequest`]: what an agent node asks of a provider, and the runtime's hooks into a
-//! call (its tool guard, its progress journal).
+//! [`AgentRequest`]: what an agent node asks of a provider, in parts, and the runtime's
+//! hooks into a call (its tool guard, its progress journal).
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -10,48 +9,104 @@ use serde::{Deserialize, Serialize};
 
 use super::approvals::Approvals;
 use crate::ir::PermissionMode;
+use crate::workspace::Workspace;
 
-/// What an agent node asks of a provider: everything rendered, nothing secret.
+/// What an agent node asks of a provider: everything rendered, nothing secret. Grouped by
+/// what each part is for, so a feature finds its place: which call this is, what the agent
+/// is told, the session it continues, where it works, what it may do, what bounds it, and
+/// the runtime's hooks into the call.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct AgentRequest {
-    /// The node's id (cassettes match calls by node id and call order).
-    pub node_id: String,
-    /// How many times this node has called its provider before in this run (0-based).
-    pub call_index: u32,
-    /// The rendered prompt.
-    pub prompt: String,
-    /// The rendered system prompt (appended to the backend's own where it has one).
-    pub system: Option<String>,
+    /// Which call this is.
+    pub call: CallId,
+    /// What the agent is told.
+    pub prompt: Prompt,
     /// The model, resolved node → workflow → provider default.
     pub model: Option<String>,
-    /// Tools granted: backend built-ins by name, or custom tools with a command.
-    pub tools: Vec<ToolGrant>,
-    /// The permission mode.
-    pub permission: Option<PermissionMode>,
-    /// Most model turns in a tool-use loop.
-    pub max_turns: Option<u32>,
-    /// A session to continue (an id from an earlier [`AgentReply::session_id`]).
-    pub resume_session: Option<String>,
-    /// Compact `resume_session` before the prompt (a node's `context action="compact"`
-    /// reached its threshold). Only set for providers whose [`Provider::can_compact`] is true.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub compact: bool,
-    /// The directory the agent works in.
-    pub working_dir: PathBuf,
     /// Adapter options from the workflow (`option` children), as JSON.
     pub options: serde_json::Map<String, serde_json::Value>,
+    /// The session the call continues, if any.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub session: Continuation,
+    /// Where the agent works.
+    pub workspace: Workspace,
+    /// What the agent may do.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub grants: Grants,
+    /// What bounds the call.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub limits: Limits,
+    /// The runtime's hooks into the call; not carried to another engine's worker.
+    #[serde(skip)]
+    pub hooks: CallHooks,
+}
+
+/// Which call a request is: cassettes match calls by node id and call order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallId {
+    /// The node's id.
+    pub node_id: String,
+    /// How many times this node has called its provider before in this run (0-based).
+    pub index: u32,
+}
+
+/// What the agent is told.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prompt {
+    /// The rendered prompt.
+    pub text: String,
+    /// The rendered system prompt (appended to the backend's own where it has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+}
+
+/// The session a call continues.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Continuation {
+    /// A session to continue (an id from an earlier [`AgentReply::session_id`](super::AgentReply::session_id)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
+    /// Compact `resume` before the prompt (a node's `context action="compact"` reached its
+    /// threshold). Only set for providers whose [`Provider::can_compact`](super::Provider::can_compact) is true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compact: bool,
+}
+
+/// What the agent may do: its permission mode, its tools, what a person decided, its MCP
+/// servers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Grants {
+    /// The permission mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission: Option<PermissionMode>,
+    /// Tools granted: backend built-ins by name, or custom tools with a command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolGrant>,
+    /// Under `permission="ask"`: what a person has decided about this agent's permission
+    /// requests; anything undecided stops the call with
+    /// [`ProviderError::AwaitingPermission`](super::ProviderError::AwaitingPermission).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub approvals: Approvals,
+    /// The MCP servers the agent is given (the workflow's and its own), for adapters that
+    /// pass them in the agent's configuration; variables passed through are read by the
+    /// adapter from its own environment, so no secret travels in the request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<crate::ir::McpServer>,
+}
+
+/// What bounds a call: turns, time, retries, money.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Most model turns in a tool-use loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// The node's timeout: no wait for a retry may run past it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
     /// The node's `retry`, which HTTP adapters apply to each model request; `None`: the
     /// provider's request retries (the SDKs' default unless it sets `max-retries`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<crate::providers::RetryPolicy>,
-    /// The node's timeout: no wait for a retry may run past it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<Duration>,
-    /// Where the call keeps its progress (the conversation after each round of tool
-    /// calls), so a run resumed after a crash continues it instead of running its tools
-    /// again. Set by the runtime; the HTTP adapters' tool loop uses it.
-    #[serde(skip)]
-    pub journal: Option<CallJournal>,
     /// The node's `budget-usd`: the most the call may spend. Backends that enforce a budget
     /// themselves get it (Claude Code's `--max-budget-usd`); every provider is wrapped to
     /// stop the call as soon as its streamed usage costs more (`providers::budget`).
@@ -61,22 +116,20 @@ pub struct AgentRequest {
     /// stopped the same way when it would spend more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_budget_left_usd: Option<f64>,
+}
+
+/// The runtime's hooks into a call: they live in this process and do not cross to another
+/// engine's worker.
+#[derive(Clone, Debug, Default)]
+pub struct CallHooks {
+    /// Where the call keeps its progress (the conversation after each round of tool
+    /// calls), so a run resumed after a crash continues it instead of running its tools
+    /// again. The HTTP adapters' tool loop uses it.
+    pub journal: Option<CallJournal>,
     /// Asked before the agent's own tool calls run, by adapters where atomic runs them (the
     /// HTTP adapters' tool loop): a refusal stops the tool and the model is told why. Set
-    /// by the runtime when the workflow has an `agent.tool.before` hook; not carried to
-    /// another engine's worker.
-    #[serde(skip)]
+    /// when the workflow has an `agent.tool.before` hook.
     pub tool_guard: Option<ToolGuard>,
-    /// Under `permission="ask"`: what a person has decided about this agent's permission
-    /// requests; anything undecided stops the call with
-    /// [`ProviderError::AwaitingPermission`].
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub approvals: Approvals,
-    /// The MCP servers the agent is given (the workflow's and its own), for adapters that
-    /// pass them in the agent's configuration; variables passed through are read by the
-    /// adapter from its own environment, so no secret travels in the request.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mcp: Vec<crate::ir::McpServer>,
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -105,7 +158,7 @@ pub trait ToolGuardBackend: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
 }
 
-/// A call's tool guard (see [`AgentRequest::tool_guard`]).
+/// A call's tool guard (see [`CallHooks::tool_guard`]).
 #[derive(Clone)]
 pub struct ToolGuard(pub std::sync::Arc<dyn ToolGuardBackend>);
 
@@ -137,7 +190,7 @@ pub trait JournalBackend: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>>;
 }
 
-/// A call's progress journal (see [`AgentRequest::journal`]).
+/// A call's progress journal (see [`CallHooks::journal`]).
 #[derive(Clone)]
 pub struct CallJournal(pub std::sync::Arc<dyn JournalBackend>);
 

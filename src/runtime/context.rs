@@ -13,6 +13,7 @@ use crate::lower::Plan;
 use crate::providers::Provider;
 use crate::source::Files;
 use crate::store::{MemoryStore, Store};
+use crate::workspace::Workspace;
 
 /// Finds the plan of a `subgraph`'s workflow. The CLI implements it with `compile()`;
 /// tests with a map.
@@ -107,8 +108,8 @@ pub struct RunContext {
     pub files: Arc<dyn Files + Send + Sync>,
     /// The workflow file's directory: schema and subgraph paths are relative to it.
     pub base_dir: PathBuf,
-    /// Where tools and agents work (relative `cwd`s are relative to it).
-    pub working_dir: PathBuf,
+    /// Where tools and agents work (relative `cwd`s are relative to its root).
+    pub workspace: Workspace,
     /// The workflow file as given, for the run record.
     pub workflow_path: String,
     /// A hash of the workflow file's content, for the run record.
@@ -132,7 +133,7 @@ impl std::fmt::Debug for RunContext {
             .field("providers", &self.providers)
             .field("stream", &self.stream)
             .field("base_dir", &self.base_dir)
-            .field("working_dir", &self.working_dir)
+            .field("workspace", &self.workspace)
             .field("dry_run", &self.dry_run)
             .finish_non_exhaustive()
     }
@@ -167,7 +168,7 @@ impl RunContext {
             tool_env: crate::providers::Environment::default(),
             files: Arc::new(NoFiles),
             base_dir: PathBuf::from("."),
-            working_dir: PathBuf::from("."),
+            workspace: Workspace::new("."),
             workflow_path: String::new(),
             workflow_hash: String::new(),
             subgraphs: None,

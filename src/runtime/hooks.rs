@@ -286,7 +286,7 @@ pub(crate) async fn fire_as(
             shared.ctx.executor.as_ref(),
             (event, blocked),
             &Value::Object(payload),
-            (&shared.ctx.working_dir, &shared.ctx.tool_env),
+            (shared.ctx.workspace.root(), &shared.ctx.tool_env),
         )
         .await;
     for failure in &failures {

@@ -40,7 +40,8 @@ impl Provider for Observed {
         let call = self.inner.run(request, events);
         Box::pin(async move {
             let result = call.await;
-            self.trace.call_ended(&request.node_id, result.as_ref());
+            self.trace
+                .call_ended(&request.call.node_id, result.as_ref());
             result
         })
     }

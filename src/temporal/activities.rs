@@ -76,7 +76,7 @@ impl Activities {
         let beats = Arc::new(Beats::new(&ctx));
         let mut request = call.request;
         // A retried call (its worker died) continues the conversation it had saved.
-        request.journal = Some(CallJournal(Arc::clone(&beats) as Arc<dyn JournalBackend>));
+        request.hooks.journal = Some(CallJournal(Arc::clone(&beats) as Arc<dyn JournalBackend>));
         let result = beats.while_running(provider.run(&request, &sink)).await?;
         let mut done = AgentDone {
             result: result.map_err(|error| RemoteFailure::of(&error)),

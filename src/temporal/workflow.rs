@@ -191,7 +191,7 @@ impl AtomicRun {
         run_ctx.env = prepared.env.clone();
         run_ctx.files = Arc::clone(&prepared.files);
         run_ctx.base_dir = prepared.base_dir.clone();
-        run_ctx.working_dir = start.working_dir.clone().into();
+        run_ctx.workspace = crate::workspace::Workspace::new(&start.working_dir);
         run_ctx.workflow_path = start.workflow.path.clone();
         run_ctx.workflow_hash = start.workflow.hash.clone();
         run_ctx.subgraphs = Some(Arc::clone(&prepared.subgraphs));

@@ -21,6 +21,7 @@ use crate::support::fake_gemini::{FakeGemini, OUTPUT_TOKENS, PROMPT_TOKENS, Turn
 use crate::support::fake_responses::{FakeResponses, Turn as ResponsesTurn};
 use crate::support::tools::agent_cli;
 use crate::support::within;
+use atomic::providers::{CallId, Prompt};
 
 /// Upper bound for one agent call.
 const CALL_LIMIT: Duration = Duration::from_secs(90);
@@ -79,9 +80,15 @@ fn workspace() -> (tempfile::TempDir, PathBuf) {
 
 fn request(prompt: &str, workspace: &Path) -> AgentRequest {
     AgentRequest {
-        node_id: "agent".to_owned(),
-        prompt: prompt.to_owned(),
-        working_dir: workspace.to_path_buf(),
+        call: CallId {
+            node_id: "agent".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: prompt.to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(workspace.to_path_buf()),
         ..AgentRequest::default()
     }
 }
@@ -145,7 +152,7 @@ async fn gemini_over_acp_answers_and_reports_usage() {
     let fake = FakeGemini::start(vec![Turn::text("Hello over ACP.")]);
     let agent = gemini_acp(&bin, &fake, root.path(), &trap);
     let mut request = request("Say hello.", &workspace);
-    request.system = Some("Answer in one sentence.".to_owned());
+    request.prompt.system = Some("Answer in one sentence.".to_owned());
     let (reply, events) = call(agent.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(reply.text, "Hello over ACP.");
@@ -206,7 +213,7 @@ async fn gemini_over_acp_writes_a_file_when_edits_are_accepted() {
     ]);
     let agent = gemini_acp(&bin, &fake, root.path(), &trap);
     let mut request = request("Write docs/hello.txt.", &workspace);
-    request.permission = Some(PermissionMode::AcceptEdits);
+    request.grants.permission = Some(PermissionMode::AcceptEdits);
     let (reply, events) = call(agent.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(
@@ -268,7 +275,7 @@ async fn gemini_over_acp_is_refused_a_shell_command_under_the_default_mode() {
     ]);
     let agent = gemini_acp(&bin, &fake, root.path(), &trap);
     let mut granted = request("Run it.", &workspace);
-    granted.tools = vec![atomic::providers::ToolGrant {
+    granted.grants.tools = vec![atomic::providers::ToolGrant {
         name: "execute".to_owned(),
         description: None,
         input_schema: None,
@@ -401,7 +408,7 @@ async fn claude_code_acp_answers_and_continues_its_session() {
     assert_eq!(first.text, "The code word is PELICAN.");
     fake.push(AnthropicTurn::text("You asked for a code word."));
     let mut next = request("What did I ask before?", &workspace);
-    next.resume_session = first.session_id.clone();
+    next.session.resume = first.session_id.clone();
     let (second, _) = call(agent.as_ref(), &next).await;
     let second = second.expect("the continued call succeeds");
     assert_eq!(second.text, "You asked for a code word.");

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
 use crate::support::tools::agent_cli;
+use atomic::providers::{CallId, Continuation, Grants, Limits, Prompt};
 
 /// An `opencode` provider as a run builds it (its own type: tests ask it for its server).
 fn opencode(decl: &ProviderDecl, env: &Environment) -> Result<OpenCode, ProviderError> {
@@ -204,13 +205,24 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
     .expect("configured");
 
     let request = AgentRequest {
-        node_id: "edit".to_owned(),
-        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
-        system: Some("You are terse.".to_owned()),
-        tools: tools(&["Read", "Edit"]),
-        permission: Some(PermissionMode::AcceptEdits),
-        max_turns: Some(6),
-        working_dir: workspace.clone(),
+        call: CallId {
+            node_id: "edit".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: "Change the status line of target.txt to `edited`.".to_owned(),
+            system: Some("You are terse.".to_owned()),
+        },
+        workspace: atomic::workspace::Workspace::new(workspace.clone()),
+        grants: Grants {
+            tools: tools(&["Read", "Edit"]),
+            permission: Some(PermissionMode::AcceptEdits),
+            ..Grants::default()
+        },
+        limits: Limits {
+            max_turns: Some(6),
+            ..Limits::default()
+        },
         ..AgentRequest::default()
     };
     let (reply, events) = call(provider.as_ref(), &request).await;
@@ -250,9 +262,18 @@ async fn claude_code_edits_a_file_through_the_real_cli() {
 
     // Resume the session: the next call carries the earlier conversation.
     let again = AgentRequest {
-        prompt: "Anything else?".to_owned(),
-        resume_session: Some(session.clone()),
-        call_index: 1,
+        call: CallId {
+            index: 1,
+            ..request.call.clone()
+        },
+        prompt: Prompt {
+            text: "Anything else?".to_owned(),
+            ..request.prompt.clone()
+        },
+        session: Continuation {
+            resume: Some(session.clone()),
+            ..request.session.clone()
+        },
         ..request
     };
     let (reply, _) = call(provider.as_ref(), &again).await;
@@ -323,12 +344,20 @@ async fn opencode_edits_a_file_through_a_started_server() {
     .expect("configured");
 
     let request = AgentRequest {
-        node_id: "edit".to_owned(),
-        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
-        system: Some("You are terse.".to_owned()),
-        tools: tools(&["read"]),
-        permission: Some(PermissionMode::AcceptEdits),
-        working_dir: workspace.clone(),
+        call: CallId {
+            node_id: "edit".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: "Change the status line of target.txt to `edited`.".to_owned(),
+            system: Some("You are terse.".to_owned()),
+        },
+        workspace: atomic::workspace::Workspace::new(workspace.clone()),
+        grants: Grants {
+            tools: tools(&["read"]),
+            permission: Some(PermissionMode::AcceptEdits),
+            ..Grants::default()
+        },
         ..AgentRequest::default()
     };
     let (reply, events) = call(&provider, &request).await;
@@ -367,9 +396,18 @@ async fn opencode_edits_a_file_through_a_started_server() {
 
     // The session continues on the same server.
     let again = AgentRequest {
-        prompt: "Anything else?".to_owned(),
-        resume_session: Some(session.clone()),
-        call_index: 1,
+        call: CallId {
+            index: 1,
+            ..request.call.clone()
+        },
+        prompt: Prompt {
+            text: "Anything else?".to_owned(),
+            ..request.prompt.clone()
+        },
+        session: Continuation {
+            resume: Some(session.clone()),
+            ..request.session.clone()
+        },
         ..request
     };
     let (reply, events) = call(&provider, &again).await;
@@ -448,11 +486,19 @@ async fn copilot_edits_a_file_with_a_byok_model() {
     .expect("configured");
 
     let request = AgentRequest {
-        node_id: "edit".to_owned(),
-        prompt: "Change the status line of target.txt to `edited`.".to_owned(),
-        system: Some("You are terse.".to_owned()),
-        permission: Some(PermissionMode::AcceptEdits),
-        working_dir: workspace.clone(),
+        call: CallId {
+            node_id: "edit".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: "Change the status line of target.txt to `edited`.".to_owned(),
+            system: Some("You are terse.".to_owned()),
+        },
+        workspace: atomic::workspace::Workspace::new(workspace.clone()),
+        grants: Grants {
+            permission: Some(PermissionMode::AcceptEdits),
+            ..Grants::default()
+        },
         ..AgentRequest::default()
     };
     let (reply, events) = call(provider.as_ref(), &request).await;
@@ -490,9 +536,18 @@ async fn copilot_edits_a_file_with_a_byok_model() {
 
     // Resume the session: the next call carries the earlier conversation.
     let again = AgentRequest {
-        prompt: "Anything else?".to_owned(),
-        resume_session: Some(session.clone()),
-        call_index: 1,
+        call: CallId {
+            index: 1,
+            ..request.call.clone()
+        },
+        prompt: Prompt {
+            text: "Anything else?".to_owned(),
+            ..request.prompt.clone()
+        },
+        session: Continuation {
+            resume: Some(session.clone()),
+            ..request.session.clone()
+        },
         ..request
     };
     let (reply, _) = call(provider.as_ref(), &again).await;
@@ -531,11 +586,23 @@ async fn cancelling_kills_the_cli(
     workspace: &Path,
 ) {
     let request = AgentRequest {
-        node_id: "hang".to_owned(),
-        prompt: "Wait forever.".to_owned(),
-        permission: Some(PermissionMode::AcceptEdits),
-        max_turns: Some(2),
-        working_dir: workspace.to_path_buf(),
+        call: CallId {
+            node_id: "hang".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: "Wait forever.".to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(workspace.to_path_buf()),
+        grants: Grants {
+            permission: Some(PermissionMode::AcceptEdits),
+            ..Grants::default()
+        },
+        limits: Limits {
+            max_turns: Some(2),
+            ..Limits::default()
+        },
         ..AgentRequest::default()
     };
     let sink = |_: AgentEvent| {};
@@ -719,7 +786,7 @@ async fn run_example_with(
         .expect("the example's provider builds");
     let mut ctx = RunContext::new(Arc::new(MemoryStore::new()));
     ctx.providers = Providers::new().with(declared.name.value.clone(), provider);
-    ctx.working_dir = workspace.to_path_buf();
+    ctx.workspace = atomic::workspace::Workspace::new(workspace.to_path_buf());
     let outcome = tokio::time::timeout(
         CALL_LIMIT,
         atomic::runtime::run(Arc::new(plan), serde_json::Map::new(), ctx),
@@ -1045,7 +1112,7 @@ async fn opencode_compacts_a_full_session_before_it_is_continued() {
     let sink = Arc::clone(&events);
     let mut ctx = RunContext::in_memory();
     ctx.providers = Providers::new().with("oc", Arc::new(provider));
-    ctx.working_dir = workspace.clone();
+    ctx.workspace = atomic::workspace::Workspace::new(workspace.clone());
     ctx.stream = StreamModes::ALL;
     ctx.sink = Some(Arc::new(move |event: &RunEvent| {
         sink.lock()
@@ -1155,10 +1222,19 @@ async fn claude_code_retries_are_bounded_by_the_node_policy() {
         )
         .expect("configured");
         let request = AgentRequest {
-            node_id: "fails".to_owned(),
-            prompt: "Say hello.".to_owned(),
-            working_dir: workspace,
-            retry: retry.clone(),
+            call: CallId {
+                node_id: "fails".to_owned(),
+                ..CallId::default()
+            },
+            prompt: Prompt {
+                text: "Say hello.".to_owned(),
+                ..Prompt::default()
+            },
+            workspace: atomic::workspace::Workspace::new(workspace),
+            limits: Limits {
+                retry: retry.clone(),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         let started = std::time::Instant::now();
@@ -1217,9 +1293,15 @@ async fn claude_code_effort_is_passed_per_call() {
     )
     .expect("configured");
     let mut request = AgentRequest {
-        node_id: "think".to_owned(),
-        prompt: "Think.".to_owned(),
-        working_dir: workspace,
+        call: CallId {
+            node_id: "think".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: "Think.".to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(workspace),
         ..AgentRequest::default()
     };
     let (reply, _) = call(provider.as_ref(), &request).await;
@@ -1275,13 +1357,22 @@ async fn opencode_retries_are_bounded_by_the_node_policy() {
     )
     .expect("configured");
     let request = AgentRequest {
-        node_id: "fails".to_owned(),
-        prompt: "Say hello.".to_owned(),
-        working_dir: workspace,
-        retry: Some(RetryPolicy {
-            attempts: 1,
-            ..RetryPolicy::model_requests()
-        }),
+        call: CallId {
+            node_id: "fails".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: "Say hello.".to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(workspace),
+        limits: Limits {
+            retry: Some(RetryPolicy {
+                attempts: 1,
+                ..RetryPolicy::model_requests()
+            }),
+            ..Limits::default()
+        },
         ..AgentRequest::default()
     };
     let started = std::time::Instant::now();

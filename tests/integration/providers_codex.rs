@@ -23,6 +23,7 @@ use crate::support::cli_project::{CliProject, stderr, stdout};
 use crate::support::fake_responses::{FakeResponses, TURN_CACHED, TURN_INPUT, TURN_OUTPUT, Turn};
 use crate::support::tools::agent_cli;
 use crate::support::within;
+use atomic::providers::{CallId, Continuation, Grants, Prompt};
 
 /// Upper bound for one call (the CLI answers a scripted turn in about a second).
 const CALL_LIMIT: Duration = Duration::from_secs(60);
@@ -138,9 +139,15 @@ async fn call(
 
 fn request(prompt: &str, workspace: &Path) -> AgentRequest {
     AgentRequest {
-        node_id: "codex".to_owned(),
-        prompt: prompt.to_owned(),
-        working_dir: workspace.to_path_buf(),
+        call: CallId {
+            node_id: "codex".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: prompt.to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(workspace.to_path_buf()),
         ..AgentRequest::default()
     }
 }
@@ -157,10 +164,8 @@ async fn codex_answers_with_text_and_reports_usage() {
         .push(Turn::text("Hello from the fake – über."));
     let provider =
         crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
-    let request = AgentRequest {
-        system: Some("You are terse.".to_owned()),
-        ..request("Say hello.", &workspace)
-    };
+    let mut request = request("Say hello.", &workspace);
+    request.prompt.system = Some("You are terse.".to_owned());
     let (reply, events) = call(provider.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
 
@@ -210,7 +215,10 @@ async fn codex_edits_a_file_with_its_patch_and_shell_tools() {
     let provider =
         crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
     let request = AgentRequest {
-        permission: Some(PermissionMode::AcceptEdits),
+        grants: Grants {
+            permission: Some(PermissionMode::AcceptEdits),
+            ..request("Make notes.txt final.", &workspace).grants.clone()
+        },
         ..request("Make notes.txt final.", &workspace)
     };
     let (reply, events) = call(provider.as_ref(), &request).await;
@@ -280,8 +288,14 @@ async fn a_resumed_session_carries_the_earlier_conversation() {
     let session = first.session_id.clone().expect("a thread id");
 
     let again = AgentRequest {
-        resume_session: Some(session.clone()),
-        call_index: 1,
+        call: CallId {
+            index: 1,
+            ..request("What did I ask?", &workspace).call.clone()
+        },
+        session: Continuation {
+            resume: Some(session.clone()),
+            ..request("What did I ask?", &workspace).session.clone()
+        },
         ..request("What did I ask?", &workspace)
     };
     let (second, _) = call(provider.as_ref(), &again).await;
@@ -303,7 +317,10 @@ async fn a_resumed_session_carries_the_earlier_conversation() {
 
     // A session this provider never saw is refused with what to do about it.
     let unknown = AgentRequest {
-        resume_session: Some("01a21a82-0000-7000-8000-000000000000".to_owned()),
+        session: Continuation {
+            resume: Some("01a21a82-0000-7000-8000-000000000000".to_owned()),
+            ..again.session.clone()
+        },
         ..again
     };
     let (error, _) = call(provider.as_ref(), &unknown).await;
@@ -349,7 +366,10 @@ async fn a_node_timeout_kills_the_process_group() {
     let provider =
         crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
     let request = AgentRequest {
-        permission: Some(PermissionMode::AcceptEdits),
+        grants: Grants {
+            permission: Some(PermissionMode::AcceptEdits),
+            ..request("Wait.", &workspace).grants.clone()
+        },
         ..request("Wait.", &workspace)
     };
     let sink = |_: AgentEvent| {};

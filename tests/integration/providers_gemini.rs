@@ -22,6 +22,7 @@ use crate::support::fake_gemini::{CACHED_TOKENS, FakeGemini, OUTPUT_TOKENS, PROM
 use crate::support::http_server::{HttpServer, Reply, Request};
 use crate::support::tools::agent_cli;
 use crate::support::within;
+use atomic::providers::{CallId, Prompt};
 
 /// Upper bound for one agent call (the CLI answers a scripted turn in a few seconds).
 const CALL_LIMIT: Duration = Duration::from_secs(90);
@@ -119,9 +120,15 @@ fn workspace() -> (tempfile::TempDir, PathBuf) {
 
 fn request(prompt: &str, workspace: &Path) -> AgentRequest {
     AgentRequest {
-        node_id: "gem".to_owned(),
-        prompt: prompt.to_owned(),
-        working_dir: workspace.to_path_buf(),
+        call: CallId {
+            node_id: "gem".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: prompt.to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(workspace.to_path_buf()),
         ..AgentRequest::default()
     }
 }
@@ -147,7 +154,7 @@ async fn gemini_answers_with_the_models_text() {
     let fake = FakeGemini::start(vec![Turn::text("Hello from the fake Gemini.")]);
     let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let mut request = request("Say hello.", &workspace);
-    request.system = Some("Answer in one sentence.".to_owned());
+    request.prompt.system = Some("Answer in one sentence.".to_owned());
     let (reply, events) = call(gemini.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(reply.text, "Hello from the fake Gemini.");
@@ -200,7 +207,7 @@ async fn gemini_edits_a_file_with_its_own_replace_tool() {
     ]);
     let gemini = provider(&bin, &fake, &gemini_env(root.path(), &trap));
     let mut request = request("Mark notes.txt final.", &workspace);
-    request.permission = Some(PermissionMode::AcceptEdits);
+    request.grants.permission = Some(PermissionMode::AcceptEdits);
     let (reply, events) = call(gemini.as_ref(), &request).await;
     let reply = reply.expect("the call succeeds");
     assert_eq!(
@@ -251,7 +258,7 @@ async fn gemini_continues_a_session() {
     let (first, _) = call(gemini.as_ref(), &request("Pick a code word.", &workspace)).await;
     let first = first.expect("the first call succeeds");
     let mut next = request("What did I ask before?", &workspace);
-    next.resume_session = first.session_id.clone();
+    next.session.resume = first.session_id.clone();
     let (second, _) = call(gemini.as_ref(), &next).await;
     let second = second.expect("the continued call succeeds");
     assert_eq!(second.text, "You asked for the code word.");

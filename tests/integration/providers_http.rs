@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use crate::support::fake_anthropic::{self, FakeAnthropic};
 use crate::support::fake_openai::{self, FakeOpenAi};
 use crate::support::within;
+use atomic::providers::{CallId, Prompt};
 
 pub(crate) const KEY: &str = "sk-test-S3CRET-key-7f3a";
 const LIMIT: Duration = Duration::from_secs(20);
@@ -61,9 +62,15 @@ pub(crate) fn openai(fake: &FakeOpenAi, options: Value) -> OpenAiProvider {
 
 pub(crate) fn request(prompt: &str, dir: &Path) -> AgentRequest {
     AgentRequest {
-        node_id: "agent".to_owned(),
-        prompt: prompt.to_owned(),
-        working_dir: dir.to_path_buf(),
+        call: CallId {
+            node_id: "agent".to_owned(),
+            ..CallId::default()
+        },
+        prompt: Prompt {
+            text: prompt.to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(dir.to_path_buf()),
         ..AgentRequest::default()
     }
 }
@@ -157,7 +164,7 @@ async fn anthropic_streams_text_and_thinking() {
     let provider = anthropic(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Say hello", dir.path());
-    req.system = Some("Be brief.".to_owned());
+    req.prompt.system = Some("Be brief.".to_owned());
     let recorder = Recorder::default();
     let reply = run(&provider, &req, &recorder).await.expect("a reply");
 
@@ -226,7 +233,7 @@ async fn anthropic_tool_use_edits_a_file_then_answers() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("notes.txt"), "old notes").expect("write notes");
     let mut req = request("Update the notes", dir.path());
-    req.tools = vec![write_notes_tool()];
+    req.grants.tools = vec![write_notes_tool()];
     let recorder = Recorder::default();
     let reply = run(&provider, &req, &recorder).await.expect("a reply");
 
@@ -295,7 +302,7 @@ async fn anthropic_failing_tool_is_reported_to_the_model() {
     let provider = anthropic(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Try it", dir.path());
-    req.tools = vec![ToolGrant {
+    req.grants.tools = vec![ToolGrant {
         name: "fail".to_owned(),
         timeout: None,
         description: None,
@@ -334,8 +341,8 @@ async fn anthropic_max_turns_bounds_the_loop() {
     let provider = anthropic(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Loop", dir.path());
-    req.tools = vec![write_notes_tool()];
-    req.max_turns = Some(2);
+    req.grants.tools = vec![write_notes_tool()];
+    req.limits.max_turns = Some(2);
     let error = run(&provider, &req, &Recorder::default())
         .await
         .expect_err("turn limit");
@@ -430,7 +437,7 @@ async fn anthropic_usage_with_cache_tokens_and_cost() {
     let provider = anthropic(&fake, prices);
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Go", dir.path());
-    req.tools = vec![write_notes_tool()];
+    req.grants.tools = vec![write_notes_tool()];
     let recorder = Recorder::default();
     let reply = run(&provider, &req, &recorder).await.expect("a reply");
     let expected = Usage {
@@ -740,7 +747,7 @@ async fn anthropic_configuration_errors() {
     let provider = anthropic(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("hi", dir.path());
-    req.tools = vec![ToolGrant {
+    req.grants.tools = vec![ToolGrant {
         name: "Read".to_owned(),
         timeout: None,
         description: None,
@@ -776,7 +783,7 @@ async fn the_key_never_appears_in_events_errors_or_debug_output() {
     let provider = anthropic(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Go", dir.path());
-    req.tools = vec![write_notes_tool()];
+    req.grants.tools = vec![write_notes_tool()];
     let recorder = Recorder::default();
     let mut texts = vec![format!("{provider:?}")];
     let reply = run(&provider, &req, &recorder).await.expect("a reply");
@@ -823,7 +830,7 @@ async fn openai_streams_text_and_reasoning() {
     let provider = openai(&fake, json!({"temperature": 0.2}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Weather in Paris?", dir.path());
-    req.system = Some("You are terse.".to_owned());
+    req.prompt.system = Some("You are terse.".to_owned());
     let recorder = Recorder::default();
     let reply = run(&provider, &req, &recorder).await.expect("a reply");
     assert_eq!(reply.text, text);
@@ -867,7 +874,7 @@ async fn openai_tool_calls_edit_a_file_then_answer() {
     let provider = openai(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Write notes", dir.path());
-    req.tools = vec![write_notes_tool()];
+    req.grants.tools = vec![write_notes_tool()];
     let recorder = Recorder::default();
     let reply = run(&provider, &req, &recorder).await.expect("a reply");
     assert_eq!(reply.text, "Notes written.");
@@ -917,8 +924,8 @@ async fn openai_max_turns_bounds_the_loop() {
     let provider = openai(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("Loop", dir.path());
-    req.tools = vec![write_notes_tool()];
-    req.max_turns = Some(1);
+    req.grants.tools = vec![write_notes_tool()];
+    req.limits.max_turns = Some(1);
     let error = run(&provider, &req, &Recorder::default())
         .await
         .expect_err("turn limit");

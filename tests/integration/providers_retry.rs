@@ -37,7 +37,7 @@ fn tool_runs(dir: &Path) -> usize {
 
 fn with_tool(prompt: &str, dir: &Path) -> AgentRequest {
     let mut request = request(prompt, dir);
-    request.tools = vec![counting_tool()];
+    request.grants.tools = vec![counting_tool()];
     request
 }
 
@@ -158,7 +158,7 @@ async fn the_nodes_retry_policy_overrides_the_default() {
     let provider = openai(&fake, json!({}));
     let dir = tempfile::tempdir().expect("tempdir");
     let mut req = request("hi", dir.path());
-    req.retry = Some(RetryPolicy {
+    req.limits.retry = Some(RetryPolicy {
         attempts: 5,
         backoff: Duration::from_millis(10),
         factor: 1.0,
@@ -247,7 +247,7 @@ async fn retry_after_is_honoured_but_capped() {
     fake.push(fake_openai::Turn::rate_limited("5"));
     let provider = openai(&fake, json!({}));
     let mut req = request("hi", dir.path());
-    req.timeout = Some(Duration::from_secs(3));
+    req.limits.timeout = Some(Duration::from_secs(3));
     let error = run(&provider, &req, &Recorder::default())
         .await
         .expect_err("past the node's timeout");

@@ -10,7 +10,6 @@
 //! heartbeat, which also delivers `atomic cancel` from another terminal as a Ctrl-C.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,6 +26,7 @@ use crate::runtime::{
     StreamModes,
 };
 use crate::store::{Acquired, HEARTBEAT_EVERY, Owner, RunId, Store, StoreError};
+use crate::workspace::Workspace;
 
 /// Everything a run needs from the command line.
 pub(crate) struct Launch<'a> {
@@ -43,7 +43,7 @@ pub(crate) struct Launch<'a> {
     /// Variables templates may read.
     pub(crate) env: HashMap<String, String>,
     /// Where tools and agents work.
-    pub(crate) working_dir: PathBuf,
+    pub(crate) workspace: Workspace,
     /// Progress on stderr.
     pub(crate) display: Display,
     /// JSONL on stdout.
@@ -168,7 +168,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     ctx.tool_env = launch.tool_env.clone();
     ctx.files = Arc::new(crate::cli::disk::Disk);
     ctx.base_dir = launch.loaded.dir();
-    ctx.working_dir = launch.working_dir.clone();
+    ctx.workspace = launch.workspace.clone();
     ctx.workflow_path = launch.loaded.path.display().to_string();
     ctx.workflow_hash = launch.loaded.hash.clone();
     ctx.subgraphs = Some(launch.loader.clone());

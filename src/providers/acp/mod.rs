@@ -179,14 +179,14 @@ impl CliAgent for Acp {
     ) -> Result<AgentReply, ProviderError> {
         self.cli.refuse_unsupported(request)?;
         let policy = Policy::new(request)?;
-        let prompt = match request.system.as_ref().filter(|s| !s.is_empty()) {
-            Some(system) => format!("{system}\n\n{}", request.prompt),
-            None => request.prompt.clone(),
+        let prompt = match request.prompt.system.as_ref().filter(|s| !s.is_empty()) {
+            Some(system) => format!("{system}\n\n{}", request.prompt.text),
+            None => request.prompt.text.clone(),
         };
         let setup = Setup {
-            cwd: std::path::absolute(&request.working_dir)
-                .unwrap_or_else(|_| request.working_dir.clone()),
-            resume: request.resume_session.clone(),
+            cwd: std::path::absolute(request.workspace.root())
+                .unwrap_or_else(|_| request.workspace.root().to_path_buf()),
+            resume: request.session.resume.clone(),
             mcp: self.mcp_servers(request)?,
             model: self.cli.model(request),
             prompt,
@@ -199,7 +199,7 @@ impl CliAgent for Acp {
             ));
         };
         events.emit(AgentEvent::SessionStart {
-            session_id: request.resume_session.clone(),
+            session_id: request.session.resume.clone(),
             model: setup.model.clone(),
         });
         let (sender, mut inbound) = mpsc::unbounded_channel();

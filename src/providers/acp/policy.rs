@@ -48,7 +48,7 @@ impl Policy {
     /// refused by the adapter table before a call starts).
     pub(super) fn new(request: &AgentRequest) -> Result<Self, ProviderError> {
         let mut granted = Vec::new();
-        for tool in &request.tools {
+        for tool in &request.grants.tools {
             let Some((_, kind)) = KINDS.iter().find(|(name, _)| *name == tool.name) else {
                 let names: Vec<&str> = KINDS.iter().map(|(name, _)| *name).collect();
                 return Err(config(&format!(
@@ -60,10 +60,10 @@ impl Policy {
             };
             granted.push(*kind);
         }
-        let workspace = std::fs::canonicalize(&request.working_dir)
-            .unwrap_or_else(|_| request.working_dir.clone());
+        let workspace = std::fs::canonicalize(request.workspace.root())
+            .unwrap_or_else(|_| request.workspace.root().to_path_buf());
         Ok(Self {
-            mode: request.permission,
+            mode: request.grants.permission,
             granted,
             workspace,
         })
@@ -162,6 +162,7 @@ fn config(message: &str) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::Grants;
     use crate::providers::ToolGrant;
 
     fn grant(name: &str) -> ToolGrant {
@@ -176,9 +177,12 @@ mod tests {
 
     fn policy(mode: Option<PermissionMode>, tools: &[&str], dir: &Path) -> Policy {
         let request = AgentRequest {
-            permission: mode,
-            tools: tools.iter().map(|name| grant(name)).collect(),
-            working_dir: dir.to_path_buf(),
+            workspace: crate::workspace::Workspace::new(dir.to_path_buf()),
+            grants: Grants {
+                permission: mode,
+                tools: tools.iter().map(|name| grant(name)).collect(),
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         Policy::new(&request).expect("policy")
@@ -206,7 +210,10 @@ mod tests {
     #[test]
     fn unknown_grants_are_refused() {
         let request = AgentRequest {
-            tools: vec![grant("Bash")],
+            grants: Grants {
+                tools: vec![grant("Bash")],
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let error = Policy::new(&request).expect_err("Bash is not a kind");

@@ -236,7 +236,7 @@ impl Cli {
         args: Vec<String>,
         env: Vec<(String, String)>,
     ) -> Result<Child, ProviderError> {
-        self.spawn_in(&request.working_dir, args, env)
+        self.spawn_in(request.workspace.root(), args, env)
     }
 
     /// [`Cli::spawn`] in `dir` (a server started for a project rather than for a call).

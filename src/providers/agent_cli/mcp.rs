@@ -22,7 +22,7 @@ impl Cli {
         &self,
         request: &AgentRequest,
     ) -> Result<Vec<ResolvedMcp>, ProviderError> {
-        if request.mcp.is_empty() {
+        if request.grants.mcp.is_empty() {
             return Ok(Vec::new());
         }
         let known: Vec<&str> = self
@@ -41,6 +41,6 @@ impl Cli {
                 held.push(var.to_owned());
             }
         }
-        resolve_mcp_servers(self.adapter(), &request.mcp, self.outer_env(), &held)
+        resolve_mcp_servers(self.adapter(), &request.grants.mcp, self.outer_env(), &held)
     }
 }

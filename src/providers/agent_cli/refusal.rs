@@ -28,7 +28,7 @@ pub(crate) fn refuse_unsupported(
 ) -> Result<(), ProviderError> {
     {
         let refuse = |message: String| Err(ProviderError::config(info.name, message));
-        if let Some(tool) = request.tools.first()
+        if let Some(tool) = request.grants.tools.first()
             && !info.tools
         {
             return refuse(format!(
@@ -37,7 +37,11 @@ pub(crate) fn refuse_unsupported(
                 tool.name, info.name
             ));
         }
-        if let Some(custom) = request.tools.iter().find(|tool| !tool.command.is_empty())
+        if let Some(custom) = request
+            .grants
+            .tools
+            .iter()
+            .find(|tool| !tool.command.is_empty())
             && !info.custom_tools
         {
             return refuse(format!(
@@ -47,7 +51,7 @@ pub(crate) fn refuse_unsupported(
                 custom.name, info.name
             ));
         }
-        if request.permission == Some(PermissionMode::Ask) && !info.asks_people {
+        if request.grants.permission == Some(PermissionMode::Ask) && !info.asks_people {
             return refuse(format!(
                 "`permission=\"ask\"` is not supported by the `{}` adapter: its agent cannot \
                  stop at a permission request for a person to answer; choose `accept-edits`, \

@@ -6,7 +6,8 @@ use crate::providers::{AgentEvent, AgentReply, AgentRequest, EventSink};
 /// The session a call runs in: the one it continues, or a new id.
 pub(crate) fn session_for(request: &AgentRequest) -> String {
     request
-        .resume_session
+        .session
+        .resume
         .clone()
         .unwrap_or_else(new_session_id)
 }

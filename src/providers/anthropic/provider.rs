@@ -146,10 +146,10 @@ fn request_body(
         "model": model,
         "max_tokens": settings.max_tokens,
         "stream": true,
-        "messages": [{"role": "user", "content": request.prompt}],
+        "messages": [{"role": "user", "content": request.prompt.text}],
     });
     let fields = body.as_object_mut().expect("the body is an object");
-    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+    if let Some(system) = request.prompt.system.as_deref().filter(|s| !s.is_empty()) {
         fields.insert("system".to_owned(), json!(system));
     }
     if !tools.is_empty() {
@@ -314,27 +314,33 @@ impl Conversation for AnthropicConversation<'_> {
 mod tests {
     use super::*;
     use crate::providers::ToolGrant;
+    use crate::providers::{Grants, Prompt};
 
     #[test]
     fn body_carries_system_tools_and_options() {
         let request = AgentRequest {
-            prompt: "Fix it".to_owned(),
-            system: Some("Be brief.".to_owned()),
-            tools: vec![ToolGrant {
-                name: "edit".to_owned(),
-                timeout: None,
-                description: Some("Edits a file".to_owned()),
-                input_schema: Some(
-                    json!({"type":"object","properties":{"path":{"type":"string"}}}),
-                ),
-                command: vec!["./edit.sh".to_owned()],
-            }],
+            prompt: Prompt {
+                text: "Fix it".to_owned(),
+                system: Some("Be brief.".to_owned()),
+            },
+            grants: Grants {
+                tools: vec![ToolGrant {
+                    name: "edit".to_owned(),
+                    timeout: None,
+                    description: Some("Edits a file".to_owned()),
+                    input_schema: Some(
+                        json!({"type":"object","properties":{"path":{"type":"string"}}}),
+                    ),
+                    command: vec!["./edit.sh".to_owned()],
+                }],
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let options = json!({"temperature": 0.2, "stop": "END", "thinking-budget": 1024});
         let settings =
             CallSettings::read(options.as_object().expect("object"), &Map::new()).expect("valid");
-        let tools = ToolSet::from_grants(ADAPTER, &request.tools).expect("valid");
+        let tools = ToolSet::from_grants(ADAPTER, &request.grants.tools).expect("valid");
         let body = request_body("claude-x", &request, &tools, &settings);
         assert_eq!(
             body,

@@ -32,7 +32,7 @@ pub(crate) async fn prepare(
     provider_model: Option<&str>,
     (tool_env, hide_env): (&ToolEnv, Option<&str>),
 ) -> Result<Prepared, ProviderError> {
-    if request.resume_session.is_some() {
+    if request.session.resume.is_some() {
         return Err(ProviderError::config(
             adapter,
             format!("{api} keeps no sessions to resume; drop `session=`"),
@@ -48,14 +48,14 @@ pub(crate) async fn prepare(
                 "no model: set `model=` on the agent, the workflow or the provider",
             )
         })?;
-    let mut tools = ToolSet::from_grants(adapter, &request.tools)?;
-    if !request.mcp.is_empty() {
+    let mut tools = ToolSet::from_grants(adapter, &request.grants.tools)?;
+    if !request.grants.mcp.is_empty() {
         let start = super::mcp::Start {
-            working_dir: &request.working_dir,
+            working_dir: request.workspace.root(),
             tool_env,
             hide_env,
         };
-        tools.connect_mcp(&request.mcp, &start).await?;
+        tools.connect_mcp(&request.grants.mcp, &start).await?;
     }
     Ok(Prepared { model, tools })
 }
@@ -90,15 +90,15 @@ pub(crate) async fn run<C: Conversation>(
     let settings = LoopSettings {
         adapter,
         tools,
-        max_turns: request.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1),
+        max_turns: request.limits.max_turns.unwrap_or(DEFAULT_MAX_TURNS).max(1),
         tool_timeout: parts.tool_timeout,
-        working_dir: &request.working_dir,
+        working_dir: request.workspace.root(),
         hide_env: parts.hide_env,
         tool_env: parts.tool_env,
         pricing: parts.pricing,
         retry: &retry,
-        journal: request.journal.as_ref(),
-        guard: request.tool_guard.as_ref(),
+        journal: request.hooks.journal.as_ref(),
+        guard: request.hooks.tool_guard.as_ref(),
     };
     run_loop(conversation, settings, events).await
 }

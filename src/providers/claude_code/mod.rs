@@ -115,6 +115,7 @@ impl Dialect for ClaudeCode {
         // still ends it.
         if cli.env().get(MAX_RETRIES_VAR).is_none() {
             let attempts = request
+                .limits
                 .retry
                 .as_ref()
                 .map_or(RetryPolicy::model_requests().attempts, |policy| {
@@ -131,20 +132,20 @@ impl Dialect for ClaudeCode {
         }
         let message = json!({
             "type": "user",
-            "message": {"role": "user", "content": request.prompt},
+            "message": {"role": "user", "content": request.prompt.text},
             "parent_tool_use_id": null,
             "session_id": "",
         });
         // Asking a person: stdin stays open for the answers to the CLI's permission
         // requests (its control protocol).
-        let input = if request.permission == Some(PermissionMode::Ask) {
+        let input = if request.grants.permission == Some(PermissionMode::Ask) {
             Input::Conversation(message)
         } else {
             Input::Text(format!("{message}\n"))
         };
         let call = Call {
             stream: Stream::default(),
-            approvals: request.approvals.clone(),
+            approvals: request.grants.approvals.clone(),
             _mcp_file: mcp_file,
         };
         Ok((Invocation { args, env, input }, call))
@@ -209,21 +210,22 @@ fn args(cli: &Cli, request: &AgentRequest) -> Result<Vec<String>, ProviderError>
     if let Some(model) = cli.model(request) {
         args.extend(["--model".to_owned(), model]);
     }
-    if let Some(system) = request.system.as_ref().filter(|s| !s.is_empty()) {
+    if let Some(system) = request.prompt.system.as_ref().filter(|s| !s.is_empty()) {
         args.extend(["--append-system-prompt".to_owned(), system.clone()]);
     }
     // Tools a person allowed for the run (`permission="ask"`) are granted like the node's
     // own.
     let names: Vec<&str> = request
+        .grants
         .tools
         .iter()
         .map(|tool| tool.name.as_str())
-        .chain(request.approvals.tools.iter().map(String::as_str))
+        .chain(request.grants.approvals.tools.iter().map(String::as_str))
         .collect();
     if !names.is_empty() {
         args.extend(["--allowedTools".to_owned(), names.join(",")]);
     }
-    if let Some(mode) = request.permission {
+    if let Some(mode) = request.grants.permission {
         args.extend([
             "--permission-mode".to_owned(),
             permission_mode(mode).to_owned(),
@@ -232,10 +234,10 @@ fn args(cli: &Cli, request: &AgentRequest) -> Result<Vec<String>, ProviderError>
             args.extend(["--permission-prompt-tool".to_owned(), "stdio".to_owned()]);
         }
     }
-    if let Some(turns) = request.max_turns {
+    if let Some(turns) = request.limits.max_turns {
         args.extend(["--max-turns".to_owned(), turns.to_string()]);
     }
-    if let Some(session) = &request.resume_session {
+    if let Some(session) = &request.session.resume {
         args.push(format!("--resume={session}"));
     }
     for (option, flag) in [
@@ -260,7 +262,10 @@ fn args(cli: &Cli, request: &AgentRequest) -> Result<Vec<String>, ProviderError>
     }
     // The node's `budget-usd`, or what is left of the run's `max-budget-usd` when that is
     // less, stops Claude Code itself once spent (an explicit `max-budget-usd` option wins).
-    let budget = match (request.budget_usd, request.run_budget_left_usd) {
+    let budget = match (
+        request.limits.budget_usd,
+        request.limits.run_budget_left_usd,
+    ) {
         (Some(node), Some(run)) => Some(node.min(run)),
         (node, run) => node.or(run),
     };
@@ -291,6 +296,7 @@ mod tests {
 
     use super::*;
     use crate::providers::registry::test_decl;
+    use crate::providers::{Continuation, Grants, Limits, Prompt};
     use crate::providers::{Environment, ToolGrant};
     use crate::source::{Span, Spanned};
 
@@ -309,18 +315,29 @@ mod tests {
     #[test]
     fn args_follow_the_request() {
         let request = AgentRequest {
-            prompt: "hi".to_owned(),
-            system: Some("Be terse.".to_owned()),
-            tools: vec![ToolGrant {
-                name: "Edit".to_owned(),
-                timeout: None,
-                description: None,
-                input_schema: None,
-                command: Vec::new(),
-            }],
-            permission: Some(PermissionMode::AcceptEdits),
-            max_turns: Some(4),
-            resume_session: Some("-abc".to_owned()),
+            prompt: Prompt {
+                text: "hi".to_owned(),
+                system: Some("Be terse.".to_owned()),
+            },
+            session: Continuation {
+                resume: Some("-abc".to_owned()),
+                ..Continuation::default()
+            },
+            grants: Grants {
+                tools: vec![ToolGrant {
+                    name: "Edit".to_owned(),
+                    timeout: None,
+                    description: None,
+                    input_schema: None,
+                    command: Vec::new(),
+                }],
+                permission: Some(PermissionMode::AcceptEdits),
+                ..Grants::default()
+            },
+            limits: Limits {
+                max_turns: Some(4),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         let args = args(&cli(&[]), &request).expect("valid");
@@ -336,7 +353,10 @@ mod tests {
     fn a_nodes_budget_becomes_claude_codes_own_limit() {
         let plain = cli(&[]);
         let request = AgentRequest {
-            budget_usd: Some(0.25),
+            limits: Limits {
+                budget_usd: Some(0.25),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         let line = |cli: &Cli, request: &AgentRequest| args(cli, request).expect("valid").join(" ");
@@ -350,13 +370,19 @@ mod tests {
         );
         // What is left of the run's budget, when it is less than the node's.
         let request = AgentRequest {
-            budget_usd: Some(0.25),
-            run_budget_left_usd: Some(0.1),
+            limits: Limits {
+                budget_usd: Some(0.25),
+                run_budget_left_usd: Some(0.1),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         assert!(line(&plain, &request).ends_with("--max-budget-usd 0.1"));
         let request = AgentRequest {
-            run_budget_left_usd: Some(0.5),
+            limits: Limits {
+                run_budget_left_usd: Some(0.5),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         assert!(line(&plain, &request).ends_with("--max-budget-usd 0.5"));
@@ -365,13 +391,16 @@ mod tests {
     #[test]
     fn custom_tools_are_refused_by_the_adapter_table() {
         let request = AgentRequest {
-            tools: vec![ToolGrant {
-                name: "deploy".to_owned(),
-                timeout: None,
-                description: None,
-                input_schema: None,
-                command: vec!["./deploy".to_owned()],
-            }],
+            grants: Grants {
+                tools: vec![ToolGrant {
+                    name: "deploy".to_owned(),
+                    timeout: None,
+                    description: None,
+                    input_schema: None,
+                    command: vec!["./deploy".to_owned()],
+                }],
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let error = cli(&[]).refuse_unsupported(&request).expect_err("refused");

@@ -177,12 +177,12 @@ impl Dialect for Codex {
             args: self.args(cli, request, mcp_overrides),
             env,
             // The prompt comes on stdin: no argument-length limit, nothing in `ps`.
-            input: Input::Text(request.prompt.clone()),
+            input: Input::Text(request.prompt.text.clone()),
         };
         let call = Call {
             stream: Stream::default(),
             model: cli.model(request),
-            resumed: request.resume_session.clone(),
+            resumed: request.session.resume.clone(),
         };
         Ok((invocation, call))
     }
@@ -243,7 +243,7 @@ impl Dialect for Codex {
 impl Codex {
     /// The command line of one call.
     fn args(&self, cli: &Cli, request: &AgentRequest, mcp: Vec<String>) -> Vec<String> {
-        let sandbox = match request.permission {
+        let sandbox = match request.grants.permission {
             None | Some(PermissionMode::Default | PermissionMode::Plan) => "read-only",
             Some(PermissionMode::AcceptEdits) => "workspace-write",
             Some(PermissionMode::Bypass) => "danger-full-access",
@@ -251,14 +251,14 @@ impl Codex {
             Some(PermissionMode::Ask) => "read-only",
         };
         let mut args = vec!["exec".to_owned()];
-        if request.resume_session.is_some() {
+        if request.session.resume.is_some() {
             args.push("resume".to_owned());
         }
         args.extend(["--json".to_owned(), "--skip-git-repo-check".to_owned()]);
         let mut overrides = self.overrides.clone();
         overrides.push(format!("sandbox_mode=\"{sandbox}\""));
         overrides.push("approval_policy=\"never\"".to_owned());
-        if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+        if let Some(system) = request.prompt.system.as_deref().filter(|s| !s.is_empty()) {
             overrides.push(format!("developer_instructions={}", toml_string(system)));
         }
         overrides.extend(mcp);
@@ -268,7 +268,7 @@ impl Codex {
         if let Some(model) = cli.model(request) {
             args.extend(["-m".to_owned(), model]);
         }
-        if let Some(session) = &request.resume_session {
+        if let Some(session) = &request.session.resume {
             args.push(session.clone());
         }
         args.push("-".to_owned());
@@ -313,7 +313,7 @@ fn mcp_servers(
 ) -> Result<(Vec<String>, McpVars), ProviderError> {
     let mut overrides = Vec::new();
     let mut vars = Vec::new();
-    for (server, resolved) in request.mcp.iter().zip(resolved) {
+    for (server, resolved) in request.grants.mcp.iter().zip(resolved) {
         let key = format!("mcp_servers.{}", server.name.value);
         match resolved {
             ResolvedMcp::Stdio {
@@ -425,6 +425,7 @@ mod tests {
     use super::*;
     use crate::providers::Environment;
     use crate::providers::registry::test_decl;
+    use crate::providers::{Continuation, Grants, Prompt};
     use crate::source::{Span, Spanned};
 
     fn decl(key: bool) -> ProviderDecl {
@@ -505,10 +506,15 @@ mod tests {
         let codex = codex(Some("sk-secret-1"));
         let args = |request: &AgentRequest| codex.dialect().args(codex.cli(), request, Vec::new());
         let request = AgentRequest {
-            prompt: "hi".to_owned(),
-            system: Some("Be \"terse\".\nReally.".to_owned()),
+            prompt: Prompt {
+                text: "hi".to_owned(),
+                system: Some("Be \"terse\".\nReally.".to_owned()),
+            },
             model: Some("m-1".to_owned()),
-            permission: Some(PermissionMode::AcceptEdits),
+            grants: Grants {
+                permission: Some(PermissionMode::AcceptEdits),
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let line = args(&request);
@@ -532,8 +538,14 @@ mod tests {
         assert_eq!(codex.cli().env().get(KEY_VAR), Some("sk-secret-1"));
 
         let resumed = AgentRequest {
-            resume_session: Some("t-1".to_owned()),
-            permission: Some(PermissionMode::Bypass),
+            session: Continuation {
+                resume: Some("t-1".to_owned()),
+                ..request.session.clone()
+            },
+            grants: Grants {
+                permission: Some(PermissionMode::Bypass),
+                ..request.grants.clone()
+            },
             ..request.clone()
         };
         let line = args(&resumed);
@@ -549,7 +561,10 @@ mod tests {
             Some(PermissionMode::Plan),
         ] {
             let line = args(&AgentRequest {
-                permission: mode,
+                grants: Grants {
+                    permission: mode,
+                    ..request.grants.clone()
+                },
                 ..request.clone()
             });
             assert!(
@@ -558,7 +573,10 @@ mod tests {
             );
         }
         let ask = AgentRequest {
-            permission: Some(PermissionMode::Ask),
+            grants: Grants {
+                permission: Some(PermissionMode::Ask),
+                ..request.grants.clone()
+            },
             ..request
         };
         let refused = codex.cli().refuse_unsupported(&ask).expect_err("refused");

@@ -164,8 +164,8 @@ impl Dialect for Copilot {
             Some(file)
         };
         let call = Call {
-            stream: Stream::new(request.permission == Some(PermissionMode::Ask)),
-            approvals: request.approvals.clone(),
+            stream: Stream::new(request.grants.permission == Some(PermissionMode::Ask)),
+            approvals: request.grants.approvals.clone(),
             session_id,
             usage_file,
             _mcp_file: mcp_file,
@@ -248,9 +248,9 @@ impl Dialect for Copilot {
 
 /// The command line of one call.
 fn args(cli: &Cli, request: &AgentRequest, session_id: &str, usage_file: &Path) -> Vec<String> {
-    let prompt = match request.system.as_ref().filter(|s| !s.is_empty()) {
-        Some(system) => format!("{system}\n\n{}", request.prompt),
-        None => request.prompt.clone(),
+    let prompt = match request.prompt.system.as_ref().filter(|s| !s.is_empty()) {
+        Some(system) => format!("{system}\n\n{}", request.prompt.text),
+        None => request.prompt.text.clone(),
     };
     let mut args = vec![
         "-p".to_owned(),
@@ -263,12 +263,12 @@ fn args(cli: &Cli, request: &AgentRequest, session_id: &str, usage_file: &Path) 
     if let Some(model) = cli.model(request) {
         args.extend(["--model".to_owned(), model]);
     }
-    if request.resume_session.is_some() {
+    if request.session.resume.is_some() {
         args.push(format!("--resume={session_id}"));
     } else {
         args.push(format!("--session-id={session_id}"));
     }
-    match request.permission {
+    match request.grants.permission {
         Some(PermissionMode::Bypass) => args.push("--allow-all".to_owned()),
         Some(PermissionMode::AcceptEdits) => {
             args.extend(["--allow-tool".to_owned(), "write".to_owned()]);
@@ -277,11 +277,14 @@ fn args(cli: &Cli, request: &AgentRequest, session_id: &str, usage_file: &Path) 
         // The CLI cannot wait for an answer in this mode: what a person decided becomes
         // its rules, and anything else it refuses stops the call.
         Some(PermissionMode::Ask) => {
-            args.extend(ask_rules(&request.approvals, &request.working_dir));
+            args.extend(ask_rules(
+                &request.grants.approvals,
+                request.workspace.root(),
+            ));
         }
         Some(PermissionMode::Default) | None => {}
     }
-    for tool in &request.tools {
+    for tool in &request.grants.tools {
         args.extend(["--allow-tool".to_owned(), tool.name.clone()]);
     }
     args.push(format!("--usage-output-file={}", usage_file.display()));

@@ -213,9 +213,9 @@ impl Gemini {
 
 /// The command line of one call (without `--extensions`).
 fn args(cli: &Cli, request: &AgentRequest, session_id: &str) -> Vec<String> {
-    let prompt = match request.system.as_ref().filter(|s| !s.is_empty()) {
-        Some(system) => format!("{system}\n\n{}", request.prompt),
-        None => request.prompt.clone(),
+    let prompt = match request.prompt.system.as_ref().filter(|s| !s.is_empty()) {
+        Some(system) => format!("{system}\n\n{}", request.prompt.text),
+        None => request.prompt.text.clone(),
     };
     let mut args = vec![
         "-p".to_owned(),
@@ -228,13 +228,13 @@ fn args(cli: &Cli, request: &AgentRequest, session_id: &str) -> Vec<String> {
     if let Some(model) = cli.model(request) {
         args.extend(["--model".to_owned(), model]);
     }
-    if let Some(mode) = request.permission {
+    if let Some(mode) = request.grants.permission {
         args.extend(["--approval-mode".to_owned(), approval_mode(mode).to_owned()]);
     }
-    for tool in &request.tools {
+    for tool in &request.grants.tools {
         args.extend(["--allowed-tools".to_owned(), tool.name.clone()]);
     }
-    if request.resume_session.is_some() {
+    if request.session.resume.is_some() {
         args.extend(["--resume".to_owned(), session_id.to_owned()]);
     } else {
         args.extend(["--session-id".to_owned(), session_id.to_owned()]);

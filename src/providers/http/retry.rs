@@ -49,7 +49,7 @@ impl RequestRetry {
         request: &AgentRequest,
         settings: RetrySettings,
     ) -> Self {
-        let policy = request.retry.clone().unwrap_or_else(|| {
+        let policy = request.limits.retry.clone().unwrap_or_else(|| {
             let mut policy = RetryPolicy::model_requests();
             if let Some(retries) = settings.max_retries {
                 policy.attempts = retries.saturating_add(1);
@@ -60,7 +60,10 @@ impl RequestRetry {
             adapter,
             policy,
             max_retry_after: settings.max_retry_after,
-            deadline: request.timeout.map(|timeout| Instant::now() + timeout),
+            deadline: request
+                .limits
+                .timeout
+                .map(|timeout| Instant::now() + timeout),
         }
     }
 
@@ -135,6 +138,7 @@ fn seconds(duration: Duration) -> String {
 mod tests {
     use super::*;
     use crate::ir::ErrorClass;
+    use crate::providers::Limits;
 
     fn server_error() -> ProviderError {
         ProviderError::server("a", 500, "boom".to_owned())
@@ -173,14 +177,17 @@ mod tests {
             .expect_err("off");
         assert!(!error.was_retried(), "one attempt is not a retry");
         let node = AgentRequest {
-            retry: Some(RetryPolicy {
-                attempts: 5,
-                backoff: Duration::from_millis(1),
-                factor: 1.0,
-                max_backoff: None,
-                jitter: false,
-                on: vec![ErrorClass::StreamCut],
-            }),
+            limits: Limits {
+                retry: Some(RetryPolicy {
+                    attempts: 5,
+                    backoff: Duration::from_millis(1),
+                    factor: 1.0,
+                    max_backoff: None,
+                    jitter: false,
+                    on: vec![ErrorClass::StreamCut],
+                }),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         let retry = retry(&node, off);
@@ -218,7 +225,10 @@ mod tests {
         );
         assert!(error.was_retried());
         let short = AgentRequest {
-            timeout: Some(Duration::from_secs(10)),
+            limits: Limits {
+                timeout: Some(Duration::from_secs(10)),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         let error = super::RequestRetry::new("a", &short, RetrySettings::default())

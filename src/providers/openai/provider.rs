@@ -117,10 +117,10 @@ fn request_body(
     settings: &CallSettings,
 ) -> Value {
     let mut messages = Vec::new();
-    if let Some(system) = request.system.as_deref().filter(|s| !s.is_empty()) {
+    if let Some(system) = request.prompt.system.as_deref().filter(|s| !s.is_empty()) {
         messages.push(json!({"role": "system", "content": system}));
     }
-    messages.push(json!({"role": "user", "content": request.prompt}));
+    messages.push(json!({"role": "user", "content": request.prompt.text}));
     let mut body = json!({"model": model, "stream": true, "messages": messages});
     let fields = body.as_object_mut().expect("the body is an object");
     if settings.stream_usage {
@@ -245,25 +245,31 @@ impl Conversation for OpenAiConversation<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::{Grants, Prompt};
 
     #[test]
     fn body_carries_system_tools_and_options() {
         let request = AgentRequest {
-            prompt: "Weather in Paris?".to_owned(),
-            system: Some("You are terse.".to_owned()),
-            tools: vec![crate::providers::ToolGrant {
-                name: "get_weather".to_owned(),
-                timeout: None,
-                description: Some("Looks up weather".to_owned()),
-                input_schema: None,
-                command: vec!["weather".to_owned()],
-            }],
+            prompt: Prompt {
+                text: "Weather in Paris?".to_owned(),
+                system: Some("You are terse.".to_owned()),
+            },
+            grants: Grants {
+                tools: vec![crate::providers::ToolGrant {
+                    name: "get_weather".to_owned(),
+                    timeout: None,
+                    description: Some("Looks up weather".to_owned()),
+                    input_schema: None,
+                    command: vec!["weather".to_owned()],
+                }],
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let options = json!({"max-tokens": 1024, "temperature": 0.2, "seed": 7});
         let settings =
             CallSettings::read(options.as_object().expect("object"), &Map::new()).expect("valid");
-        let tools = ToolSet::from_grants(ADAPTER, &request.tools).expect("valid");
+        let tools = ToolSet::from_grants(ADAPTER, &request.grants.tools).expect("valid");
         assert_eq!(
             request_body("qwen3", &request, &tools, &settings),
             json!({

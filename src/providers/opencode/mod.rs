@@ -361,7 +361,7 @@ impl CliAgent for OpenCode {
         request: &AgentRequest,
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
-        let directory = std::path::absolute(&request.working_dir)
+        let directory = std::path::absolute(request.workspace.root())
             .map_err(|error| config_error(&format!("bad working directory: {error}")))?;
         // The adapter table's refusals, whether atomic starts the server or not.
         refuse_unsupported(
@@ -372,7 +372,7 @@ impl CliAgent for OpenCode {
         let model = split_model(model)?;
         // A call given MCP servers runs on a server of its own (with its config file).
         let own_server;
-        let server = if request.mcp.is_empty() {
+        let server = if request.grants.mcp.is_empty() {
             self.server(&directory).await?
         } else {
             own_server = self.mcp_server(request, &directory).await?;
@@ -380,11 +380,11 @@ impl CliAgent for OpenCode {
         };
         let base = &server.base;
 
-        let session_id = match &request.resume_session {
+        let session_id = match &request.session.resume {
             Some(id) => id.clone(),
             None => {
                 let body = json!({
-                    "title": format!("atomic {}", request.node_id),
+                    "title": format!("atomic {}", request.call.node_id),
                     "permission": permission_rules(request),
                 });
                 let session = self
@@ -409,7 +409,7 @@ impl CliAgent for OpenCode {
                 .map(|(provider, model)| format!("{provider}/{model}")),
         });
 
-        if request.compact && request.resume_session.is_some() {
+        if request.session.compact && request.session.resume.is_some() {
             self.summarize_on(server, &session_id, request.model.as_deref(), &directory)
                 .await?;
         }
@@ -443,14 +443,14 @@ impl CliAgent for OpenCode {
             ));
         }
 
-        let mut prompt = json!({"parts": [{"type": "text", "text": request.prompt}]});
+        let mut prompt = json!({"parts": [{"type": "text", "text": request.prompt.text}]});
         if let Some((provider_id, model_id)) = &model {
             prompt["model"] = json!({"providerID": provider_id, "modelID": model_id});
         }
-        if let Some(system) = request.system.as_ref().filter(|s| !s.is_empty()) {
+        if let Some(system) = request.prompt.system.as_ref().filter(|s| !s.is_empty()) {
             prompt["system"] = json!(system);
         }
-        if request.permission == Some(PermissionMode::Plan) {
+        if request.grants.permission == Some(PermissionMode::Plan) {
             prompt["agent"] = json!("plan");
         }
         let url = format!("{base}/session/{session_id}/prompt_async");
@@ -588,7 +588,7 @@ const ASKED: [&str; 4] = ["edit", "bash", "webfetch", "external_directory"];
 fn permission_rules(request: &AgentRequest) -> Vec<Value> {
     let rule = |permission: &str, action: &str| json!({"permission": permission, "pattern": "*", "action": action});
     let mut rules = Vec::new();
-    match request.permission {
+    match request.grants.permission {
         Some(PermissionMode::Bypass) => rules.push(rule("*", "allow")),
         Some(PermissionMode::AcceptEdits) => rules.push(rule("edit", "allow")),
         // What changes things or reaches out is asked, as Claude Code's default mode does;
@@ -600,8 +600,9 @@ fn permission_rules(request: &AgentRequest) -> Vec<Value> {
         }
         _ => {}
     }
-    let allowed_for_run = request.approvals.tools.iter();
+    let allowed_for_run = request.grants.approvals.tools.iter();
     for tool in request
+        .grants
         .tools
         .iter()
         .map(|tool| &tool.name)
@@ -609,7 +610,7 @@ fn permission_rules(request: &AgentRequest) -> Vec<Value> {
     {
         rules.push(rule(&tool.to_lowercase(), "allow"));
     }
-    if request.permission == Some(PermissionMode::Plan) {
+    if request.grants.permission == Some(PermissionMode::Plan) {
         rules.push(rule("edit", "deny"));
         rules.push(rule("bash", "deny"));
     }
@@ -657,18 +658,22 @@ pub(super) fn bad_output(message: &str) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::Grants;
 
     #[test]
     fn rules_follow_the_permission_mode() {
         let request = AgentRequest {
-            permission: Some(PermissionMode::Plan),
-            tools: vec![super::super::ToolGrant {
-                name: "Read".to_owned(),
-                timeout: None,
-                description: None,
-                input_schema: None,
-                command: Vec::new(),
-            }],
+            grants: Grants {
+                permission: Some(PermissionMode::Plan),
+                tools: vec![super::super::ToolGrant {
+                    name: "Read".to_owned(),
+                    timeout: None,
+                    description: None,
+                    input_schema: None,
+                    command: Vec::new(),
+                }],
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let rules: Vec<String> = permission_rules(&request)
@@ -686,10 +691,13 @@ mod tests {
         // Asking: what changes things is asked, and a tool allowed for the run is allowed
         // after it (the last matching rule wins).
         let asking = AgentRequest {
-            permission: Some(PermissionMode::Ask),
-            approvals: super::super::Approvals {
-                tools: vec!["bash".to_owned()],
-                answered: None,
+            grants: Grants {
+                permission: Some(PermissionMode::Ask),
+                approvals: super::super::Approvals {
+                    tools: vec!["bash".to_owned()],
+                    answered: None,
+                },
+                ..request.grants.clone()
             },
             ..request
         };

@@ -127,13 +127,14 @@ impl Turn {
     ) -> Self {
         Self {
             session_id: session_id.to_owned(),
-            permission: request.permission,
+            permission: request.grants.permission,
             granted_tools: request
+                .grants
                 .tools
                 .iter()
                 .map(|tool| tool.name.to_lowercase())
                 .collect(),
-            approvals: request.approvals.clone(),
+            approvals: request.grants.approvals.clone(),
             roles: HashMap::new(),
             assistant: Vec::new(),
             part_types: HashMap::new(),
@@ -145,13 +146,17 @@ impl Turn {
             model,
             last_call: None,
             retries_allowed: request
+                .limits
                 .retry
                 .as_ref()
                 .map_or(RetryPolicy::model_requests().attempts, |policy| {
                     policy.attempts
                 })
                 .saturating_sub(1),
-            deadline: request.timeout.map(|timeout| SystemTime::now() + timeout),
+            deadline: request
+                .limits
+                .timeout
+                .map(|timeout| SystemTime::now() + timeout),
             gave_up: None,
         }
     }
@@ -487,6 +492,7 @@ mod tests {
 
     use super::super::split_model;
     use super::*;
+    use crate::providers::{Grants, Limits};
 
     /// The replay transcript of protocols.md §3, plus a tool part and the newer delta form.
     const EVENTS: &str = r#"{"type":"server.connected","properties":{}}
@@ -509,7 +515,10 @@ mod tests {
         let events = Mutex::new(Vec::new());
         let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
         let request = AgentRequest {
-            permission: Some(PermissionMode::AcceptEdits),
+            grants: Grants {
+                permission: Some(PermissionMode::AcceptEdits),
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let mut turn = Turn::new("ses_A", &request, None);
@@ -620,7 +629,10 @@ mod tests {
             input: json!({"patterns": ["ls"]}),
         };
         let mut request = AgentRequest {
-            permission: Some(PermissionMode::Ask),
+            grants: Grants {
+                permission: Some(PermissionMode::Ask),
+                ..Grants::default()
+            },
             ..AgentRequest::default()
         };
         let mut turn = Turn::new("ses_A", &request, None);
@@ -631,7 +643,7 @@ mod tests {
                 ask: ask.clone()
             })
         );
-        request.approvals.answered = Some(crate::providers::Answered {
+        request.grants.approvals.answered = Some(crate::providers::Answered {
             ask,
             answer: crate::providers::PermissionAnswer::Deny,
         });
@@ -735,10 +747,13 @@ mod tests {
         assert_eq!(last.class().name(), "rate-limit");
 
         let once = AgentRequest {
-            retry: Some(RetryPolicy {
-                attempts: 1,
-                ..RetryPolicy::model_requests()
-            }),
+            limits: Limits {
+                retry: Some(RetryPolicy {
+                    attempts: 1,
+                    ..RetryPolicy::model_requests()
+                }),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         let mut turn = Turn::new("ses_A", &once, None);
@@ -749,7 +764,10 @@ mod tests {
         ));
 
         let soon = AgentRequest {
-            timeout: Some(Duration::from_secs(5)),
+            limits: Limits {
+                timeout: Some(Duration::from_secs(5)),
+                ..Limits::default()
+            },
             ..AgentRequest::default()
         };
         let mut turn = Turn::new("ses_A", &soon, None);

@@ -15,7 +15,10 @@ use crate::ir::{
     ProviderDecl, Template, UsedDefinition, Workflow, adapter_info,
 };
 use crate::providers::agent_mcp_servers;
-use crate::providers::{AgentEvent, AgentReply, AgentRequest, Approvals, ProviderError, ToolGrant};
+use crate::providers::{
+    AgentEvent, AgentReply, AgentRequest, Approvals, CallHooks, CallId, Continuation, Grants,
+    Limits, Prompt, ProviderError, ToolGrant,
+};
 use crate::runtime::agent_hooks::AgentHooks;
 use crate::runtime::context_window::{ContextWatch, Thresholds};
 use crate::runtime::frame::{Frame, Write};
@@ -231,41 +234,53 @@ pub(super) async fn execute(
         _ => Vec::new(),
     };
     let request = AgentRequest {
-        approvals,
-        mcp,
-        tool_guard: hooks.as_ref().and_then(AgentHooks::guard),
-        budget_usd: settings
-            .first(|agent| agent.budget_usd.as_ref())
-            .map(|budget| budget.value),
-        // The provider's budget guard stops the call when it would pass either.
-        run_budget_left_usd: workflow
-            .limits
-            .max_budget_usd
-            .as_ref()
-            .map(|budget| budget.value - shared.tally().cost_usd),
-        node_id: id.to_string(),
-        call_index,
-        prompt,
-        system,
+        call: CallId {
+            node_id: id.to_string(),
+            index: call_index,
+        },
+        prompt: Prompt {
+            text: prompt,
+            system,
+        },
         model: model.clone(),
-        tools,
-        permission,
-        max_turns: settings
-            .first(|agent| agent.max_turns.as_ref())
-            .map(|m| m.value),
-        resume_session,
-        compact: continued.compact(),
-        working_dir: shared.ctx.working_dir.clone(),
         options,
-        // The step's retry applies to each model request too (HTTP adapters); a request
-        // retried until it gave up is not re-run as a step (`NodeError::retried`).
-        retry: crate::providers::RetryPolicy::of(workflow.node(node)),
-        timeout: workflow
-            .node(node)
-            .timeout
-            .as_ref()
-            .map(|timeout| timeout.value.to_std()),
-        journal: journal.as_ref().map(StoreJournal::handle),
+        session: Continuation {
+            resume: resume_session,
+            compact: continued.compact(),
+        },
+        workspace: shared.ctx.workspace.clone(),
+        grants: Grants {
+            approvals,
+            mcp,
+            tools,
+            permission,
+        },
+        limits: Limits {
+            max_turns: settings
+                .first(|agent| agent.max_turns.as_ref())
+                .map(|m| m.value),
+            timeout: workflow
+                .node(node)
+                .timeout
+                .as_ref()
+                .map(|timeout| timeout.value.to_std()),
+            // The step's retry applies to each model request too (HTTP adapters); a request
+            // retried until it gave up is not re-run as a step (`NodeError::retried`).
+            retry: crate::providers::RetryPolicy::of(workflow.node(node)),
+            budget_usd: settings
+                .first(|agent| agent.budget_usd.as_ref())
+                .map(|budget| budget.value),
+            // The provider's budget guard stops the call when it would pass either.
+            run_budget_left_usd: workflow
+                .limits
+                .max_budget_usd
+                .as_ref()
+                .map(|budget| budget.value - shared.tally().cost_usd),
+        },
+        hooks: CallHooks {
+            tool_guard: hooks.as_ref().and_then(AgentHooks::guard),
+            journal: journal.as_ref().map(StoreJournal::handle),
+        },
     };
 
     let thresholds = Thresholds::of(settings.first(|agent| agent.context.as_ref()));

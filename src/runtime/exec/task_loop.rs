@@ -82,7 +82,7 @@ pub(super) async fn execute(
         },
     };
     drop(scope);
-    let path: PathBuf = shared.ctx.working_dir.join(file.trim());
+    let path: PathBuf = shared.ctx.workspace.resolve(file.trim());
     let limit = parallel
         .max_concurrency
         .as_ref()

@@ -144,7 +144,7 @@ impl ScriptedExecutor {
         self.calls()
             .into_iter()
             .filter_map(|call| match call {
-                Call::Agent(request) => Some(request.node_id),
+                Call::Agent(request) => Some(request.call.node_id),
                 Call::Command(spec) => spec.argv.first().cloned(),
                 Call::Timer(_) => None,
             })
@@ -184,7 +184,7 @@ impl Executor for ScriptedExecutor {
     ) -> ProviderFuture<'a> {
         lock(&self.calls).push(Call::Agent(Box::new(request.clone())));
         let step = lock(&self.agents)
-            .get_mut(&request.node_id)
+            .get_mut(&request.call.node_id)
             .and_then(VecDeque::pop_front);
         match step {
             Some(Scripted::Returns(reply)) => Box::pin(std::future::ready(Ok(reply))),
@@ -193,7 +193,7 @@ impl Executor for ScriptedExecutor {
             // A test that did not script a call is wrong, not the interpreter.
             None => panic!(
                 "the script has no reply for call {} of agent `{}`",
-                request.call_index, request.node_id
+                request.call.index, request.call.node_id
             ),
         }
     }

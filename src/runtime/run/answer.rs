@@ -409,19 +409,19 @@ mod tests {
         let [first, next] = calls.as_slice() else {
             panic!("two calls: {calls:#?}")
         };
-        assert_eq!(first.approvals.answered, None);
+        assert_eq!(first.grants.approvals.answered, None);
         assert_eq!(
-            next.approvals.answered,
+            next.grants.approvals.answered,
             Some(Answered {
                 ask,
                 answer: PermissionAnswer::Allow
             })
         );
-        assert_eq!(next.resume_session.as_deref(), Some("session-1"));
+        assert_eq!(next.session.resume.as_deref(), Some("session-1"));
         assert!(
-            next.prompt.contains("approved your request"),
+            next.prompt.text.contains("approved your request"),
             "{}",
-            next.prompt
+            next.prompt.text
         );
     }
 

@@ -239,8 +239,8 @@ mod tests {
             .executor
             .agent_calls()
             .into_iter()
-            .filter(|request| request.node_id == "second")
-            .map(|request| (request.call_index, request.prompt))
+            .filter(|request| request.call.node_id == "second")
+            .map(|request| (request.call.index, request.prompt.text))
             .collect();
         assert_eq!(
             second,

@@ -36,13 +36,13 @@ impl RunTrace {
     /// An agent call is about to start (from the provider it goes through).
     pub(crate) fn call_started(&self, request: &AgentRequest, provider: &str, adapter: &str) {
         let mut state = self.state();
-        if let Some(index) = state.find(&request.node_id, None) {
+        if let Some(index) = state.find(&request.call.node_id, None) {
             // A call that was not ended (a dropped one) ends with its attempt.
             if let Some(call) = state.steps[index].call.take() {
                 self.end_call(call, None);
             }
         }
-        let Some(call) = self.call(&mut state, &request.node_id) else {
+        let Some(call) = self.call(&mut state, &request.call.node_id) else {
             return;
         };
         let span = call.span.span();
@@ -53,7 +53,7 @@ impl RunTrace {
         span.set_attribute(KeyValue::new(attr::ADAPTER, adapter.to_owned()));
         span.set_attribute(KeyValue::new(
             "atomic.call.index",
-            i64::from(request.call_index),
+            i64::from(request.call.index),
         ));
         if let Some(model) = &request.model {
             span.set_attribute(KeyValue::new(attr::REQUEST_MODEL, model.clone()));
@@ -61,10 +61,10 @@ impl RunTrace {
         if self.capture {
             let messages = json!([{
                 "role": "user",
-                "parts": [{"type": "text", "content": self.redact(&request.prompt)}],
+                "parts": [{"type": "text", "content": self.redact(&request.prompt.text)}],
             }]);
             span.set_attribute(KeyValue::new(attr::INPUT_MESSAGES, messages.to_string()));
-            if let Some(system) = &request.system {
+            if let Some(system) = &request.prompt.system {
                 let instructions = json!([{"type": "text", "content": self.redact(system)}]);
                 span.set_attribute(KeyValue::new(
                     attr::SYSTEM_INSTRUCTIONS,

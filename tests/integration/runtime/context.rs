@@ -85,7 +85,7 @@ async fn context_warning_is_emitted_once_per_call_at_the_default_threshold() {
     );
     // No `context` child: warn only, the session is resumed as written.
     assert!(of_type(&events, "context-action").is_empty());
-    assert_eq!(provider.requests()[1].resume_session.as_deref(), Some("s0"));
+    assert_eq!(provider.requests()[1].session.resume.as_deref(), Some("s0"));
 }
 
 #[tokio::test]
@@ -101,7 +101,7 @@ async fn context_below_the_threshold_is_silent() {
     assert_eq!(outcome.end, RunEnd::Completed, "{:?}", outcome.end);
     assert!(of_type(&events, "context-warning").is_empty());
     assert!(of_type(&events, "context-action").is_empty());
-    assert_eq!(provider.requests()[1].resume_session.as_deref(), Some("s0"));
+    assert_eq!(provider.requests()[1].session.resume.as_deref(), Some("s0"));
 }
 
 #[tokio::test]
@@ -118,12 +118,15 @@ async fn context_fresh_drops_the_session_on_the_next_continuation() {
     assert_eq!(outcome.end, RunEnd::Completed, "{:?}", outcome.end);
     let requests = provider.requests();
     assert_eq!(
-        (requests[1].resume_session.as_deref(), requests[1].compact),
+        (
+            requests[1].session.resume.as_deref(),
+            requests[1].session.compact
+        ),
         (None, false),
         "`fresh` starts a new session even for a provider that could compact"
     );
     assert_eq!(
-        requests[2].resume_session.as_deref(),
+        requests[2].session.resume.as_deref(),
         Some("s1"),
         "`a`'s session now names the fresh one, and the action was taken once"
     );
@@ -155,15 +158,18 @@ async fn context_compact_sets_the_flag_only_for_a_compacting_provider() {
     let requests = compact_then_continue(true).await;
     assert_eq!(
         (
-            requests[0].compact,
-            requests[1].resume_session.as_deref(),
-            requests[1].compact
+            requests[0].session.compact,
+            requests[1].session.resume.as_deref(),
+            requests[1].session.compact
         ),
         (false, Some("s0"), true)
     );
     let requests = compact_then_continue(false).await;
     assert_eq!(
-        (requests[1].resume_session.as_deref(), requests[1].compact),
+        (
+            requests[1].session.resume.as_deref(),
+            requests[1].session.compact
+        ),
         (None, false),
         "a provider that cannot compact starts a fresh session instead"
     );
@@ -184,7 +190,10 @@ async fn context_none_only_warns() {
     assert!(of_type(&events, "context-action").is_empty());
     let requests = provider.requests();
     assert_eq!(
-        (requests[1].resume_session.as_deref(), requests[1].compact),
+        (
+            requests[1].session.resume.as_deref(),
+            requests[1].session.compact
+        ),
         (Some("s0"), false)
     );
 }
@@ -203,7 +212,7 @@ async fn context_fresh_in_a_loop_keeps_continuing_the_new_session() {
     let resumed: Vec<Option<String>> = provider
         .requests()
         .into_iter()
-        .map(|request| request.resume_session)
+        .map(|request| request.session.resume)
         .collect();
     assert_eq!(
         resumed,
@@ -254,5 +263,5 @@ async fn context_action_pending_at_a_pause_survives_resume() {
         .await
         .unwrap();
     assert_eq!(done.end, RunEnd::Completed, "{:?}", done.end);
-    assert_eq!(provider.requests()[1].resume_session, None);
+    assert_eq!(provider.requests()[1].session.resume, None);
 }

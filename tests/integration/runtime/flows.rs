@@ -48,7 +48,7 @@ async fn for_each_merges_in_branch_order_not_completion_order() {
     a.outputs = vec![output("out", ParseMode::Number)];
     wf.child(fan, 0, node("work", NodeKind::Agent(Box::new(a))));
     // Later items finish first: completion order is the reverse of branch order.
-    let provider = TestProvider::new(|request, _| Ok(request.prompt.clone()));
+    let provider = TestProvider::new(|request, _| Ok(request.prompt.text.clone()));
     let slow = Arc::new(SlowFirst(provider));
     let mut ctx = RunContext::in_memory();
     ctx.providers = Providers::new().with("fake", slow);
@@ -104,7 +104,7 @@ impl atomic::providers::Provider for SlowFirst {
         events: &'a dyn atomic::providers::EventSink,
     ) -> atomic::providers::ProviderFuture<'a> {
         Box::pin(async move {
-            let item: u64 = request.prompt.parse().unwrap_or(0);
+            let item: u64 = request.prompt.text.parse().unwrap_or(0);
             tokio::time::sleep(StdDuration::from_millis(40 - item)).await;
             self.0.run(request, events).await
         })

@@ -200,7 +200,7 @@ async fn tools_run_argv_shell_stdin_env_cwd_and_map_outputs() {
     json_tool.outputs = vec![output("json", ParseMode::Json)];
     wf.add(None, node("json", NodeKind::Tool(Box::new(json_tool))));
     let mut ctx = RunContext::in_memory();
-    ctx.working_dir = dir.path().to_path_buf();
+    ctx.workspace = atomic::workspace::Workspace::new(dir.path().to_path_buf());
     let outcome = go(wf, ctx).await;
     assert_eq!(outcome.end, RunEnd::Completed, "{:?}", outcome.end);
     assert_eq!(outcome.state["out"], json!("hello world"));
@@ -294,7 +294,7 @@ async fn agents_render_prompts_parse_json_and_record_outputs() {
         span: span(),
     });
     let provider = TestProvider::new(|request, _| {
-        assert_eq!(request.prompt, "Review src/");
+        assert_eq!(request.prompt.text, "Review src/");
         assert_eq!(request.model.as_deref(), Some("test-model"));
         Ok("```json\n[{\"file\": \"a.rs\"}]\n```".to_owned())
     });

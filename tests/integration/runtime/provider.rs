@@ -44,7 +44,7 @@ impl TestProvider {
         Arc::new(Self {
             delay: Duration::ZERO,
             cost: None,
-            reply: Arc::new(|request: &AgentRequest, _| Ok(request.prompt.clone())),
+            reply: Arc::new(|request: &AgentRequest, _| Ok(request.prompt.text.clone())),
             calls: AtomicU32::new(0),
             fractions: fractions.iter().map(|call| call.to_vec()).collect(),
             can_compact,
@@ -75,7 +75,7 @@ impl TestProvider {
 
     /// Echoes the prompt.
     pub(crate) fn echo() -> Arc<Self> {
-        Self::new(|request, _| Ok(request.prompt.clone()))
+        Self::new(|request, _| Ok(request.prompt.text.clone()))
     }
 }
 
@@ -100,7 +100,8 @@ impl Provider for TestProvider {
                 .expect("requests lock")
                 .push(request.clone());
             let session = request
-                .resume_session
+                .session
+                .resume
                 .clone()
                 .unwrap_or_else(|| format!("s{call}"));
             events.emit(AgentEvent::SessionStart {
