@@ -51,10 +51,15 @@ pub enum WaitError {
 
 impl Child {
     /// Takes over a child just started in a group of its own (the spawner's job).
-    pub(super) fn started(mut inner: tokio::process::Child, keep_tail: bool) -> Self {
+    /// `mark` is the value of its [`MARK_VARIABLE`](groups::MARK_VARIABLE), when set.
+    pub(super) fn started(
+        mut inner: tokio::process::Child,
+        keep_tail: bool,
+        mark: Option<&str>,
+    ) -> Self {
         let pgid = inner.id().and_then(|id| i32::try_from(id).ok());
         if let Some(pgid) = pgid {
-            groups::register(pgid);
+            groups::register(pgid, mark.map(|value| groups::Mark::new(value, pgid)));
         }
         let tail = if keep_tail {
             inner.stderr.take().map(Tail::read)
@@ -259,6 +264,40 @@ mod tests {
         .await;
         drop(child);
         until("the stray survived", Duration::from_secs(10), || gone(pid)).await;
+    }
+
+    #[tokio::test]
+    async fn a_daemon_that_detached_from_every_ancestor_ends_with_the_group() {
+        // A double fork into a session of its own: `sleep`'s parent exits at once, so it
+        // is adopted by init and no longer descends from the group. Its mark finds it.
+        let (mut child, pid) =
+            grandchild("setsid sh -c 'sleep 30 & echo $!' & wait; sleep 0.1").await;
+        let status = child.wait().await.expect("exits");
+        assert!(status.success());
+        until("sleep was not adopted", Duration::from_secs(10), || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.contains("(sleep)")
+                    && stat[stat.rfind(')').unwrap_or(0)..].split(' ').nth(2) == Some("1")
+            }) || gone(pid)
+        })
+        .await;
+        assert!(!gone(pid), "the daemon runs until the handle goes");
+        drop(child);
+        until("the daemon survived", Duration::from_secs(10), || gone(pid)).await;
+    }
+
+    #[tokio::test]
+    async fn a_process_of_another_launch_is_left_alone() {
+        let (other, pid) = grandchild("setsid sh -c 'sleep 30 & echo $!' & wait").await;
+        let (mine, _) = grandchild("echo 0").await;
+        drop(mine);
+        tokio::time::sleep(GRACE / 4).await;
+        assert!(!gone(pid), "a daemon of another launch was ended");
+        drop(other);
+        until("the other daemon survived", Duration::from_secs(10), || {
+            gone(pid)
+        })
+        .await;
     }
 
     #[tokio::test]

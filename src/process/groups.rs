@@ -9,8 +9,12 @@
 //! own (a CLI that starts its shell commands with `setsid`, a sandbox helper). They are
 //! found by walking `/proc` from the group's members when it is ended, and signalled with
 //! it; a stray is known by its pid and start time, so a pid reused meanwhile is never hit.
-//! A stray whose ancestors all exited before the group was ended has been adopted by init
-//! and is out of reach.
+//! A stray whose ancestors all exited before the group was ended (a daemon's double fork, a
+//! sandbox helper that detaches) has been adopted by init; it is found by its mark instead:
+//! every launch carries a variable of its own ([`MARK_VARIABLE`]) that its descendants
+//! inherit, so a process started since the launch whose environment holds that mark is the
+//! launch's, wherever it went. A program that clears its children's environment *and*
+//! detaches them is out of reach (a cgroup would reach it; atomic does not create one).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,10 +24,46 @@ use std::time::{Duration, Instant};
 /// How long a group has between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
 
+/// The variable every launch carries, with a value unique to the launch, so what it starts
+/// can be found after it left the group.
+pub const MARK_VARIABLE: &str = "ATOMIC_LAUNCH";
+
+/// How a launch's processes are recognised outside its group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Mark {
+    /// `MARK_VARIABLE=<value>`, as it appears in `/proc/<pid>/environ`.
+    entry: Vec<u8>,
+    /// The leader's start time: nothing older can be the launch's.
+    since: u64,
+}
+
+impl Mark {
+    /// A mark for a launch whose variable has `value`, its leader being `pid`.
+    pub(crate) fn new(value: &str, pid: i32) -> Self {
+        Self {
+            entry: format!("{MARK_VARIABLE}={value}").into_bytes(),
+            since: read_stat(pid).map_or(0, |process| process.started),
+        }
+    }
+
+    /// Whether process `process` carries this mark.
+    fn carried_by(&self, process: &Process) -> bool {
+        if process.started < self.since || process.state == 'Z' {
+            return false;
+        }
+        let Ok(environ) = std::fs::read(format!("/proc/{}/environ", process.pid)) else {
+            return false;
+        };
+        environ
+            .split(|&byte| byte == 0)
+            .any(|entry| entry == self.entry.as_slice())
+    }
+}
+
 #[derive(Default)]
 struct Groups {
-    /// Running, not asked to end.
-    live: HashSet<i32>,
+    /// Running, not asked to end, with their marks.
+    live: HashMap<i32, Option<Mark>>,
     /// Sent SIGTERM; SIGKILL at the deadline if still there.
     ending: HashMap<i32, Ending>,
 }
@@ -55,20 +95,21 @@ fn lock() -> std::sync::MutexGuard<'static, Groups> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Records a group led by `pgid`.
-pub(crate) fn register(pgid: i32) {
-    lock().live.insert(pgid);
+/// Records a group led by `pgid`, its processes marked with `mark` (when they are).
+pub(crate) fn register(pgid: i32, mark: Option<Mark>) {
+    lock().live.insert(pgid, mark);
 }
 
 /// Ends a group: SIGTERM now to it and its strays, SIGKILL after [`GRACE`] to whatever of
 /// them is left. A group with nobody left in it (its leader reaped, nothing it started
-/// still running in it) is only forgotten.
+/// still running, in it or marked) is only forgotten.
 pub(crate) fn end(pgid: i32) {
-    if !has_members(pgid) {
+    let mark = lock().live.get(&pgid).cloned().flatten();
+    let strays = strays_of(pgid, mark.as_ref());
+    if strays.is_empty() && !has_members(pgid) {
         lock().live.remove(&pgid);
         return;
     }
-    let strays = strays_of(pgid);
     signal_group(pgid, Signal::Term);
     for stray in &strays {
         signal_stray(*stray, Signal::Term);
@@ -107,15 +148,15 @@ pub fn settle() {
 /// SIGKILL to every group (and its strays), live or ending: for a forced quit, just before
 /// the process exits.
 pub fn kill_all() {
-    let (live, ending): (Vec<i32>, Vec<(i32, Ending)>) = {
+    let (live, ending): (Vec<(i32, Option<Mark>)>, Vec<(i32, Ending)>) = {
         let mut groups = lock();
         (
             groups.live.drain().collect(),
             groups.ending.drain().collect(),
         )
     };
-    for pgid in live {
-        let strays = strays_of(pgid);
+    for (pgid, mark) in live {
+        let strays = strays_of(pgid, mark.as_ref());
         kill(
             pgid,
             &Ending {
@@ -271,8 +312,9 @@ fn alive(pgid: i32, strays: &[Stray]) -> bool {
     })
 }
 
-/// The descendants of group `pgid`'s members that are in groups of their own, found now.
-fn strays_of(pgid: i32) -> Vec<Stray> {
+/// The processes of group `pgid` outside it, found now: its members' descendants in groups
+/// of their own, and processes elsewhere carrying its `mark`.
+fn strays_of(pgid: i32, mark: Option<&Mark>) -> Vec<Stray> {
     let Some(processes) = processes() else {
         return Vec::new();
     };
@@ -299,6 +341,21 @@ fn strays_of(pgid: i32) -> Vec<Stray> {
                 });
             }
             pending.push(child.pid);
+        }
+    }
+    if let Some(mark) = mark {
+        let own = i32::try_from(std::process::id()).unwrap_or_default();
+        for process in &processes {
+            if process.group != pgid
+                && process.pid != own
+                && !seen.contains(&process.pid)
+                && mark.carried_by(process)
+            {
+                strays.push(Stray {
+                    pid: process.pid,
+                    started: process.started,
+                });
+            }
         }
     }
     strays
@@ -360,7 +417,7 @@ mod tests {
             .spawn()
             .expect("spawn");
         let pgid = i32::try_from(child.id()).expect("pid");
-        register(pgid);
+        register(pgid, None);
         std::thread::sleep(Duration::from_millis(100));
         let started = Instant::now();
         end(pgid);
@@ -380,7 +437,7 @@ mod tests {
             .spawn()
             .expect("spawn");
         let pgid = i32::try_from(child.id()).expect("pid");
-        register(pgid);
+        register(pgid, None);
         let started = Instant::now();
         end(pgid);
         let status = child.wait().expect("reaped");

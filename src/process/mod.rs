@@ -10,6 +10,11 @@
 //! a test). A group that is already empty costs one `killpg(…, 0)`. [`Child::terminate`]
 //! does the same and waits until the group is gone, for a caller that must know.
 //!
+//! What left the group is ended with it: descendants that moved to a session of their own
+//! (Gemini CLI's shell commands, Codex's sandbox helper) are found by walking `/proc`, and
+//! daemons adopted by init by the launch's mark, the variable `ATOMIC_LAUNCH` every child
+//! is given (its value unique to the launch) and its descendants inherit.
+//!
 //! [`groups`] keeps every group not yet seen to end, so atomic's exit can wait for them
 //! ([`settle`]) and a forced quit can kill them all ([`kill_all`]).
 //!
@@ -25,6 +30,6 @@ mod launch;
 mod spawner;
 
 pub use child::{Child, WaitError};
-pub use groups::{GRACE, kill_all, settle};
+pub use groups::{GRACE, MARK_VARIABLE, kill_all, settle};
 pub use launch::{Launch, Stdio};
 pub use spawner::{LocalSpawner, SpawnError, Spawner, local};

@@ -1,9 +1,11 @@
 //! [`Spawner`]: starts a [`Launch`]. [`LocalSpawner`] starts it as described, in a process
 //! group of its own.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::child::Child;
+use super::groups::MARK_VARIABLE;
 use super::launch::{Launch, Stdio};
 
 /// Starts children. Every spawn site in atomic goes through one, so another way of starting
@@ -48,11 +50,13 @@ pub fn local() -> Arc<dyn Spawner> {
 
 impl Spawner for LocalSpawner {
     fn spawn(&self, launch: Launch) -> Result<Child, SpawnError> {
+        let mark = next_mark();
         let mut command = tokio::process::Command::new(&launch.program);
         command
             .args(&launch.args)
             .env_clear()
             .envs(launch.env.iter().map(|(name, value)| (name, value)))
+            .env(MARK_VARIABLE, &mark)
             .stdin(stdio(launch.stdin))
             .stdout(stdio(launch.stdout))
             .stderr(stdio(launch.stderr));
@@ -66,8 +70,30 @@ impl Spawner for LocalSpawner {
             program: launch.program_name(),
             source,
         })?;
-        Ok(Child::started(child, launch.stderr == Stdio::Tail))
+        Ok(Child::started(
+            child,
+            launch.stderr == Stdio::Tail,
+            Some(&mark),
+        ))
     }
+}
+
+/// A value for [`MARK_VARIABLE`] no other launch of any atomic process has: this
+/// process's id, a random part (a pid is reused across boots and containers) and a count.
+fn next_mark() -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    static SALT: OnceLock<u64> = OnceLock::new();
+    let salt = SALT.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.finish()
+    });
+    format!(
+        "{}-{salt:016x}-{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 fn stdio(stdio: Stdio) -> std::process::Stdio {

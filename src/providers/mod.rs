@@ -1,31 +1,37 @@
 //! Providers: the one boundary between atomic and a model or coding agent. One trait
 //! ([`Provider`]), one event model ([`AgentEvent`]), one error type ([`ProviderError`])
-//! classified for `retry-on`, and one file per adapter. [`build`] turns a `provider`
-//! declaration into a provider.
+//! classified for `retry-on`, and one written contract every adapter keeps
+//! (`contract.rs`: event order and cardinality, what `turns` counts, the error class of
+//! each HTTP status — `check_call` asserts it). [`build`] turns a `provider` declaration
+//! into a provider.
 //!
 //! Cancellation is by drop: the runtime drops the future returned by [`Provider::run`]
 //! when a node times out, loses a race, or the run is cancelled. Adapters must make drop
-//! clean: HTTP requests are aborted by dropping them, child processes are spawned with
-//! `kill_on_drop` in their own process group and the group is killed by a guard.
+//! clean: HTTP requests are aborted by dropping them; child processes are started through
+//! `crate::process`, whose handle ends the child's whole process group when dropped.
 //!
 //! Adapters that need no network or key: `replay` (recorded cassettes, format in
 //! `cassette.rs`), `command` (any executable), `in-process` (a scripted model for tests and
 //! benchmarks). `record.rs` wraps any provider to write cassettes (`atomic run --record`).
 //!
 //! Model APIs over HTTP: `anthropic` (Messages API) and `openai` (any OpenAI-compatible
-//! Chat Completions server), sharing `http/` (client, SSE, error classification, keys) and
-//! `chat/` (the tool-use loop over custom tool commands, options, pricing).
+//! Chat Completions server), sharing `http/` (client, SSE, keys; statuses classified by the
+//! contract) and `chat/` (the tool-use loop over custom tool commands, options, pricing).
 //!
 //! Budgets: every provider [`build`] makes is wrapped in `budget::Budgeted`, which prices
 //! streamed usage (`prices.rs`: the shipped table `prices.json`, overridden in the project
 //! config) and stops a call as soon as it passes its node's `budget-usd` or the run's
 //! remaining `max-budget-usd`.
 //!
-//! Agent CLIs: `claude-code`, `copilot` and `codex` (one child process per call, NDJSON/JSONL
-//! on stdout) and `opencode` (an `opencode serve` server over HTTP + SSE), sharing `binary.rs`
-//! (finding the CLI), `env.rs` (the child's environment), `process.rs` (process groups) and
-//! `ndjson.rs` (line framing); `gemini` (the Gemini CLI, stream-json on stdout) likewise;
-//! `acp` drives any agent speaking the Agent Client Protocol on its stdio.
+//! Agent CLIs go through one driver, `agent_cli/` (launch, the child's environment and
+//! where the key and base URL go, refusals read from `ir::AdapterInfo`, MCP servers with
+//! one list of held-back secrets, the output loop, exit handling, redaction).
+//! `claude_code/`, `copilot/`, `codex/` and `gemini/` are dialects holding only their wire
+//! formats; `acp/` (any Agent Client Protocol agent, through the official SDK) and
+//! `opencode/` (an `opencode serve` server over HTTP + SSE) have flows of their own on the
+//! same launcher, credentials, refusals and classification. `binary.rs` finds a CLI,
+//! `env.rs` builds a child's environment, `ndjson.rs` frames lines, `mcp_config.rs` renders
+//! MCP servers in each CLI's form.
 
 mod acp;
 mod agent_cli;
