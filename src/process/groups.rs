@@ -148,11 +148,11 @@ pub fn settle() {
 /// SIGKILL to every group (and its strays), live or ending: for a forced quit, just before
 /// the process exits.
 pub fn kill_all() {
-    let (live, ending): (Vec<(i32, Option<Mark>)>, Vec<(i32, Ending)>) = {
+    let (live, ending) = {
         let mut groups = lock();
         (
-            groups.live.drain().collect(),
-            groups.ending.drain().collect(),
+            std::mem::take(&mut groups.live),
+            std::mem::take(&mut groups.ending),
         )
     };
     for (pgid, mark) in live {
