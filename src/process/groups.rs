@@ -145,6 +145,23 @@ pub fn settle() {
     }
 }
 
+/// Resolves once every group being ended now is gone (SIGKILL to what is left at its
+/// deadline): for a caller that dropped children and must not go on beside them.
+pub async fn ended() {
+    let pending: Vec<(i32, Vec<Stray>)> = lock()
+        .ending
+        .iter()
+        .map(|(&pgid, ending)| (pgid, ending.strays.clone()))
+        .collect();
+    // SIGKILL cannot be refused; the bound only guards against a process stuck in the
+    // kernel, which nothing here can end sooner.
+    let until = Instant::now() + GRACE + Duration::from_secs(3);
+    while pending.iter().any(|(pgid, strays)| alive(*pgid, strays)) && Instant::now() < until {
+        reap(Instant::now());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// SIGKILL to every group (and its strays), live or ending: for a forced quit, just before
 /// the process exits.
 pub fn kill_all() {

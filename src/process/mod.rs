@@ -30,6 +30,6 @@ mod launch;
 mod spawner;
 
 pub use child::{Child, WaitError};
-pub use groups::{GRACE, MARK_VARIABLE, kill_all, settle};
+pub use groups::{GRACE, MARK_VARIABLE, ended, kill_all, settle};
 pub use launch::{Launch, Stdio};
 pub use spawner::{LocalSpawner, SpawnError, Spawner, local};

@@ -246,15 +246,28 @@ pub(super) async fn execute(
             Err(stop) => {
                 let error = branch_error(&id, &branch_name(parallel, index), stop);
                 match parallel.strategy {
-                    // Returning drops the other branches, ending what they started.
-                    Strategy::All | Strategy::Race => return Err(error.into()),
+                    // The other branches end with what they started before the error
+                    // goes on to whatever handles it.
+                    Strategy::All | Strategy::Race => {
+                        let others = !set.is_empty();
+                        drop(set);
+                        if others {
+                            shared.ctx.executor.dropped_effects_ended().await;
+                        }
+                        return Err(error.into());
+                    }
                     Strategy::Any => last_error = Some(error),
                 }
             }
         }
     }
-    // The losers of a race (or `any`) end here, with what they started.
+    // The losers of a race (or `any`) end here, with what they started, and the step
+    // ends only once their processes are gone (SIGKILL follows SIGTERM after the grace).
+    let losers = !set.is_empty();
     drop(set);
+    if losers {
+        shared.ctx.executor.dropped_effects_ended().await;
+    }
     if winner.is_none() && !paused.is_empty() {
         paused.sort_by_key(|(index, _)| *index);
         return Err(Halt::Paused(

@@ -95,4 +95,8 @@ impl Executor for LocalExecutor {
     fn random_unit(&self) -> f64 {
         rand::random_range(0.0..1.0)
     }
+
+    fn dropped_effects_ended(&self) -> BoxFuture<'static, ()> {
+        Box::pin(crate::process::ended())
+    }
 }

@@ -74,6 +74,14 @@ pub trait Executor: Send + Sync + Debug {
     /// A random number in `0..1` (retry jitter): drawn afresh locally, from a seeded
     /// sequence on an engine that must decide the same way when it replays a run.
     fn random_unit(&self) -> f64;
+
+    /// Resolves once what the effects dropped so far had started is gone: the processes
+    /// of a race's losers, so the step after the race never runs beside them. Bounded
+    /// (locally by the grace before SIGKILL). An engine whose effects end elsewhere (an
+    /// activity's worker) has nothing to wait for here.
+    fn dropped_effects_ended(&self) -> BoxFuture<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// Where a command's output line came from.
