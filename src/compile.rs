@@ -82,7 +82,27 @@ pub fn compile(
     diagnostics.extend(resolved.diagnostics);
     let mut workflow = resolved.value;
     if let (Some(resolved), Some(adapter)) = (&mut workflow, config.adapter()) {
+        // What the written adapters were asked is no longer the question; what the
+        // swapped-to adapter is asked is, said as a swap.
+        let swappable =
+            |provider: &ir::ProviderDecl| SWAPPABLE.contains(&provider.adapter.value.as_str());
+        let written = check::agent_features(resolved, swappable);
+        diagnostics.retain(|diagnostic| !written.contains(diagnostic));
+        let before: Vec<(String, String)> = resolved
+            .providers
+            .iter()
+            .filter(|provider| swappable(provider))
+            .map(|provider| (provider.name.value.clone(), provider.adapter.value.clone()))
+            .collect();
         swap_adapter(resolved, adapter);
+        let swapped_to = |provider: &ir::ProviderDecl| {
+            before.iter().any(|(name, _)| *name == provider.name.value)
+        };
+        diagnostics.extend(
+            check::agent_features(resolved, swapped_to)
+                .into_iter()
+                .map(|diagnostic| said_as_swap(diagnostic, adapter)),
+        );
     }
     if let Some(resolved) = &mut workflow {
         diagnostics.extend(registry::agents::attach_definitions(
@@ -208,6 +228,20 @@ const SWAPPABLE: &[&str] = &[
     "anthropic",
     "openai",
 ];
+
+/// A report about an agent whose provider was swapped to `adapter`, saying so.
+fn said_as_swap(mut diagnostic: Diagnostic, adapter: &str) -> Diagnostic {
+    let swap = format!(
+        "its provider runs on `{adapter}` instead of the adapter written (`--provider`, or \
+         `adapter` in `.atomic/config.kdl`)"
+    );
+    diagnostic.message = format!("{}: {swap}", diagnostic.message);
+    diagnostic.help = Some(match diagnostic.help.take() {
+        Some(help) => format!("{help}; or run it on an adapter that supports it"),
+        None => "run it on an adapter that supports it".to_owned(),
+    });
+    diagnostic
+}
 
 /// Runs every agent provider of `workflow` on `adapter` instead of the one written: the
 /// checks that follow judge the workflow as if it had been written so.

@@ -510,6 +510,14 @@ pub const MCP_ADAPTERS: &[&str] = &[
     "acp",
 ];
 
+/// Whether adapter `name` plays a recording back (`replay`): its agents' `tools`, MCP
+/// servers and permissions are those of the run it recorded, whatever adapter that was, so
+/// they are not judged against its own row.
+#[must_use]
+pub fn plays_back(name: &str) -> bool {
+    name == "replay"
+}
+
 /// Whether adapter `name` gives its agents MCP servers.
 #[must_use]
 pub fn takes_mcp(name: &str) -> bool {

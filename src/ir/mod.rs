@@ -18,7 +18,7 @@ mod workflow;
 
 pub use adapter::{
     ADAPTERS, AdapterInfo, AdapterOption, MCP_ADAPTERS, OptionKind, OptionProblem, adapter_info,
-    takes_mcp,
+    plays_back, takes_mcp,
 };
 pub use custom_tool::{CustomTool, ToolArgument};
 pub use definition::{DefinitionKind, UsedDefinition};

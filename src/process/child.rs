@@ -146,6 +146,7 @@ impl Child {
             return;
         };
         groups::end(pgid);
+        groups::sweep_now();
         let deadline = Instant::now() + GRACE;
         let gone = async {
             // The leader is reaped here, so a zombie of it never looks like a member.

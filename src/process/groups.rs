@@ -66,6 +66,9 @@ struct Groups {
     live: HashMap<i32, Option<Mark>>,
     /// Sent SIGTERM; SIGKILL at the deadline if still there.
     ending: HashMap<i32, Ending>,
+    /// Ended with nobody left in the group: their marked processes are still to be
+    /// looked for.
+    sweeps: Vec<(i32, Mark)>,
 }
 
 /// A group asked to end.
@@ -104,33 +107,79 @@ pub(crate) fn register(pgid: i32, mark: Option<Mark>) {
 /// them is left. A group with nobody left in it (its leader reaped, nothing it started
 /// still running, in it or marked) is only forgotten.
 pub(crate) fn end(pgid: i32) {
-    let mark = lock().live.get(&pgid).cloned().flatten();
-    let strays = strays_of(pgid, mark.as_ref());
-    if strays.is_empty() && !has_members(pgid) {
-        lock().live.remove(&pgid);
+    let mark = lock().live.remove(&pgid).flatten();
+    if !has_members(pgid) {
+        // Only a daemon that detached could be left: it is looked for off this thread,
+        // so ending a finished child stays one system call here.
+        if let Some(mark) = mark {
+            lock().sweeps.push((pgid, mark));
+            start_reaper();
+        }
         return;
     }
+    let strays = strays_of(pgid, mark.as_ref());
     signal_group(pgid, Signal::Term);
     for stray in &strays {
         signal_stray(*stray, Signal::Term);
     }
-    {
-        let mut groups = lock();
-        groups.live.remove(&pgid);
-        groups.ending.insert(
-            pgid,
-            Ending {
-                deadline: Instant::now() + GRACE,
-                strays,
-            },
-        );
-    }
+    lock().ending.insert(
+        pgid,
+        Ending {
+            deadline: Instant::now() + GRACE,
+            strays,
+        },
+    );
     start_reaper();
+}
+
+/// Looks for the marked processes of groups that ended empty now, on this thread: for a
+/// caller about to wait until a group is gone.
+pub(crate) fn sweep_now() {
+    sweep(Signal::Term);
+}
+
+/// Looks for the marked processes of groups that ended empty, and ends those found
+/// (`which` now; after SIGTERM, SIGKILL at the grace's end like any group).
+fn sweep(which: Signal) {
+    let sweeps = std::mem::take(&mut lock().sweeps);
+    if sweeps.is_empty() {
+        return;
+    }
+    let Some(processes) = processes() else {
+        return;
+    };
+    let own = i32::try_from(std::process::id()).unwrap_or_default();
+    for (pgid, mark) in sweeps {
+        let strays: Vec<Stray> = processes
+            .iter()
+            .filter(|process| process.pid != own && mark.carried_by(process))
+            .map(|process| Stray {
+                pid: process.pid,
+                started: process.started,
+            })
+            .collect();
+        if strays.is_empty() {
+            continue;
+        }
+        for stray in &strays {
+            signal_stray(*stray, which);
+        }
+        if matches!(which, Signal::Term) {
+            lock().ending.insert(
+                pgid,
+                Ending {
+                    deadline: Instant::now() + GRACE,
+                    strays,
+                },
+            );
+        }
+    }
 }
 
 /// Waits (at most [`GRACE`] and a little) until every ended group is gone, sending SIGKILL
 /// to what is left at its deadline: for atomic's normal exit, so no child outlives it.
 pub fn settle() {
+    sweep(Signal::Term);
     let until = Instant::now() + GRACE + Duration::from_millis(200);
     loop {
         reap(Instant::now());
@@ -148,6 +197,7 @@ pub fn settle() {
 /// Resolves once every group being ended now is gone (SIGKILL to what is left at its
 /// deadline): for a caller that dropped children and must not go on beside them.
 pub async fn ended() {
+    sweep(Signal::Term);
     let pending: Vec<(i32, Vec<Stray>)> = lock()
         .ending
         .iter()
@@ -185,6 +235,7 @@ pub fn kill_all() {
     for (pgid, ending) in ending {
         kill(pgid, &ending);
     }
+    sweep(Signal::Kill);
 }
 
 /// Whether the group and its strays are gone: nothing but zombies left.
@@ -239,12 +290,13 @@ fn start_reaper() {
         .name("atomic-reaper".to_owned())
         .spawn(|| {
             loop {
+                sweep(Signal::Term);
                 std::thread::sleep(Duration::from_millis(50));
                 reap(Instant::now());
                 // Stop when nothing is left, deciding under the lock `end` inserts under,
                 // so a group ended meanwhile either is seen here or starts a new reaper.
                 let groups = lock();
-                if groups.ending.is_empty() {
+                if groups.ending.is_empty() && groups.sweeps.is_empty() {
                     REAPING.store(false, Ordering::Release);
                     return;
                 }

@@ -43,7 +43,8 @@
 //!
 //! A failure a backend reports with an HTTP status is classified by [`error_for_status`],
 //! the same for every adapter: 401 and 403 are `auth` (the key's variable named, never
-//! retried), 429 is `rate-limit`, 503 and 529 are `overloaded`, 408, 409 and other 5xx are
+//! retried) — and so is a 400 whose body says the key is not valid (Google's way) —,
+//! 429 is `rate-limit`, 503 and 529 are `overloaded`, 408, 409 and other 5xx are
 //! `server-error`, any other 4xx is `provider`. Adapters add what only their wire says
 //! (a spend limit is `provider`, Claude Code's budget stop is `budget`, a cut stream is
 //! `stream-cut`). A process that ends without finishing its call is `process-exit` with
@@ -74,6 +75,12 @@ pub fn error_for_status(
             message,
             key_variable: key_variable.map(str::to_owned),
         },
+        400 if refuses_the_key(&message) => ProviderError::Auth {
+            adapter,
+            status,
+            message,
+            key_variable: key_variable.map(str::to_owned),
+        },
         // A request timeout and a conflict (a lock held elsewhere) clear by waiting: the
         // SDKs retry both.
         408 | 409 | 500..=599 => ProviderError::server(adapter, status, message),
@@ -83,6 +90,13 @@ pub fn error_for_status(
             format!("unexpected HTTP status {status}: {message}"),
         ),
     }
+}
+
+/// Whether a 400's body says the key was refused: Google's APIs answer a bad key with 400
+/// `INVALID_ARGUMENT`, reason `API_KEY_INVALID` ("API key not valid"), not 401.
+fn refuses_the_key(message: &str) -> bool {
+    message.contains("API_KEY_INVALID")
+        || message.to_ascii_lowercase().contains("api key not valid")
 }
 
 /// One way a call broke the contract, with the index of the event where it showed (the
@@ -396,5 +410,16 @@ mod tests {
         }
         let auth = error_for_status("x", 401, "no".to_owned(), Some("MY_KEY"), None);
         assert!(auth.to_string().contains("`MY_KEY`"), "{auth}");
+    }
+
+    #[test]
+    fn a_bad_request_refusing_the_key_is_auth() {
+        let google = r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}"#;
+        let error = error_for_status("gemini", 400, google.to_owned(), Some("GEMINI_KEY"), None);
+        assert_eq!(error.class().name(), "auth");
+        assert!(error.to_string().contains("`GEMINI_KEY`"), "{error}");
+        let other = r#"{"error":{"code":400,"message":"Invalid JSON payload","status":"INVALID_ARGUMENT"}}"#;
+        let error = error_for_status("gemini", 400, other.to_owned(), Some("GEMINI_KEY"), None);
+        assert_eq!(error.class().name(), "provider");
     }
 }

@@ -1388,3 +1388,48 @@ async fn opencode_retries_are_bounded_by_the_node_policy() {
     assert!((1..=2).contains(&messages), "{messages} requests: {error}");
     assert!(elapsed < Duration::from_secs(45), "{elapsed:?}: {error}");
 }
+
+/// A call Claude Code ends with an `error_during_execution` result (a session it cannot
+/// find) is reported with the status the CLI exited with, not as killed by a signal.
+#[tokio::test]
+async fn claude_code_errors_during_execution_carry_the_exit_status() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let root = tempfile::tempdir().expect("temp dir");
+    let workspace = root.path().join("workspace");
+    std::fs::create_dir_all(&workspace).expect("workspace");
+    let bin = root.path().join("claude");
+    std::fs::write(
+        &bin,
+        "#!/bin/sh\ncat > /dev/null\n\
+         echo '{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true,\"errors\":[\"No conversation found with session ID: 5d2\"]}'\n\
+         exit 1\n",
+    )
+    .expect("write the stand-in");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let provider = crate::support::adapter(
+        &decl(
+            "claude-code",
+            "claude-sonnet-4-5",
+            None,
+            None,
+            json!({"bin": bin.display().to_string()}),
+        ),
+        &claude_env(root.path()),
+    )
+    .expect("configured");
+    let request = AgentRequest {
+        prompt: Prompt {
+            text: "Go on.".to_owned(),
+            ..Prompt::default()
+        },
+        workspace: atomic::workspace::Workspace::new(workspace),
+        ..AgentRequest::default()
+    };
+    let (reply, _) = call(provider.as_ref(), &request).await;
+    let error = reply.expect_err("the CLI failed");
+    let message = error.to_string();
+    assert_eq!(error.class().name(), "process-exit", "{message}");
+    assert!(message.contains("exited with code 1"), "{message}");
+    assert!(message.contains("No conversation found"), "{message}");
+}

@@ -557,3 +557,37 @@ fn check_refuses_what_codex_exec_cannot_do() {
         );
     }
 }
+
+/// The commands Codex runs for the agent never see the model key (Codex's own
+/// `shell_environment_policy`), while the rest of their environment is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_commands_never_see_the_model_key() {
+    let Some(bin) = agent_cli("codex", "@openai/codex") else {
+        return;
+    };
+    let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
+    let fake = FakeResponses::start();
+    fake.require_key(SECRET)
+        .push(Turn::shell("env > seen.env"))
+        .push(Turn::text("Listed."));
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let request = AgentRequest {
+        grants: Grants {
+            permission: Some(PermissionMode::AcceptEdits),
+            ..request("List the environment.", &workspace).grants.clone()
+        },
+        ..request("List the environment.", &workspace)
+    };
+    let (reply, _) = call(provider.as_ref(), &request).await;
+    reply.expect("the call succeeds");
+    let seen = std::fs::read_to_string(workspace.join("seen.env")).expect("the command ran");
+    assert!(!seen.contains(SECRET), "the key reached a command:\n{seen}");
+    assert!(!seen.contains("CODEX_API_KEY="), "{seen}");
+    assert!(
+        seen.contains("HOME="),
+        "the environment was emptied:\n{seen}"
+    );
+    trap.assert_untouched();
+}

@@ -12,7 +12,7 @@ const FLOW: &str = r#"workflow "w" {
         when "not state.ok" goto="end"
         otherwise
     }
-    agent "fix" provider="agent" permission="accept-edits" max-turns=5 {
+    agent "fix" provider="agent" permission="accept-edits" {
         prompt "Fix it"
         tools "Read" "Edit"
     }
@@ -110,4 +110,38 @@ fn a_run_on_swapped_adapters_resumes_only_on_them() {
     );
     assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
     assert_eq!(project.show(&id)["run"]["status"], "completed");
+}
+
+/// A swap is judged on what the agents ask of the adapter swapped to, whatever swapped
+/// it: `permission="ask"` is fine on Claude Code, not on Codex (which cannot ask).
+#[test]
+fn a_swap_to_an_adapter_that_cannot_ask_is_refused_by_check_and_run() {
+    const ASKS: &str = r#"workflow "w" {
+    provider "agent" adapter="claude-code"
+    agent "fix" provider="agent" permission="ask" {
+        prompt "Fix it"
+    }
+}
+"#;
+    let project = CliProject::new();
+    project.write("f.kdl", ASKS);
+    let written = run(&project, &["check", "f.kdl"]);
+    assert_eq!(written.status.code(), Some(0), "{}", stderr(&written));
+    project.write(".atomic/config.kdl", "adapter \"codex\"\n");
+    for args in [&["check", "f.kdl"][..], &["run", "f.kdl", "--dry-run"][..]] {
+        let refused = run(&project, args);
+        let err = format!(
+            "{}{}",
+            String::from_utf8_lossy(&refused.stdout),
+            stderr(&refused)
+        );
+        assert_eq!(refused.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("unsupported-feature"), "{args:?}: {err}");
+        assert!(err.contains("runs on `codex`"), "{args:?}: {err}");
+    }
+    let flag = run(
+        &project,
+        &["run", "f.kdl", "--provider", "codex", "--dry-run"],
+    );
+    assert_eq!(flag.status.code(), Some(1), "{}", stderr(&flag));
 }

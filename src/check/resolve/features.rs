@@ -24,6 +24,26 @@ pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The `unsupported-feature` reports of the agents whose provider `on` picks, judged
+/// against each provider's adapter as it stands: run before and after a swap of adapters
+/// (`--provider`, the project's `adapter`), so the workflow is judged as it will run.
+#[must_use]
+pub fn agent_features(workflow: &Workflow, on: impl Fn(&ProviderDecl) -> bool) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for node in &workflow.nodes {
+        let NodeKind::Agent(agent) = &node.kind else {
+            continue;
+        };
+        let provider = workflow
+            .agent_provider_name(agent)
+            .and_then(|name| workflow.provider(&name.value));
+        if let Some(provider) = provider.filter(|provider| on(provider)) {
+            check_features(agent, provider, &mut out);
+        }
+    }
+    out
+}
+
 /// Reports options the adapter does not read (`unknown-option`), options that belong on the
 /// provider written on an agent, and values of the wrong kind (`wrong-type`): the same table
 /// the adapters are built from ([`crate::ir::AdapterInfo::check_option`]).
@@ -168,9 +188,13 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
         asks.push((max_turns.span, "a turn limit", info.max_turns));
     }
     // The workflow's servers go to the agents whose adapter takes them; an agent's own
-    // must be usable.
+    // must be usable (a recording played back has its calls of them already).
     for server in &agent.mcp {
-        asks.push((server.span, "MCP servers", crate::ir::takes_mcp(info.name)));
+        asks.push((
+            server.span,
+            "MCP servers",
+            crate::ir::takes_mcp(info.name) || crate::ir::plays_back(info.name),
+        ));
     }
     for (span, feature, supported) in asks {
         if supported {

@@ -31,4 +31,5 @@ mod version;
 mod wait;
 mod workflow;
 
+pub use features::agent_features;
 pub use workflow::resolve;

@@ -192,6 +192,23 @@ impl Dialect for ClaudeCode {
         };
         call.stream
             .finish(result, events, (cli.credentials(), &exit.stderr))
+            // A failure the result line reported ("No conversation found …") comes with
+            // the status the CLI then exited with, never as if it were killed.
+            .map_err(|error| match (error, &exit.status) {
+                (
+                    ProviderError::ProcessExit {
+                        adapter,
+                        code: None,
+                        stderr,
+                    },
+                    Ok(status),
+                ) if status.code().is_some() => ProviderError::ProcessExit {
+                    adapter,
+                    code: status.code(),
+                    stderr,
+                },
+                (error, _) => error,
+            })
     }
 }
 

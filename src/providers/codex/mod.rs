@@ -73,6 +73,12 @@ const OFFLINE: &[&str] = &[
     "features.apps=false",
 ];
 
+/// The model key stays with the model client: the commands Codex runs for the agent get
+/// its environment without the key variables (Codex's own `shell_environment_policy`;
+/// the key is read once, by the CLI itself).
+const KEY_HELD_BACK: &str =
+    r#"shell_environment_policy.exclude=["CODEX_API_KEY","OPENAI_API_KEY"]"#;
+
 /// The Codex dialect, with what a Codex provider keeps between calls.
 #[derive(Debug)]
 pub(crate) struct Codex {
@@ -135,6 +141,7 @@ pub(crate) fn provider(
     }
     cli.set_env("CODEX_HOME", home.path().display().to_string());
     let mut overrides: Vec<String> = OFFLINE.iter().map(|item| (*item).to_owned()).collect();
+    overrides.push(KEY_HELD_BACK.to_owned());
     if let Some(url) = cli.base_url() {
         overrides.extend([
             "model_provider=\"atomic\"".to_owned(),

@@ -7,7 +7,7 @@
 //! - An agent on an adapter without built-in tools (`anthropic`, `openai`) may only be
 //!   offered custom tools in `tools`. Other adapters' `tools` name their own built-in
 //!   tools, and a custom tool named there is `unsupported-custom-tool`: the CLI cannot
-//!   call it.
+//!   call it. A `replay` agent is offered what its recording was: any tool.
 //!
 //! ## Why is this bad?
 //! Otherwise the run fails when it reaches the node or the agent, after everything before
@@ -24,7 +24,7 @@
 //! ```
 
 use crate::diagnostic::{Code, Diagnostic, did_you_mean};
-use crate::ir::{Agent, CustomTool, NodeKind, Tool, adapter_info};
+use crate::ir::{Agent, CustomTool, NodeKind, Tool, adapter_info, plays_back};
 use crate::source::Spanned;
 
 use super::super::driver::Facts;
@@ -116,6 +116,11 @@ fn check_agent(facts: &Facts<'_>, id: &Spanned<String>, agent: &Agent, out: &mut
     let Some(info) = adapter_info(&provider.adapter.value) else {
         return;
     };
+    // A recording plays back whatever tools the recorded agent was offered, its own or
+    // custom: nothing is called, so nothing can be unsupported.
+    if plays_back(info.name) {
+        return;
+    }
     if !info.custom_tools {
         // A CLI's `tools` are its own tools; a custom tool's name would reach it as one.
         for name in &agent.tools {
