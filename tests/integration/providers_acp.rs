@@ -100,7 +100,9 @@ async fn call(
     let events = Mutex::new(Vec::new());
     let sink = |event: AgentEvent| events.lock().expect("events lock").push(event);
     let result = within(CALL_LIMIT, provider.run(request, &sink)).await;
-    (result, events.into_inner().expect("events lock"))
+    let events = events.into_inner().expect("events lock");
+    crate::support::assert_contract(provider.adapter(), &events, &result);
+    (result, events)
 }
 
 // ---- Gemini CLI in ACP mode ----
@@ -262,6 +264,22 @@ async fn gemini_over_acp_is_refused_a_shell_command_under_the_default_mode() {
         events
             .iter()
             .any(|event| matches!(event, AgentEvent::PermissionRequest { granted: false, .. })),
+        "{events:?}"
+    );
+    // The refused tool starts with what it was asked and is completed as an error (the
+    // contract, checked by `call`, wants the completion).
+    let started = events.iter().find_map(|event| match event {
+        AgentEvent::ToolStart { input, .. } => Some(input),
+        _ => None,
+    });
+    assert!(
+        started.is_some_and(|input| input.to_string().contains("echo hi > shell.txt")),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, AgentEvent::ToolComplete { is_error: true, .. })),
         "{events:?}"
     );
     assert_eq!(reply.text, "The command was refused.");

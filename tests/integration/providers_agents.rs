@@ -134,7 +134,9 @@ async fn call(
                 provider.adapter()
             )
         });
-    (result, events.into_inner().expect("events lock"))
+    let events = events.into_inner().expect("events lock");
+    crate::support::assert_contract(provider.adapter(), &events, &result);
+    (result, events)
 }
 
 fn tool_starts(events: &[AgentEvent]) -> Vec<String> {

@@ -134,7 +134,9 @@ async fn call(
     let events = Mutex::new(Vec::new());
     let sink = |event: AgentEvent| events.lock().expect("events lock").push(event);
     let result = within(CALL_LIMIT, provider.run(request, &sink)).await;
-    (result, events.into_inner().expect("events lock"))
+    let events = events.into_inner().expect("events lock");
+    crate::support::assert_contract(provider.adapter(), &events, &result);
+    (result, events)
 }
 
 fn request(prompt: &str, workspace: &Path) -> AgentRequest {

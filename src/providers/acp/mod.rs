@@ -218,6 +218,7 @@ impl CliAgent for Acp {
             turn.handle(message, &policy, events);
         }
         turn.finish_message(events);
+        turn.finish_tools(events);
         let finished = match outcome {
             Ok(finished) => finished,
             Err(failure) => return Err(self.failed(failure, &mut child).await),

@@ -44,8 +44,13 @@ pub(super) struct Turn {
     current_id: Option<String>,
     /// The last complete agent message: the reply unless another follows.
     last_text: String,
-    /// Tool call id → the name it is reported under.
+    /// Tool call id → the name it is reported under (started tools).
     tools: HashMap<String, String>,
+    /// Reported without its input yet: started once the input arrives (or anything else
+    /// about it does), so `tool-start` carries what the tool was asked.
+    pending: HashMap<String, (String, Value)>,
+    /// Started and not yet completed → whether atomic refused it.
+    open: HashMap<String, bool>,
     /// Model turns: one begins with the agent's first output, and with its first output
     /// after tool results (the contract's count).
     turns: u32,
@@ -71,17 +76,28 @@ impl Turn {
                 let id = request.tool_call.tool_call_id.0.to_string();
                 let tool = match self.tools.get(&id) {
                     Some(name) => name.clone(),
-                    // Asked before it was reported (the Gemini CLI does): it starts here.
+                    // Asked before it was reported (the Gemini CLI does), or reported
+                    // without its input: it starts here.
                     None => {
-                        let name = fields
-                            .name
-                            .clone()
-                            .or_else(|| fields.title.clone())
-                            .unwrap_or_else(|| format!("{kind:?}").to_lowercase());
-                        self.start_tool(id, name.clone(), fields.raw_input.clone(), events);
+                        let (name, fallback) = self.pending.remove(&id).unwrap_or_else(|| {
+                            let name = fields
+                                .name
+                                .clone()
+                                .or_else(|| fields.title.clone())
+                                .unwrap_or_else(|| format!("{kind:?}").to_lowercase());
+                            let fallback = described(fields.title.as_deref(), Some(&kind));
+                            (name, fallback)
+                        });
+                        let input = fields.raw_input.clone().unwrap_or(fallback);
+                        self.start_tool(id.clone(), name.clone(), input, events);
                         name
                     }
                 };
+                if !allowed {
+                    // Refused: the agent may never report it again; the call's end
+                    // completes it as refused unless the agent does.
+                    self.open.insert(id, true);
+                }
                 events.emit(AgentEvent::PermissionRequest {
                     tool,
                     granted: allowed,
@@ -125,62 +141,86 @@ impl Turn {
             }
             SessionUpdate::ToolCall(call) => {
                 let id = call.tool_call_id.0.to_string();
+                let finished = matches!(
+                    call.status,
+                    ToolCallStatus::Completed | ToolCallStatus::Failed
+                );
                 let name = match self.tools.get(&id) {
                     Some(name) => name.clone(),
                     None => {
                         let name = call.name.clone().unwrap_or_else(|| call.title.clone());
-                        self.start_tool(id.clone(), name.clone(), call.raw_input.clone(), events);
+                        let fallback = described(Some(&call.title), Some(&call.kind));
+                        match call.raw_input.clone() {
+                            Some(input) => self.start_tool(id.clone(), name.clone(), input, events),
+                            None if finished => {
+                                self.start_tool(id.clone(), name.clone(), fallback, events);
+                            }
+                            None => {
+                                self.pending.insert(id.clone(), (name.clone(), fallback));
+                            }
+                        }
                         name
                     }
                 };
-                if matches!(
-                    call.status,
-                    ToolCallStatus::Completed | ToolCallStatus::Failed
-                ) {
-                    self.in_turn = false;
-                    events.emit(AgentEvent::ToolComplete {
+                if finished {
+                    self.complete_tool(
                         id,
                         name,
-                        summary: summary(call.raw_output.as_ref(), &call.content),
-                        is_error: call.status == ToolCallStatus::Failed,
-                    });
+                        summary(call.raw_output.as_ref(), &call.content),
+                        call.status == ToolCallStatus::Failed,
+                        events,
+                    );
                 }
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let status = update.fields.status;
-                if !matches!(
+                let finished = matches!(
                     status,
                     Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
-                ) {
+                );
+                let id = update.tool_call_id.0.to_string();
+                // Its input arrived: a held tool starts now.
+                if let Some(input) = update.fields.raw_input.clone()
+                    && let Some((name, _)) = self.pending.remove(&id)
+                {
+                    self.start_tool(id.clone(), name, input, events);
+                }
+                if !finished {
                     return;
                 }
-                let id = update.tool_call_id.0.to_string();
                 let name = match self.tools.get(&id) {
                     Some(name) => name.clone(),
-                    // Finished before it was reported: it starts here, so every completion
-                    // has its start.
+                    // Finished before it was reported, or before its input was: it starts
+                    // here, so every completion has its start.
                     None => {
-                        let name = update
-                            .fields
-                            .name
-                            .clone()
-                            .or(update.fields.title.clone())
-                            .unwrap_or_default();
-                        let input = update.fields.raw_input.clone();
+                        let (name, fallback) = self.pending.remove(&id).unwrap_or_else(|| {
+                            let name = update
+                                .fields
+                                .name
+                                .clone()
+                                .or(update.fields.title.clone())
+                                .unwrap_or_default();
+                            let fallback = described(
+                                update.fields.title.as_deref(),
+                                update.fields.kind.as_ref(),
+                            );
+                            (name, fallback)
+                        });
+                        let input = update.fields.raw_input.clone().unwrap_or(fallback);
                         self.start_tool(id.clone(), name.clone(), input, events);
                         name
                     }
                 };
-                self.in_turn = false;
-                events.emit(AgentEvent::ToolComplete {
+                self.complete_tool(
                     id,
                     name,
-                    summary: summary(
+                    summary(
                         update.fields.raw_output.as_ref(),
                         update.fields.content.as_deref().unwrap_or_default(),
                     ),
-                    is_error: status == Some(ToolCallStatus::Failed),
-                });
+                    status == Some(ToolCallStatus::Failed),
+                    events,
+                );
             }
             SessionUpdate::UsageUpdate(usage) => {
                 if usage.size > 0 {
@@ -197,21 +237,59 @@ impl Turn {
     }
 
     /// A tool call begins: what the agent said before it is a message of its own.
-    fn start_tool(
-        &mut self,
-        id: String,
-        name: String,
-        input: Option<Value>,
-        events: &dyn EventSink,
-    ) {
+    fn start_tool(&mut self, id: String, name: String, input: Value, events: &dyn EventSink) {
         self.finish_message(events);
         self.begin_turn();
         self.tools.insert(id.clone(), name.clone());
-        events.emit(AgentEvent::ToolStart {
+        self.open.insert(id.clone(), false);
+        events.emit(AgentEvent::ToolStart { id, name, input });
+    }
+
+    /// A started tool's result (once: a repeated report of it is not another completion).
+    fn complete_tool(
+        &mut self,
+        id: String,
+        name: String,
+        summary: String,
+        is_error: bool,
+        events: &dyn EventSink,
+    ) {
+        if self.open.remove(&id).is_none() {
+            return;
+        }
+        self.in_turn = false;
+        events.emit(AgentEvent::ToolComplete {
             id,
             name,
-            input: input.unwrap_or(Value::Null),
+            summary,
+            is_error,
         });
+    }
+
+    /// Ends the turn's reporting: tools still held start, and every tool started and not
+    /// completed is completed as an error — refused by atomic, or left without a result —
+    /// so each `tool-start` has its `tool-complete`.
+    pub(super) fn finish_tools(&mut self, events: &dyn EventSink) {
+        let mut held: Vec<(String, (String, Value))> = self.pending.drain().collect();
+        held.sort_by(|a, b| a.0.cmp(&b.0));
+        for (id, (name, input)) in held {
+            self.start_tool(id, name, input, events);
+        }
+        let mut open: Vec<(String, bool)> = self.open.drain().collect();
+        open.sort();
+        for (id, refused) in open {
+            let name = self.tools.get(&id).cloned().unwrap_or_default();
+            events.emit(AgentEvent::ToolComplete {
+                id,
+                name,
+                summary: if refused {
+                    "refused: the node's permission mode does not allow it".to_owned()
+                } else {
+                    "ended without a result".to_owned()
+                },
+                is_error: true,
+            });
+        }
     }
 
     /// Output of the agent: the start of a turn, unless one is under way.
@@ -241,6 +319,19 @@ impl Turn {
     pub(super) fn reply_text(&self) -> &str {
         &self.last_text
     }
+}
+
+/// What a tool reported without its input was asked, as far as the report says: its title
+/// and kind (never `null`).
+fn described(title: Option<&str>, kind: Option<&ToolKind>) -> Value {
+    let mut input = serde_json::Map::new();
+    if let Some(title) = title.filter(|title| !title.is_empty()) {
+        input.insert("title".to_owned(), Value::String(title.to_owned()));
+    }
+    if let Some(kind) = kind.and_then(|kind| serde_json::to_value(kind).ok()) {
+        input.insert("kind".to_owned(), kind);
+    }
+    Value::Object(input)
 }
 
 /// A short summary of a tool's result: its raw output, else its text content.

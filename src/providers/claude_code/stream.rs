@@ -25,6 +25,8 @@ pub(super) struct Stream {
     assistant_error: Option<String>,
     /// Prompt tokens of the last model call (for the context-window fraction).
     last_prompt_tokens: u64,
+    /// `session-start` was emitted (the CLI's `init` line came).
+    started: bool,
     pub(super) result: Option<Value>,
 }
 
@@ -33,6 +35,7 @@ impl Stream {
         match line.get("type").and_then(Value::as_str) {
             Some("system") if line.get("subtype").and_then(Value::as_str) == Some("init") => {
                 self.session_id = str_field(line, "session_id");
+                self.started = true;
                 events.emit(AgentEvent::SessionStart {
                     session_id: self.session_id.clone(),
                     model: str_field(line, "model"),
@@ -155,6 +158,13 @@ impl Stream {
         (credentials, stderr): (&Credentials, &str),
     ) -> Result<AgentReply, ProviderError> {
         let session_id = str_field(&result, "session_id").or(self.session_id);
+        // A CLI that failed before its `init` line still opens the session it reports.
+        if !self.started {
+            events.emit(AgentEvent::SessionStart {
+                session_id: session_id.clone(),
+                model: None,
+            });
+        }
         let usage = result.get("usage").unwrap_or(&Value::Null);
         let usage = Usage {
             input_tokens: u64_field(usage, "input_tokens"),
@@ -200,7 +210,10 @@ impl Stream {
             session_id,
             usage,
             cost_usd,
-            turns: u32::try_from(u64_field(&result, "num_turns")).unwrap_or(u32::MAX),
+            // An answer took a model turn, whether or not the CLI counted it.
+            turns: u32::try_from(u64_field(&result, "num_turns"))
+                .unwrap_or(u32::MAX)
+                .max(1),
         })
     }
 }

@@ -64,3 +64,18 @@ pub async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> T {
         .await
         .unwrap_or_else(|_| panic!("did not finish within {limit:?}"))
 }
+
+/// Asserts that one call's events and outcome keep the adapter contract
+/// (`providers::check_call`: every `tool-start` completed, usage once and last but the
+/// session end, …), naming the adapter and every broken rule.
+pub fn assert_contract(
+    adapter: &str,
+    events: &[atomic::providers::AgentEvent],
+    outcome: &Result<atomic::providers::AgentReply, atomic::providers::ProviderError>,
+) {
+    let violations = atomic::providers::check_call(events, outcome);
+    assert!(
+        violations.is_empty(),
+        "`{adapter}` broke the adapter contract: {violations:#?}\nevents: {events:#?}"
+    );
+}
