@@ -77,6 +77,9 @@ struct Ending {
     deadline: Instant,
     /// Its descendants in groups of their own.
     strays: Vec<Stray>,
+    /// The launch's mark: what the group starts while it ends (a helper it spawns on
+    /// SIGTERM, detached) is looked for by it once the group is gone or killed.
+    mark: Option<Mark>,
 }
 
 /// A process outside the group that descends from it.
@@ -127,6 +130,7 @@ pub(crate) fn end(pgid: i32) {
         Ending {
             deadline: Instant::now() + GRACE,
             strays,
+            mark,
         },
     );
     start_reaper();
@@ -170,6 +174,7 @@ fn sweep(which: Signal) {
                 Ending {
                     deadline: Instant::now() + GRACE,
                     strays,
+                    mark: None,
                 },
             );
         }
@@ -183,7 +188,12 @@ pub fn settle() {
     let until = Instant::now() + GRACE + Duration::from_millis(200);
     loop {
         reap(Instant::now());
-        if lock().ending.is_empty() || Instant::now() >= until {
+        sweep(Signal::Term);
+        let settled = {
+            let groups = lock();
+            groups.ending.is_empty() && groups.sweeps.is_empty()
+        };
+        if settled || Instant::now() >= until {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -192,6 +202,7 @@ pub fn settle() {
     for (pgid, ending) in left {
         kill(pgid, &ending);
     }
+    sweep(Signal::Kill);
 }
 
 /// Resolves once every group being ended now is gone (SIGKILL to what is left at its
@@ -208,6 +219,7 @@ pub async fn ended() {
     let until = Instant::now() + GRACE + Duration::from_secs(3);
     while pending.iter().any(|(pgid, strays)| alive(*pgid, strays)) && Instant::now() < until {
         reap(Instant::now());
+        sweep(Signal::Term);
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -229,6 +241,7 @@ pub fn kill_all() {
             &Ending {
                 deadline: Instant::now(),
                 strays,
+                mark: None,
             },
         );
     }
@@ -258,8 +271,11 @@ pub(crate) fn kill_now(pgid: i32) {
 }
 
 fn kill(pgid: i32, ending: &Ending) {
+    // Descendants that left the group during the grace are found now, before the group
+    // (their ancestors) goes.
+    let late = strays_of(pgid, None);
     signal_group(pgid, Signal::Kill);
-    for stray in &ending.strays {
+    for stray in ending.strays.iter().chain(&late) {
         signal_stray(*stray, Signal::Kill);
     }
 }
@@ -267,16 +283,21 @@ fn kill(pgid: i32, ending: &Ending) {
 /// Forgets ended groups that are gone, and sends SIGKILL to those past their deadline.
 fn reap(now: Instant) {
     let mut groups = lock();
+    let mut done = Vec::new();
     groups.ending.retain(|&pgid, ending| {
         if !alive(pgid, &ending.strays) {
+            done.extend(ending.mark.take().map(|mark| (pgid, mark)));
             return false;
         }
         if now >= ending.deadline {
             kill(pgid, ending);
+            done.extend(ending.mark.take().map(|mark| (pgid, mark)));
             return false;
         }
         true
     });
+    // What the group started while it ended, detached, is found by the mark.
+    groups.sweeps.extend(done);
 }
 
 /// Whether the reaper thread is running: it runs only while some group is ending.
