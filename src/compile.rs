@@ -237,8 +237,8 @@ fn said_as_swap(mut diagnostic: Diagnostic, adapter: &str) -> Diagnostic {
     );
     diagnostic.message = format!("{}: {swap}", diagnostic.message);
     diagnostic.help = Some(match diagnostic.help.take() {
-        Some(help) => format!("{help}; or run it on an adapter that supports it"),
-        None => "run it on an adapter that supports it".to_owned(),
+        Some(help) => format!("{help}, or swap to one that does (`--provider ADAPTER`)"),
+        None => "swap to an adapter that supports it (`--provider ADAPTER`)".to_owned(),
     });
     diagnostic
 }

@@ -83,12 +83,7 @@ impl Spawner for LocalSpawner {
 fn next_mark() -> String {
     static COUNT: AtomicU64 = AtomicU64::new(0);
     static SALT: OnceLock<u64> = OnceLock::new();
-    let salt = SALT.get_or_init(|| {
-        use std::hash::{BuildHasher, Hasher};
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u32(std::process::id());
-        hasher.finish()
-    });
+    let salt = SALT.get_or_init(rand::random::<u64>);
     format!(
         "{}-{salt:016x}-{}",
         std::process::id(),

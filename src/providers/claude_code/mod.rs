@@ -18,6 +18,8 @@
 mod control;
 mod stream;
 
+use std::process::ExitStatus;
+
 use serde_json::{Value, json};
 
 use super::agent_cli::{
@@ -176,7 +178,8 @@ impl Dialect for ClaudeCode {
         exit: Exit,
         events: &dyn EventSink,
     ) -> Result<AgentReply, ProviderError> {
-        // The result line is authoritative; how the process then exits does not matter.
+        // The result line is authoritative; the exit status only goes into a failure's
+        // message.
         let Some(result) = call.stream.result.take() else {
             if exit.status.is_ok() && exit.stderr.contains("cannot be used with root/sudo") {
                 return Err(ProviderError::config(
@@ -190,25 +193,15 @@ impl Dialect for ClaudeCode {
             }
             return Err(exit.unfinished(NAME, "a result line"));
         };
-        call.stream
-            .finish(result, events, (cli.credentials(), &exit.stderr))
-            // A failure the result line reported ("No conversation found …") comes with
-            // the status the CLI then exited with, never as if it were killed.
-            .map_err(|error| match (error, &exit.status) {
-                (
-                    ProviderError::ProcessExit {
-                        adapter,
-                        code: None,
-                        stderr,
-                    },
-                    Ok(status),
-                ) if status.code().is_some() => ProviderError::ProcessExit {
-                    adapter,
-                    code: status.code(),
-                    stderr,
-                },
-                (error, _) => error,
-            })
+        call.stream.finish(
+            result,
+            events,
+            (
+                cli.credentials(),
+                &exit.stderr,
+                exit.status.as_ref().ok().and_then(ExitStatus::code),
+            ),
+        )
     }
 }
 

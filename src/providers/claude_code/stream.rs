@@ -155,7 +155,7 @@ impl Stream {
         self,
         result: Value,
         events: &dyn EventSink,
-        (credentials, stderr): (&Credentials, &str),
+        exit: (&Credentials, &str, Option<i32>),
     ) -> Result<AgentReply, ProviderError> {
         let session_id = str_field(&result, "session_id").or(self.session_id);
         // A CLI that failed before its `init` line still opens the session it reports.
@@ -196,11 +196,7 @@ impl Stream {
         if result.get("is_error").and_then(Value::as_bool) == Some(true)
             || str_field(&result, "subtype").is_some_and(|subtype| subtype != "success")
         {
-            return Err(classify(
-                &result,
-                self.assistant_error.as_deref(),
-                (credentials, stderr),
-            ));
+            return Err(classify(&result, self.assistant_error.as_deref(), exit));
         }
         let text = str_field(&result, "result")
             .filter(|text| !text.is_empty())
@@ -219,10 +215,12 @@ impl Stream {
 }
 
 /// Classifies an `is_error` result for `retry-on`.
+/// `exit` is the credentials (for auth), the end of stderr and the status the CLI exited
+/// with, if it did.
 fn classify(
     result: &Value,
     assistant_error: Option<&str>,
-    (credentials, stderr): (&Credentials, &str),
+    (credentials, stderr, code): (&Credentials, &str, Option<i32>),
 ) -> ProviderError {
     let subtype = str_field(result, "subtype").unwrap_or_default();
     let errors: Vec<String> = result
@@ -251,7 +249,7 @@ fn classify(
         "error_during_execution" => {
             return ProviderError::process_exit(
                 NAME,
-                None,
+                code,
                 if stderr.is_empty() {
                     message
                 } else {
@@ -347,7 +345,11 @@ mod tests {
             }
         }
         let credentials = credentials();
-        let reply = stream.finish(result.expect("a result line"), &sink, (&credentials, ""));
+        let reply = stream.finish(
+            result.expect("a result line"),
+            &sink,
+            (&credentials, "", None),
+        );
         (reply, events.into_inner().expect("not poisoned"))
     }
 
