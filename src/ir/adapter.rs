@@ -35,6 +35,16 @@ pub struct AdapterInfo {
     pub options: &'static [AdapterOption],
     /// Accepts `env.NAME` options (a variable set in the child process it starts).
     pub env_options: bool,
+    /// Without `permission=`, its agent cannot change files with its own tools (the
+    /// backend's default refuses or does not offer them headless); tools granted by name
+    /// still run.
+    pub read_only_by_default: bool,
+    /// A failing `agent.tool.before` hook refuses the tool before it runs (atomic runs the
+    /// agent's tools); otherwise the hook sees the tool as it starts and cannot stop it.
+    pub hooks_block_tools: bool,
+    /// The commands its agent runs can read the model key from their environment: the
+    /// backend offers no way to keep it from them (see the adapter's page).
+    pub commands_see_key: bool,
 }
 
 /// One `option "name" value` an adapter reads.
@@ -345,6 +355,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: ANTHROPIC_OPTIONS,
         env_options: false,
         needs_api_key: true,
+        read_only_by_default: false,
+        hooks_block_tools: true,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "openai",
@@ -359,6 +372,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: OPENAI_OPTIONS,
         env_options: false,
         needs_api_key: false,
+        read_only_by_default: false,
+        hooks_block_tools: true,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "claude-code",
@@ -373,6 +389,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: CLAUDE_CODE_OPTIONS,
         env_options: true,
         needs_api_key: false,
+        read_only_by_default: true,
+        hooks_block_tools: false,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "opencode",
@@ -387,6 +406,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: OPENCODE_OPTIONS,
         env_options: true,
         needs_api_key: false,
+        read_only_by_default: false,
+        hooks_block_tools: false,
+        commands_see_key: true,
     },
     AdapterInfo {
         name: "copilot",
@@ -401,6 +423,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: COPILOT_OPTIONS,
         env_options: true,
         needs_api_key: false,
+        read_only_by_default: true,
+        hooks_block_tools: false,
+        commands_see_key: true,
     },
     AdapterInfo {
         name: "codex",
@@ -415,6 +440,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: CODEX_OPTIONS,
         env_options: true,
         needs_api_key: false,
+        read_only_by_default: true,
+        hooks_block_tools: false,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "gemini",
@@ -429,6 +457,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: GEMINI_OPTIONS,
         env_options: true,
         needs_api_key: true,
+        read_only_by_default: true,
+        hooks_block_tools: false,
+        commands_see_key: true,
     },
     AdapterInfo {
         name: "acp",
@@ -443,6 +474,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: ACP_OPTIONS,
         env_options: true,
         needs_api_key: false,
+        read_only_by_default: true,
+        hooks_block_tools: false,
+        commands_see_key: true,
     },
     AdapterInfo {
         name: "command",
@@ -457,6 +491,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: COMMAND_OPTIONS,
         env_options: true,
         needs_api_key: false,
+        read_only_by_default: false,
+        hooks_block_tools: false,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "replay",
@@ -471,6 +508,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: REPLAY_OPTIONS,
         env_options: false,
         needs_api_key: false,
+        read_only_by_default: false,
+        hooks_block_tools: false,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "in-process",
@@ -485,6 +525,9 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         options: IN_PROCESS_OPTIONS,
         env_options: false,
         needs_api_key: false,
+        read_only_by_default: false,
+        hooks_block_tools: false,
+        commands_see_key: false,
     },
 ];
 

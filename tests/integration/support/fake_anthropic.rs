@@ -422,6 +422,21 @@ fn answer(script: &Mutex<Script>, request: &Request) -> Reply {
     }
 }
 
+/// `turn` as this fake answers `request` (the `number`th answer), for fakes that decide
+/// their turns some other way (the conformance kit's model).
+pub fn reply(turn: &Turn, request: &Request, number: usize) -> Reply {
+    if matches!(turn, Turn::Status { .. }) {
+        return reply_status(turn);
+    }
+    let body = request.json();
+    let stream = body.get("stream").and_then(Value::as_bool) == Some(true);
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("claude-fake");
+    render(turn, number, model, stream, 3, Duration::from_millis(1))
+}
+
 fn model_entry(id: &str) -> Value {
     json!({"type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"})
 }

@@ -144,6 +144,11 @@ fn answer(script: &Mutex<Script>, request: &Request) -> Reply {
         let schema = body.pointer("/generationConfig/responseJsonSchema");
         Turn::Text(schema.map_or_else(|| "ok".to_owned(), |s| instance(s).to_string()))
     };
+    render(turn, path)
+}
+
+/// `turn` as the answer to a request on `path` (`…:streamGenerateContent` streams it).
+pub fn render(turn: Turn, path: &str) -> Reply {
     let chunks = match turn {
         Turn::Hang => return Reply::Hang,
         Turn::Text(text) => {
@@ -208,7 +213,7 @@ fn response(parts: Value, last: bool) -> Value {
 }
 
 /// A Google API error: `{"error": {"code", "message", "status"}}`.
-fn error(status: u16, kind: &str, message: &str) -> Reply {
+pub fn error(status: u16, kind: &str, message: &str) -> Reply {
     Reply::json(
         status,
         &json!({"error": {"code": status, "message": message, "status": kind}}),
@@ -216,7 +221,7 @@ fn error(status: u16, kind: &str, message: &str) -> Reply {
 }
 
 /// A value fitting a (Gemini-style, upper-case types) JSON schema: every property filled.
-fn instance(schema: &Value) -> Value {
+pub fn instance(schema: &Value) -> Value {
     if let Some(choices) = schema.get("enum").and_then(Value::as_array)
         && let Some(first) = choices.first()
     {

@@ -357,6 +357,31 @@ fn answer(script: &Mutex<Script>, request: &Request) -> Reply {
     }
 }
 
+/// `turn` as this fake answers `request` (the `number`th answer), for fakes that decide
+/// their turns some other way (the conformance kit's model).
+pub fn reply(turn: &Turn, request: &Request, number: usize) -> Reply {
+    if matches!(turn, Turn::Status { .. }) {
+        return status_reply(turn);
+    }
+    let body = request.json();
+    let context = Context {
+        number,
+        model: body
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("fake")
+            .to_owned(),
+        stream: body.get("stream").and_then(Value::as_bool) == Some(true),
+        usage: body
+            .pointer("/stream_options/include_usage")
+            .and_then(Value::as_bool)
+            == Some(true),
+        pieces: 3,
+        pause: Duration::from_millis(1),
+    };
+    render(turn, &context)
+}
+
 struct Context {
     number: usize,
     model: String,

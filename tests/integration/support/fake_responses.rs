@@ -174,14 +174,15 @@ fn answer(script: &Mutex<Script>, request: &Request) -> Reply {
 }
 
 /// An OpenAI error body with `status`.
-fn error(status: u16, code: &str, message: &str) -> Reply {
+pub fn error(status: u16, code: &str, message: &str) -> Reply {
     Reply::json(
         status,
         &json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": code}}),
     )
 }
 
-fn render(turn: &Turn, number: usize) -> Reply {
+/// `turn` streamed as the `number`th answer.
+pub fn render(turn: &Turn, number: usize) -> Reply {
     let id = format!("resp_{number}");
     let mut events =
         vec![json!({"type": "response.created", "response": {"id": id, "status": "in_progress"}})];

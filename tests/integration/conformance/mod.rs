@@ -1,0 +1,295 @@
+//! The conformance kit: one behavioural suite, written once, that every agent adapter
+//! passes through `atomic run` — the real CLI (installed pinned by `./test`) or the real
+//! HTTP client — against one fake model on 127.0.0.1 that speaks each backend's wire
+//! ([`model`]). The scenarios ([`scenarios`]) are the behaviours a workflow relies on; the
+//! subjects ([`subjects`]) are the adapters. Where an adapter declares in its row of
+//! `ir::ADAPTERS` that it cannot do something (`permission="ask"`, editing by default, a
+//! blocking `agent.tool.before`, keeping the key from its commands), the kit asserts that
+//! declaration against the real backend, and `atomic check` refusing the feature's use.
+//!
+//! Every scenario also checks the run's events: each `tool-start` carries its input and is
+//! completed once, refused tools included, and each call reports its usage.
+//!
+//! A new adapter is added by adding it to [`subjects::Subject`] and to the list at the end
+//! of this file, and passing every scenario.
+
+mod model;
+mod scenarios;
+mod subjects;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::cli_project::{CliProject, stderr, stdout};
+use crate::support::within;
+use model::{Brain, KitModel};
+use subjects::{Setup, Subject};
+
+/// Upper bound for one `atomic` command in the kit (a CLI's first start unpacks itself).
+const COMMAND_LIMIT: Duration = Duration::from_secs(150);
+
+/// One scenario's world: a project, the model and the subject made ready in it.
+struct Kit {
+    subject: Subject,
+    project: CliProject,
+    model: KitModel,
+    setup: Setup,
+}
+
+impl Kit {
+    /// A fresh project with the model thinking with `brain`; `None` skips (a missing CLI).
+    fn new(subject: Subject, brain: Brain) -> Option<Self> {
+        Self::in_project(subject, CliProject::new(), brain)
+    }
+
+    /// [`Kit::new`] in a project made beforehand.
+    fn in_project(subject: Subject, project: CliProject, brain: Brain) -> Option<Self> {
+        let model = KitModel::start(subjects::KEY, brain);
+        let setup = subject.setup(&project, &model.url())?;
+        Some(Self {
+            subject,
+            project,
+            model,
+            setup,
+        })
+    }
+
+    /// Writes `flow.kdl`: the subject's provider and `body` (nodes, state) in workflow
+    /// `kit`.
+    fn flow(&self, body: &str) {
+        self.project.write(
+            "flow.kdl",
+            &format!(
+                "workflow \"kit\" {{\n    {}\n{body}\n}}\n",
+                self.setup.provider
+            ),
+        );
+    }
+
+    /// `atomic ARGS` in the project with the subject's environment, off the async runtime.
+    async fn atomic(&self, args: &[&str]) -> std::process::Output {
+        self.atomic_env(args, &[]).await
+    }
+
+    /// [`Kit::atomic`] with `extra` variables.
+    async fn atomic_env(&self, args: &[&str], extra: &[(&str, &str)]) -> std::process::Output {
+        let mut command = self.project.atomic();
+        command.args(args).timeout(COMMAND_LIMIT);
+        for (name, value) in &self.setup.env {
+            command.env(name, value);
+        }
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        within(
+            COMMAND_LIMIT + Duration::from_secs(10),
+            tokio::task::spawn_blocking(move || command.output().expect("atomic")),
+        )
+        .await
+        .expect("atomic ran")
+    }
+
+    /// `atomic run flow.kdl ARGS`, asserting its exit code.
+    async fn run(&self, args: &[&str], code: i32) -> std::process::Output {
+        let mut all = vec!["run", "flow.kdl"];
+        all.extend_from_slice(args);
+        let output = self.atomic(&all).await;
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "`{}`: atomic {all:?} exited {:?}\n{}{}\nturns: {:#?}",
+            self.subject.adapter(),
+            output.status.code(),
+            stdout(&output),
+            stderr(&output),
+            self.model.turns()
+        );
+        output
+    }
+
+    /// The newest run's id.
+    fn last_run(&self) -> String {
+        self.project.last_run()
+    }
+
+    /// The newest run's state.
+    fn state(&self) -> Value {
+        self.project.show(&self.last_run())["state"].clone()
+    }
+
+    /// A run's agent events, checked against the contract every adapter keeps.
+    fn agent_events(&self, run: &str) -> Vec<Value> {
+        events_of(&self.project, run, self.subject)
+    }
+
+    /// The absolute path of `name` in the project.
+    fn file(&self, name: &str) -> String {
+        self.project.path().join(name).display().to_string()
+    }
+}
+
+/// The agent events (the provider's: `tool-start`, …) of `run` in `project`, checked
+/// against the contract every adapter keeps.
+fn events_of(project: &CliProject, run: &str, subject: Subject) -> Vec<Value> {
+    let output = project
+        .atomic()
+        .args(["runs", "show", run, "--events"])
+        .output()
+        .expect("atomic runs show --events");
+    let events: Vec<Value> = stdout(&output)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "agent")
+        .map(|event| event["event"].clone())
+        .collect();
+    assert_events_keep_the_contract(subject, &events);
+    events
+}
+
+/// Each `tool-start` has its input (never null) and one `tool-complete` of its id; every
+/// call reported usage.
+fn assert_events_keep_the_contract(subject: Subject, events: &[Value]) {
+    let adapter = subject.adapter();
+    let mut open: BTreeMap<String, usize> = BTreeMap::new();
+    for event in events {
+        let id = event["id"].as_str().unwrap_or_default().to_owned();
+        match event["type"].as_str() {
+            Some("tool-start") => {
+                assert!(
+                    !event["input"].is_null(),
+                    "`{adapter}`: a tool started without its input: {event}"
+                );
+                *open.entry(id).or_default() += 1;
+            }
+            Some("tool-complete") => {
+                let starts = open.get_mut(&id).unwrap_or_else(|| {
+                    panic!("`{adapter}`: a tool completed that never started: {event}")
+                });
+                assert!(
+                    *starts > 0,
+                    "`{adapter}`: a tool completed twice: {event}"
+                );
+                *starts -= 1;
+            }
+            _ => {}
+        }
+    }
+    let unfinished: Vec<&String> = open
+        .iter()
+        .filter(|(_, starts)| **starts > 0)
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        unfinished.is_empty(),
+        "`{adapter}`: tools started and never completed: {unfinished:?}\n{events:#?}"
+    );
+    let sessions = events
+        .iter()
+        .filter(|event| event["type"] == "session-start")
+        .count();
+    let usages = events.iter().filter(|event| event["type"] == "usage").count();
+    assert!(
+        usages >= sessions.max(1),
+        "`{adapter}`: {sessions} calls but {usages} usage reports\n{events:#?}"
+    );
+}
+
+/// The scenarios, one test each, for every subject: `conformance::<adapter>::<scenario>`.
+macro_rules! kit {
+    ($($module:ident => $subject:ident),* $(,)?) => {$(
+        mod $module {
+            use super::scenarios;
+            use super::subjects::Subject;
+
+            const SUBJECT: Subject = Subject::$subject;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_text_reply_reaches_state() {
+                scenarios::a_text_reply_reaches_state(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn json_output_follows_its_schema() {
+                scenarios::json_output_follows_its_schema(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_permitted_edit_changes_the_file() {
+                scenarios::a_permitted_edit_changes_the_file(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn edits_by_default_only_where_declared() {
+                scenarios::edits_by_default_only_where_declared(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn usage_and_cost_are_recorded() {
+                scenarios::usage_and_cost_are_recorded(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_refused_key_is_auth_naming_the_variable() {
+                scenarios::a_refused_key_is_auth_naming_the_variable(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_timeout_leaves_no_process_behind() {
+                scenarios::a_timeout_leaves_no_process_behind(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_cancel_leaves_no_process_behind() {
+                scenarios::a_cancel_leaves_no_process_behind(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn asking_a_person_pauses_and_continues_or_is_refused() {
+                scenarios::asking_a_person_pauses_and_continues_or_is_refused(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_declared_mcp_server_is_reached_without_the_key() {
+                scenarios::a_declared_mcp_server_is_reached_without_the_key(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_recording_replays_to_the_same_state() {
+                scenarios::a_recording_replays_to_the_same_state(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn swaps_to_it_are_checked_as_swapped() {
+                scenarios::swaps_to_it_are_checked_as_swapped(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_before_tool_hook_binds_as_declared() {
+                scenarios::a_before_tool_hook_binds_as_declared(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_budget_stops_the_agent() {
+                scenarios::a_budget_stops_the_agent(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn its_commands_see_the_key_only_where_declared() {
+                scenarios::its_commands_see_the_key_only_where_declared(SUBJECT).await;
+            }
+        }
+    )*};
+}
+
+kit! {
+    claude_code => ClaudeCode,
+    opencode => OpenCode,
+    copilot => Copilot,
+    codex => Codex,
+    gemini => Gemini,
+    acp => Acp,
+    anthropic => Anthropic,
+    openai => OpenAi,
+}

@@ -1,0 +1,702 @@
+//! The behaviours every adapter is held to, each written once over a [`Subject`].
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::model::{Brain, Exchange, Move, script};
+use super::subjects::{KEY, Subject, shown};
+use super::{Kit, stderr, stdout};
+use crate::support::tools::required_tool;
+
+/// The agent's closing text.
+const DONE: &str = "Done: the kit's step is finished.";
+const ORIGINAL: &str = "status: original\n";
+const EDITED: &str = "status: edited by the agent\n";
+/// What atomic's continuation prompt says for each answer (`runtime::exec::permission`).
+const APPROVED: &str = "approved your request";
+const REFUSED: &str = "refused your request";
+
+/// How the agent is let act.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Grant {
+    /// Change files and run commands without asking.
+    Act,
+    /// Nothing said: the adapter's defaults.
+    Default,
+    /// `permission="ask"`.
+    Ask,
+}
+
+/// A state field `summary` and one agent `act` on the subject's provider with `grant`,
+/// `attributes` and `children`, its reply in `summary`.
+fn agent_flow(subject: Subject, grant: Grant, attributes: &str, children: &str) -> String {
+    let (permission, tools) = match (grant, subject.model_api()) {
+        (Grant::Act | Grant::Default, true) => ("", "tools \"shell\" \"write-file\""),
+        (Grant::Act, false) => ("permission=\"bypass\"", ""),
+        (Grant::Default, false) => ("", ""),
+        (Grant::Ask, true) => ("permission=\"ask\"", "tools \"shell\" \"write-file\""),
+        (Grant::Ask, false) => ("permission=\"ask\"", ""),
+    };
+    format!(
+        r#"    state {{ field "summary" type="string" default=""; }}
+    agent "act" provider="model" {permission} {attributes} {{
+        prompt "Do what the kit asks."
+        {tools}
+        output "summary"
+{children}
+    }}"#
+    )
+}
+
+/// A kit for `subject` thinking with `brain`, or a loud skip.
+fn kit(subject: Subject, brain: Brain) -> Option<Kit> {
+    Kit::new(subject, brain)
+}
+
+pub(super) async fn a_text_reply_reaches_state(subject: Subject) {
+    let Some(kit) = kit(subject, script(vec![Move::Say(DONE.to_owned())])) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Default, "", ""));
+    kit.run(&[], 0).await;
+    assert_eq!(kit.state()["summary"], DONE, "`{}`", subject.adapter());
+    kit.agent_events(&kit.last_run());
+}
+
+pub(super) async fn json_output_follows_its_schema(subject: Subject) {
+    let verdict = json!({"verdict": "pass", "count": 3});
+    let Some(kit) = kit(subject, script(vec![Move::Say(verdict.to_string())])) else {
+        return;
+    };
+    kit.project.write(
+        "verdict.json",
+        &json!({"type": "object", "properties": {
+            "verdict": {"type": "string", "enum": ["pass", "fail"]},
+            "count": {"type": "integer"}},
+            "required": ["verdict", "count"]})
+        .to_string(),
+    );
+    // A model API's agent gets the kit's tools (its turns are told apart by them).
+    let tools = if subject.model_api() {
+        "tools \"shell\" \"write-file\""
+    } else {
+        ""
+    };
+    kit.flow(&format!(
+        r#"    state {{ field "verdict" schema="verdict.json"; }}
+    agent "judge" provider="model" {{
+        prompt "Judge the kit's work."
+        {tools}
+        output "verdict" parse="json" schema="verdict.json"
+    }}"#
+    ));
+    kit.run(&[], 0).await;
+    assert_eq!(kit.state()["verdict"], verdict, "`{}`", subject.adapter());
+    kit.agent_events(&kit.last_run());
+}
+
+/// A brain that writes [`EDITED`] to `file` with the subject's own tool, then says [`DONE`].
+fn edit_brain(subject: Subject, file: &str) -> Brain {
+    script(vec![subject.write(file, EDITED), Move::Say(DONE.to_owned())])
+}
+
+pub(super) async fn a_permitted_edit_changes_the_file(subject: Subject) {
+    let Some(kit) = kit_with_target(subject, edit_brain) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Act, "", ""));
+    kit.run(&[], 0).await;
+    assert_eq!(
+        kit.project.read("target.txt"),
+        EDITED,
+        "`{}` did not edit target.txt",
+        subject.adapter()
+    );
+    assert_eq!(kit.state()["summary"], DONE);
+    let events = kit.agent_events(&kit.last_run());
+    assert!(
+        events.iter().any(|event| event["type"] == "tool-start"),
+        "`{}`: the edit was not reported as a tool: {events:#?}",
+        subject.adapter()
+    );
+}
+
+/// A kit whose project holds `target.txt` ([`ORIGINAL`]) and whose brain is made from its
+/// absolute path.
+fn kit_with_target(subject: Subject, brain: impl Fn(Subject, &str) -> Brain) -> Option<Kit> {
+    // The project (and so the path) exists before the model starts: make the project
+    // first, then give the model a brain that knows where the file is.
+    let project = crate::support::cli_project::CliProject::new();
+    let file = project.write("target.txt", ORIGINAL).display().to_string();
+    Kit::in_project(subject, project, brain(subject, &file))
+}
+
+pub(super) async fn edits_by_default_only_where_declared(subject: Subject) {
+    let Some(kit) = kit_with_target(subject, edit_brain) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Default, "", ""));
+    kit.run(&[], 0).await;
+    let expected = if subject.info().read_only_by_default {
+        ORIGINAL
+    } else {
+        EDITED
+    };
+    assert_eq!(
+        kit.project.read("target.txt"),
+        expected,
+        "`{}` declares read_only_by_default={}",
+        subject.adapter(),
+        subject.info().read_only_by_default
+    );
+    kit.agent_events(&kit.last_run());
+}
+
+pub(super) async fn usage_and_cost_are_recorded(subject: Subject) {
+    let Some(kit) = kit(subject, script(vec![Move::Say(DONE.to_owned())])) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Default, "", ""));
+    kit.run(&[], 0).await;
+    let events = kit.agent_events(&kit.last_run());
+    let usage = events
+        .iter()
+        .rev()
+        .find(|event| event["type"] == "usage")
+        .unwrap_or_else(|| panic!("`{}` reported no usage", subject.adapter()));
+    let tokens = |name: &str| usage["usage"][name].as_u64().unwrap_or(0);
+    assert!(
+        tokens("input_tokens") + tokens("cache_read_tokens") > 0 && tokens("output_tokens") > 0,
+        "`{}`: {usage}",
+        subject.adapter()
+    );
+    // Priced from the model the provider names (an ACP agent picks its own model).
+    if subject != Subject::Acp {
+        assert!(
+            usage["cost_usd"].as_f64().is_some_and(|cost| cost > 0.0),
+            "`{}` priced nothing: {usage}",
+            subject.adapter()
+        );
+    }
+}
+
+pub(super) async fn a_refused_key_is_auth_naming_the_variable(subject: Subject) {
+    let Some(kit) = kit(subject, script(vec![Move::Say(DONE.to_owned())])) else {
+        return;
+    };
+    kit.model.refuse_every_key();
+    kit.flow(&agent_flow(subject, Grant::Default, "", ""));
+    let started = Instant::now();
+    let output = kit.run(&[], 1).await;
+    let took = started.elapsed();
+    let failed = node_failed(&kit, "act");
+    assert_eq!(
+        failed["class"],
+        "auth",
+        "`{}`: {failed}\n{}",
+        subject.adapter(),
+        stderr(&output)
+    );
+    let message = failed["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(kit.setup.key_var),
+        "`{}` does not name `{}`: {message}",
+        subject.adapter(),
+        kit.setup.key_var
+    );
+    assert!(!message.contains(KEY), "the key itself is never shown");
+    // A refused key is not retried as if the server were down.
+    assert!(
+        took < Duration::from_secs(60),
+        "`{}` took {took:?} to give up on a refused key",
+        subject.adapter()
+    );
+}
+
+/// The `node-failed` event of `node` in the newest run.
+fn node_failed(kit: &Kit, node: &str) -> Value {
+    let shown = kit.project.show(&kit.last_run());
+    shown["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|entry| entry["event"].clone())
+        .find(|event| event["type"] == "node-failed" && event["node"] == node)
+        .unwrap_or_else(|| panic!("`{node}` did not fail: {shown:#}"))
+}
+
+/// A command that leaves a daemon behind: `sleep SECONDS` in a session of its own,
+/// detached from every ancestor, as agents' background jobs are.
+fn daemon(seconds: u32) -> String {
+    format!("(setsid sleep {seconds} > /dev/null 2>&1 < /dev/null &) ; echo started")
+}
+
+/// A `sleep` length no other test uses, to find the subject's daemon by.
+fn daemon_seconds(subject: Subject, scenario: u32) -> u32 {
+    let index = [
+        Subject::ClaudeCode,
+        Subject::OpenCode,
+        Subject::Copilot,
+        Subject::Codex,
+        Subject::Gemini,
+        Subject::Acp,
+        Subject::Anthropic,
+        Subject::OpenAi,
+    ]
+    .iter()
+    .position(|each| *each == subject)
+    .unwrap_or(9);
+    u32::try_from(index).unwrap_or(9) + 71_000 + scenario * 100
+}
+
+/// Pids of live `sleep SECONDS` processes.
+fn sleeping(seconds: u32) -> Vec<u32> {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline == wanted.as_bytes())
+                && !zombie(*pid)
+        })
+        .collect()
+}
+
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Pids of live processes whose working directory is inside `dir`.
+fn working_in(dir: &Path) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+                && !zombie(*pid)
+        })
+        .collect()
+}
+
+/// Ends what a failed assertion would leave behind.
+struct Sweep(u32);
+
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        for pid in sleeping(self.0) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+/// Asserts that nothing the run started is alive (within a short grace for the kernel).
+async fn assert_nothing_left(kit: &Kit, seconds: u32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let daemons = sleeping(seconds);
+        let inside = working_in(kit.project.path());
+        if daemons.is_empty() && inside.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`{}`: after {what}, the agent's daemon {daemons:?} and processes {inside:?} are alive",
+            kit.subject.adapter()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A brain that starts the daemon, then never answers again.
+fn daemon_brain(subject: Subject, seconds: u32) -> Brain {
+    script(vec![subject.shell(&daemon(seconds)), Move::Hang])
+}
+
+pub(super) async fn a_timeout_leaves_no_process_behind(subject: Subject) {
+    let seconds = daemon_seconds(subject, 1);
+    let _sweep = Sweep(seconds);
+    let Some(kit) = kit(subject, daemon_brain(subject, seconds)) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Act, "timeout=\"30s\"", ""));
+    let output = kit.run(&[], 1).await;
+    let failed = node_failed(&kit, "act");
+    assert_eq!(
+        failed["class"],
+        "timeout",
+        "`{}`: {failed}\n{}",
+        subject.adapter(),
+        stderr(&output)
+    );
+    assert!(
+        kit.model.turns().len() >= 2,
+        "`{}` never ran the command before the timeout: {:#?}",
+        subject.adapter(),
+        kit.model.turns()
+    );
+    assert_nothing_left(&kit, seconds, "the timeout").await;
+}
+
+pub(super) async fn a_cancel_leaves_no_process_behind(subject: Subject) {
+    let seconds = daemon_seconds(subject, 2);
+    let _sweep = Sweep(seconds);
+    let Some(kit) = kit(subject, daemon_brain(subject, seconds)) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Act, "", ""));
+    let mut command = kit.project.spawn_command();
+    command
+        .args(["run", "flow.kdl", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in &kit.setup.env {
+        command.env(name, value);
+    }
+    let mut run = command.spawn().expect("spawn atomic run");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // The daemon runs once the model's second turn (after the command) is asked for.
+    while kit.model.turns().len() < 2 {
+        if let Some(status) = run.try_wait().expect("poll atomic run") {
+            panic!(
+                "`{}`: the run ended ({status}) before the agent ran its command: {:#?}",
+                subject.adapter(),
+                kit.model.turns()
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`{}`: the agent never ran its command",
+            subject.adapter()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A custom tool's leftovers end when the tool returns (atomic ran it); an agent
+    // CLI's command runs on in the background until the call ends.
+    if !subject.model_api() {
+        assert!(
+            !sleeping(seconds).is_empty(),
+            "`{}`: the agent's command did not start its daemon",
+            subject.adapter()
+        );
+    }
+    let cancel = kit.atomic(&["cancel", &kit.last_run()]).await;
+    assert_eq!(cancel.status.code(), Some(0), "{}", stderr(&cancel));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = run.try_wait().expect("poll atomic run") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`{}`: the cancelled run did not stop",
+            subject.adapter()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(!status.success(), "a cancelled run does not succeed");
+    assert_nothing_left(&kit, seconds, "`atomic cancel`").await;
+    assert_eq!(kit.project.runs()[0]["status"], "cancelled");
+}
+
+/// The ask brain: asks to write on a fresh conversation and again once told it was
+/// approved, closing after that call's result; told it was refused, it closes at once.
+fn ask_brain(subject: Subject, file: &str) -> Brain {
+    let write = subject.write(file, EDITED);
+    std::sync::Arc::new(move |exchange: &Exchange| {
+        let last = last_words(exchange);
+        if exchange.text.contains(REFUSED) {
+            Move::Say("I left it alone.".to_owned())
+        } else if last.contains(APPROVED) || exchange.results == 0 {
+            write.clone()
+        } else if exchange.text.contains(APPROVED) {
+            Move::Say(DONE.to_owned())
+        } else {
+            // Refused by the CLI while it stopped to ask: say so and wait to be resumed.
+            Move::Say("I need permission to edit.".to_owned())
+        }
+    })
+}
+
+/// The text of the conversation's last message (any wire).
+fn last_words(exchange: &Exchange) -> String {
+    let body = &exchange.body;
+    ["messages", "input", "contents"]
+        .iter()
+        .find_map(|key| body[*key].as_array().and_then(|items| items.last()))
+        .map(Value::to_string)
+        .unwrap_or_default()
+}
+
+pub(super) async fn asking_a_person_pauses_and_continues_or_is_refused(subject: Subject) {
+    if !subject.info().asks_people {
+        let Some(kit) = kit(subject, script(vec![])) else {
+            return;
+        };
+        kit.flow(&agent_flow(subject, Grant::Ask, "", ""));
+        let check = kit.atomic(&["check", "flow.kdl"]).await;
+        assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+        let said = format!("{}{}", stdout(&check), stderr(&check));
+        assert!(
+            said.contains("unsupported-feature") && said.contains("permission"),
+            "`{}`: {said}",
+            subject.adapter()
+        );
+        return;
+    }
+    for (answer, edited) in [("allow", true), ("deny", false), ("allow-run", true)] {
+        let Some(kit) = kit_with_target(subject, ask_brain) else {
+            return;
+        };
+        kit.flow(&agent_flow(subject, Grant::Ask, "", ""));
+        kit.run(&[], 4).await;
+        assert_eq!(
+            kit.project.read("target.txt"),
+            ORIGINAL,
+            "`{}`: nothing is edited before a person answers",
+            subject.adapter()
+        );
+        let run = kit.last_run();
+        let resumed = kit
+            .atomic(&["resume", &run, "--answer", answer, "--quiet"])
+            .await;
+        assert_eq!(
+            resumed.status.code(),
+            Some(0),
+            "`{}` --answer {answer}: {}{}\nturns: {:#?}",
+            subject.adapter(),
+            stdout(&resumed),
+            stderr(&resumed),
+            kit.model.turns()
+        );
+        let expected = if edited { EDITED } else { ORIGINAL };
+        assert_eq!(
+            kit.project.read("target.txt"),
+            expected,
+            "`{}` --answer {answer}",
+            subject.adapter()
+        );
+        // The same session went on: the model was told what the person answered.
+        let told = if edited { APPROVED } else { REFUSED };
+        assert!(
+            kit.model.turns().iter().any(|turn| turn.to_string().contains(told)),
+            "`{}` --answer {answer}: the model was never told",
+            subject.adapter()
+        );
+        kit.agent_events(&run);
+    }
+}
+
+pub(super) async fn a_declared_mcp_server_is_reached_without_the_key(subject: Subject) {
+    let Some(python) = required_tool("python3", "apt install python3") else {
+        return;
+    };
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/notes_server.py");
+    let brain = script(vec![
+        Move::Call(
+            subject.mcp_note().to_owned(),
+            json!({"text": "hello from the kit"}),
+        ),
+        Move::Say(DONE.to_owned()),
+    ]);
+    let Some(kit) = kit(subject, brain) else {
+        return;
+    };
+    let notes = kit.file("notes.txt");
+    kit.flow(&format!(
+        "    mcp \"notes\" {{\n        command {:?} {:?}\n        env \"NOTE_FILE\" {notes:?}\n    }}\n{}",
+        python.display().to_string(),
+        server.display().to_string(),
+        agent_flow(subject, Grant::Act, "", "")
+    ));
+    kit.run(&[], 0).await;
+    assert_eq!(
+        kit.project.read("notes.txt"),
+        "hello from the kit token=- leaked=False\n",
+        "`{}`: offered {:?}",
+        subject.adapter(),
+        kit.model
+            .turns()
+            .first()
+            .map(|turn| turn["tools"].to_string())
+    );
+    kit.agent_events(&kit.last_run());
+}
+
+pub(super) async fn a_recording_replays_to_the_same_state(subject: Subject) {
+    let brain = script(vec![
+        subject.shell("printf recorded > recorded.txt"),
+        Move::Say(DONE.to_owned()),
+    ]);
+    let Some(kit) = kit(subject, brain) else {
+        return;
+    };
+    let agent = agent_flow(subject, Grant::Act, "", "");
+    kit.flow(&agent);
+    kit.run(&["--record", "kit.cassette.json"], 0).await;
+    let recorded = kit.state();
+    let recorded_events = kit.agent_events(&kit.last_run());
+    assert_eq!(kit.project.read("recorded.txt"), "recorded");
+    // The backend is gone: the replay must not need it.
+    let Kit { project, model, .. } = kit;
+    drop(model);
+    project.write(
+        "flow.kdl",
+        &format!(
+            "workflow \"kit\" {{\n    provider \"model\" adapter=\"replay\" cassette=\"kit.cassette.json\"\n{agent}\n}}\n"
+        ),
+    );
+    let output = project
+        .atomic()
+        .args(["run", "flow.kdl"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "`{}` replay: {}{}",
+        subject.adapter(),
+        stdout(&output),
+        stderr(&output)
+    );
+    let replayed = project.show(&project.last_run())["state"].clone();
+    assert_eq!(replayed, recorded, "`{}`", subject.adapter());
+    let tools = |events: &[Value]| -> Vec<String> {
+        events
+            .iter()
+            .filter(|event| event["type"] == "tool-start")
+            .map(|event| event["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let replay = super::events_of(&project, &project.last_run(), subject);
+    assert_eq!(tools(&replay), tools(&recorded_events));
+}
+
+pub(super) async fn swaps_to_it_are_checked_as_swapped(subject: Subject) {
+    let project = crate::support::cli_project::CliProject::new();
+    // Written for another adapter that can ask (test backends are never swapped).
+    let written = if subject == Subject::OpenCode {
+        "claude-code"
+    } else {
+        "opencode"
+    };
+    project.write(
+        "flow.kdl",
+        &r#"workflow "kit" {
+    provider "model" adapter="WRITTEN"
+    state { field "summary" type="string" default=""; }
+    agent "act" provider="model" permission="ask" {
+        prompt "Do what the kit asks."
+        output "summary"
+    }
+}
+"#
+        .replace("WRITTEN", written),
+    );
+    let refused = !subject.info().asks_people;
+    let by_flag = project
+        .atomic()
+        .args(["run", "flow.kdl", "--dry-run", "--provider", subject.adapter()])
+        .output()
+        .expect("atomic run --dry-run");
+    project.write(
+        ".atomic/config.kdl",
+        &format!("adapter {:?}\n", subject.adapter()),
+    );
+    let by_config = project
+        .atomic()
+        .args(["check", "flow.kdl"])
+        .output()
+        .expect("atomic check");
+    for (how, output) in [("--provider", by_flag), ("config", by_config)] {
+        let said = format!("{}{}", stdout(&output), stderr(&output));
+        if refused {
+            assert_eq!(output.status.code(), Some(1), "`{}` by {how}: {said}", subject.adapter());
+            assert!(
+                said.contains(&format!("runs on `{}`", subject.adapter())),
+                "`{}` by {how}: {said}",
+                subject.adapter()
+            );
+        } else {
+            assert_eq!(output.status.code(), Some(0), "`{}` by {how}: {said}", subject.adapter());
+        }
+    }
+}
+
+pub(super) async fn a_before_tool_hook_binds_as_declared(subject: Subject) {
+    let Some(kit) = kit_with_target(subject, edit_brain) else {
+        return;
+    };
+    let refuse = "cat >> hooks.jsonl; echo; echo 'edits are frozen' >&2; exit 1";
+    kit.flow(&format!(
+        "    on \"agent.tool.before\" {{ run \"sh\" \"-c\" {refuse:?} }}\n{}",
+        agent_flow(subject, Grant::Act, "", "")
+    ));
+    kit.run(&[], 0).await;
+    let blocks = subject.info().hooks_block_tools;
+    let seen: Vec<Value> = kit
+        .project
+        .read("hooks.jsonl")
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let before = seen
+        .first()
+        .unwrap_or_else(|| panic!("`{}`: the hook never ran", subject.adapter()));
+    assert_eq!(before["can_block"], blocks, "`{}`: {}", subject.adapter(), shown(before));
+    assert!(!before["input"].is_null(), "{before}");
+    let expected = if blocks { ORIGINAL } else { EDITED };
+    assert_eq!(
+        kit.project.read("target.txt"),
+        expected,
+        "`{}` declares hooks_block_tools={blocks}",
+        subject.adapter()
+    );
+    kit.agent_events(&kit.last_run());
+}
+
+pub(super) async fn a_budget_stops_the_agent(subject: Subject) {
+    let Some(kit) = kit_with_target(subject, edit_brain) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Act, "budget-usd=0.000001", ""));
+    kit.run(&[], 1).await;
+    let failed = node_failed(&kit, "act");
+    assert_eq!(failed["class"], "budget", "`{}`: {failed}", subject.adapter());
+}
+
+pub(super) async fn its_commands_see_the_key_only_where_declared(subject: Subject) {
+    let brain = script(vec![
+        subject.shell("env > seen.env"),
+        Move::Say(DONE.to_owned()),
+    ]);
+    let Some(kit) = kit(subject, brain) else {
+        return;
+    };
+    kit.flow(&agent_flow(subject, Grant::Act, "", ""));
+    kit.run(&[], 0).await;
+    let seen = kit.project.read("seen.env");
+    assert!(
+        seen.contains("PATH="),
+        "`{}`: the command did not run",
+        subject.adapter()
+    );
+    assert_eq!(
+        seen.contains(KEY),
+        subject.info().commands_see_key,
+        "`{}` declares commands_see_key={}",
+        subject.adapter(),
+        subject.info().commands_see_key
+    );
+}

@@ -1,0 +1,295 @@
+//! The eight adapters under test: for each, how a workflow declares it against the kit's
+//! model, the environment that keeps its CLI inside the test's project, and the names and
+//! inputs its agent's own tools take. Adding an adapter to atomic means adding it here and
+//! passing every scenario.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::model::Move;
+use crate::support::cli_project::CliProject;
+use crate::support::tools::{agent_cli, required_tool};
+
+/// The model key every subject's provider names (`api-key-env`), unless it reads its own.
+pub(super) const KEY: &str = "sk-kit-5e1f0c77a2";
+
+/// One adapter under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Subject {
+    ClaudeCode,
+    OpenCode,
+    Copilot,
+    Codex,
+    Gemini,
+    Acp,
+    Anthropic,
+    OpenAi,
+}
+
+/// A subject made ready in a project: its provider declaration and environment.
+pub(super) struct Setup {
+    /// `provider "model" …`, ready to paste into a workflow.
+    pub(super) provider: String,
+    /// Variables `atomic` runs with (the key included).
+    pub(super) env: Vec<(String, String)>,
+    /// The variable holding the model key.
+    pub(super) key_var: &'static str,
+}
+
+impl Subject {
+    /// `adapter="…"`.
+    pub(super) fn adapter(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::OpenCode => "opencode",
+            Self::Copilot => "copilot",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Acp => "acp",
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        }
+    }
+
+    /// The adapter's row in atomic's table: what it declares it can do.
+    pub(super) fn info(self) -> &'static atomic::ir::AdapterInfo {
+        atomic::ir::adapter_info(self.adapter()).expect("a shipped adapter")
+    }
+
+    /// Whether atomic runs the agent's tools itself (a model API): the kit then gives the
+    /// agent the custom tools `shell` and `write-file`.
+    pub(super) fn model_api(self) -> bool {
+        matches!(self, Self::Anthropic | Self::OpenAi)
+    }
+
+    /// Makes the subject ready in `project` against the model at `url`; `None` when its CLI
+    /// (or python3, for a model API's tools) is missing, which skips the scenario loudly.
+    pub(super) fn setup(self, project: &CliProject, url: &str) -> Option<Setup> {
+        let root = project.path();
+        let home = root.join("home");
+        std::fs::create_dir_all(&home).expect("home");
+        let home_text = home.display().to_string();
+        let mut env: Vec<(String, String)> = [
+            ("HOME", home_text.clone()),
+            ("XDG_CONFIG_HOME", format!("{home_text}/.config")),
+            ("XDG_DATA_HOME", format!("{home_text}/.local/share")),
+            ("XDG_STATE_HOME", format!("{home_text}/.local/state")),
+            ("XDG_CACHE_HOME", format!("{home_text}/.cache")),
+            ("NO_PROXY", "127.0.0.1,localhost".to_owned()),
+            ("no_proxy", "127.0.0.1,localhost".to_owned()),
+            ("KIT_MODEL_KEY", KEY.to_owned()),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect();
+        let mut key_var = "KIT_MODEL_KEY";
+        let bin = |program: &str, package: &str| {
+            agent_cli(program, package).map(|path| path.display().to_string())
+        };
+        let provider = match self {
+            Self::ClaudeCode => {
+                let bin = bin("claude", "@anthropic-ai/claude-code")?;
+                env.push((
+                    "CLAUDE_CONFIG_DIR".to_owned(),
+                    root.join("claude").display().to_string(),
+                ));
+                env.push((
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
+                    "1".to_owned(),
+                ));
+                format!(
+                    r#"provider "model" adapter="claude-code" model="claude-sonnet-4-5" api-key-env="KIT_MODEL_KEY" base-url="{url}" {{
+        option "bin" {bin:?}
+    }}"#
+                )
+            }
+            Self::OpenCode => {
+                let bin = bin("opencode", "opencode-ai")?;
+                let config = json!({
+                    "autoupdate": false,
+                    "share": "disabled",
+                    "provider": {"anthropic": {"options": {
+                        "baseURL": format!("{url}/v1"),
+                        "apiKey": "{env:KIT_MODEL_KEY}",
+                    }}},
+                });
+                env.push(("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()));
+                env.push(("OPENCODE_DISABLE_LSP_DOWNLOAD".to_owned(), "1".to_owned()));
+                format!(
+                    r#"provider "model" adapter="opencode" model="anthropic/claude-sonnet-4-5" api-key-env="KIT_MODEL_KEY" {{
+        option "bin" {bin:?}
+        option "config" {:?}
+    }}"#,
+                    config.to_string()
+                )
+            }
+            Self::Copilot => {
+                let bin = bin("copilot", "@github/copilot")?;
+                // Copilot unpacks its runtime into the cache on first start: one cache for
+                // every test.
+                let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache");
+                std::fs::create_dir_all(&cache).expect("copilot cache dir");
+                env.retain(|(name, _)| name != "XDG_CACHE_HOME");
+                env.push(("XDG_CACHE_HOME".to_owned(), cache.display().to_string()));
+                env.push((
+                    "COPILOT_HOME".to_owned(),
+                    root.join("copilot").display().to_string(),
+                ));
+                format!(
+                    r#"provider "model" adapter="copilot" model="claude-sonnet-4-5" api-key-env="KIT_MODEL_KEY" base-url="{url}" {{
+        option "bin" {bin:?}
+        option "provider-type" "anthropic"
+    }}"#
+                )
+            }
+            Self::Codex => {
+                let bin = bin("codex", "@openai/codex")?;
+                env.push(("TMPDIR".to_owned(), root.display().to_string()));
+                format!(
+                    r#"provider "model" adapter="codex" model="gpt-5" api-key-env="KIT_MODEL_KEY" base-url="{url}/v1" {{
+        option "bin" {bin:?}
+    }}"#
+                )
+            }
+            Self::Gemini => {
+                let bin = bin("gemini", "@google/gemini-cli")?;
+                let gemini_home = root.join("gemini-home");
+                std::fs::create_dir_all(&gemini_home).expect("gemini home");
+                format!(
+                    r#"provider "model" adapter="gemini" model="gemini-2.5-flash" api-key-env="KIT_MODEL_KEY" base-url="{url}" {{
+        option "bin" {bin:?}
+        option "home" {:?}
+    }}"#,
+                    gemini_home.display().to_string()
+                )
+            }
+            Self::Acp => {
+                // The Gemini CLI in ACP mode, which reads its key from `GEMINI_API_KEY`.
+                let bin = bin("gemini", "@google/gemini-cli")?;
+                let gemini_home = root.join("gemini-home");
+                std::fs::create_dir_all(gemini_home.join(".gemini")).expect("gemini home");
+                std::fs::write(
+                    gemini_home.join(".gemini/settings.json"),
+                    json!({
+                        "security": {"auth": {"selectedType": "gemini-api-key"}},
+                        "privacy": {"usageStatisticsEnabled": false},
+                        "telemetry": {"enabled": false},
+                        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+                    })
+                    .to_string(),
+                )
+                .expect("gemini settings");
+                key_var = "GEMINI_API_KEY";
+                env.push(("GEMINI_API_KEY".to_owned(), KEY.to_owned()));
+                format!(
+                    r#"provider "model" adapter="acp" api-key-env="GEMINI_API_KEY" {{
+        command {bin:?} "--acp" "--skip-trust"
+        option "env.GOOGLE_GEMINI_BASE_URL" {url:?}
+        option "env.GEMINI_CLI_HOME" {:?}
+    }}"#,
+                    gemini_home.display().to_string()
+                )
+            }
+            Self::Anthropic => {
+                required_tool("python3", "apt install python3")?;
+                write_custom_tools(project);
+                format!(
+                    r#"provider "model" adapter="anthropic" model="claude-sonnet-4-5" api-key-env="KIT_MODEL_KEY" base-url="{url}""#
+                )
+            }
+            Self::OpenAi => {
+                required_tool("python3", "apt install python3")?;
+                write_custom_tools(project);
+                format!(
+                    r#"provider "model" adapter="openai" model="gpt-4o" api-key-env="KIT_MODEL_KEY" base-url="{url}/v1""#
+                )
+            }
+        };
+        Some(Setup {
+            provider,
+            env,
+            key_var,
+        })
+    }
+
+    /// A call of the agent's shell with `command` (run from the workspace).
+    pub(super) fn shell(self, command: &str) -> Move {
+        let (name, input) = match self {
+            Self::ClaudeCode => ("Bash", json!({"command": command})),
+            Self::OpenCode => (
+                "bash",
+                json!({"command": command, "description": "runs the command"}),
+            ),
+            Self::Copilot => (
+                "bash",
+                json!({"command": command, "description": "runs the command", "mode": "sync", "initial_wait": 30}),
+            ),
+            Self::Codex => ("exec_command", json!({"cmd": command})),
+            Self::Gemini | Self::Acp => ("run_shell_command", json!({"command": command})),
+            Self::Anthropic | Self::OpenAi => ("shell", json!({"command": command})),
+        };
+        Move::Call(name.to_owned(), input)
+    }
+
+    /// A call of the agent's own file-writing tool, writing `text` to `file` (absolute).
+    pub(super) fn write(self, file: &str, text: &str) -> Move {
+        let (name, input) = match self {
+            Self::ClaudeCode => ("Write", json!({"file_path": file, "content": text})),
+            Self::OpenCode => ("write", json!({"filePath": file, "content": text})),
+            Self::Copilot => ("create", json!({"path": file, "file_text": text})),
+            // Codex writes with its commands.
+            Self::Codex => {
+                return self.shell(&format!("printf '%s' {} > {}", quoted(text), quoted(file)));
+            }
+            Self::Gemini | Self::Acp => ("write_file", json!({"file_path": file, "content": text})),
+            Self::Anthropic | Self::OpenAi => ("write-file", json!({"path": file, "text": text})),
+        };
+        Move::Call(name.to_owned(), input)
+    }
+
+    /// The name the agent is offered the `note` tool of the MCP server `notes` under.
+    pub(super) fn mcp_note(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "mcp__notes__note",
+            Self::OpenCode => "notes_note",
+            Self::Copilot => "notes-note",
+            Self::Codex => "mcp__notes/note",
+            Self::Gemini | Self::Acp => "mcp_notes_note",
+            Self::Anthropic | Self::OpenAi => "notes__note",
+        }
+    }
+}
+
+/// `text` quoted for `sh`.
+pub(super) fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The custom tools a model API's agent gets: `shell` and `write-file`, run by atomic.
+fn write_custom_tools(project: &CliProject) {
+    project.write(
+        ".atomic/tools/shell.kdl",
+        r#"tool "shell" description="Runs a shell command in the workspace and prints its output" {
+    argument "command" description="The command"
+    command "python3" "-c" "import json,subprocess,sys; a=json.load(sys.stdin); r=subprocess.run(a['command'], shell=True, capture_output=True, text=True); print(r.stdout + r.stderr)"
+    timeout "60s"
+}
+"#,
+    );
+    project.write(
+        ".atomic/tools/write-file.kdl",
+        r#"tool "write-file" description="Writes text to a file" {
+    argument "path" description="The file"
+    argument "text" description="What it holds"
+    command "python3" "-c" "import json,sys; a=json.load(sys.stdin); open(a['path'], 'w').write(a['text']); print('wrote ' + a['path'])"
+    timeout "20s"
+}
+"#,
+    );
+}
+
+/// A value's text, for messages.
+pub(super) fn shown(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
