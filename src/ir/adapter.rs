@@ -391,7 +391,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         needs_api_key: false,
         read_only_by_default: true,
         hooks_block_tools: false,
-        commands_see_key: false,
+        commands_see_key: true,
     },
     AdapterInfo {
         name: "opencode",

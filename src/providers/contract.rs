@@ -17,9 +17,10 @@
 //!    assistant message that has text ends with one `message-complete` carrying its whole
 //!    text.
 //! 3. Every `tool-start` has a distinct id and exactly one `tool-complete` with the same id
-//!    and name after it; there is no `tool-complete` without its `tool-start`. A call that
-//!    fails or pauses may leave tools started and not completed; a call that succeeds
-//!    leaves none.
+//!    and name after it; there is no `tool-complete` without its `tool-start`. That holds
+//!    whatever the outcome: a tool the call could not see finish (it failed, paused to ask
+//!    a person, or the backend never reported the result) is completed as an error saying
+//!    why when the call ends ([`ToolLedger`]).
 //! 4. Every `subagent-end` follows a `subagent-start` of the same name.
 //! 5. `usage` is cumulative for the call: its counts never go down, and the last one is
 //!    the reply's [`AgentReply::usage`]. A successful call reports at least one.
@@ -51,9 +52,66 @@
 //! the end of its stderr; the key is never in any message.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use super::{AgentEvent, AgentReply, ProviderError};
+use super::{AgentEvent, AgentReply, EventSink, ProviderError};
+
+/// The events of one call on their way out, with the tools started and not completed, so
+/// the call completes each of them when it ends (rule 3): every adapter's `run` passes its
+/// events through one.
+pub(crate) struct ToolLedger<'a> {
+    sink: &'a dyn EventSink,
+    /// Open tools, in the order they started: (id, name).
+    open: Mutex<Vec<(String, String)>>,
+}
+
+impl<'a> ToolLedger<'a> {
+    pub(crate) fn new(sink: &'a dyn EventSink) -> Self {
+        Self {
+            sink,
+            open: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Completes every tool still open as an error saying why the call did not see it
+    /// finish.
+    pub(crate) fn close(&self, outcome: &Result<AgentReply, ProviderError>) {
+        let open = std::mem::take(&mut *self.open.lock().unwrap_or_else(PoisonError::into_inner));
+        if open.is_empty() {
+            return;
+        }
+        let why = match outcome {
+            Ok(_) => "the agent ended without reporting the tool's result".to_owned(),
+            Err(ProviderError::AwaitingPermission { .. }) => {
+                "not run: the agent stopped to ask a person for permission".to_owned()
+            }
+            Err(error) => format!("not finished: the call failed ({})", error.class()),
+        };
+        for (id, name) in open {
+            self.sink.emit(AgentEvent::ToolComplete {
+                id,
+                name,
+                summary: why.clone(),
+                is_error: true,
+            });
+        }
+    }
+}
+
+impl EventSink for ToolLedger<'_> {
+    fn emit(&self, event: AgentEvent) {
+        {
+            let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+            match &event {
+                AgentEvent::ToolStart { id, name, .. } => open.push((id.clone(), name.clone())),
+                AgentEvent::ToolComplete { id, .. } => open.retain(|(open_id, _)| open_id != id),
+                _ => {}
+            }
+        }
+        self.sink.emit(event);
+    }
+}
 
 /// The error for a failure the backend reported with HTTP `status`: the contract's one
 /// table of classes by status (see the module docs). `key_variable` names the variable the
@@ -214,17 +272,17 @@ impl Checker {
     }
 
     fn end(&mut self, at: usize, outcome: &Result<AgentReply, ProviderError>) {
+        let mut open: Vec<String> = self.open_tools.keys().cloned().collect();
+        open.sort();
+        for id in open {
+            let rule = format!("tool `{id}` never completed");
+            self.fail(at, rule);
+        }
         let Ok(reply) = outcome else {
             return;
         };
         if !self.started {
             self.fail(at, "a successful call without `session-start`");
-        }
-        let mut open: Vec<String> = self.open_tools.keys().cloned().collect();
-        open.sort();
-        for id in open {
-            let rule = format!("tool `{id}` never completed in a successful call");
-            self.fail(at, rule);
         }
         match &self.ended {
             None => self.fail(at, "a successful call without `session-end`"),
@@ -353,7 +411,7 @@ mod tests {
             ),
             (
                 vec![start(), tool(true, "t", "Bash"), usage(0), end()],
-                "tool `t` never completed in a successful call",
+                "tool `t` never completed",
             ),
             (
                 vec![start(), tool(false, "t", "Bash"), usage(0), end()],
@@ -380,10 +438,34 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_call_may_stop_anywhere() {
+    fn a_failed_call_still_completes_its_tools() {
         let events = [start(), tool(true, "t", "Bash")];
         let failed = Err(ProviderError::timeout("x", Duration::from_secs(1)));
-        assert_eq!(rules(&events, &failed), Vec::<String>::new());
+        assert_eq!(rules(&events, &failed), ["tool `t` never completed"]);
+    }
+
+    #[test]
+    fn the_ledger_completes_what_a_paused_call_left_open() {
+        let seen = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| seen.lock().unwrap().push(event);
+        let ledger = ToolLedger::new(&sink);
+        ledger.emit(start());
+        ledger.emit(tool(true, "done", "Read"));
+        ledger.emit(tool(false, "done", "Read"));
+        ledger.emit(tool(true, "asked", "Write"));
+        let ask = crate::providers::PermissionAsk {
+            tool: "Write".to_owned(),
+            input: serde_json::Value::Null,
+        };
+        let paused = Err(ProviderError::awaiting_permission("x", ask, None));
+        ledger.close(&paused);
+        let events = seen.into_inner().unwrap();
+        assert_eq!(rules(&events, &paused), Vec::<String>::new());
+        let Some(AgentEvent::ToolComplete { id, summary, is_error, .. }) = events.last() else {
+            panic!("{events:?}");
+        };
+        assert_eq!((id.as_str(), *is_error), ("asked", true));
+        assert!(summary.contains("ask a person"), "{summary}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use super::credentials::Credentials;
+use crate::providers::contract::ToolLedger;
 use crate::providers::{
     AgentReply, AgentRequest, EventSink, Provider, ProviderError, ProviderFuture,
 };
@@ -45,6 +46,11 @@ impl<T: CliAgent> Provider for T {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        self.credentials().guard(self.call(request, events))
+        Box::pin(async move {
+            let ledger = ToolLedger::new(events);
+            let outcome = self.credentials().guard(self.call(request, &ledger)).await;
+            ledger.close(&outcome);
+            outcome
+        })
     }
 }

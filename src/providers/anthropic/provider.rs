@@ -1,6 +1,7 @@
 //! The `anthropic` provider: the Messages API, streamed, with a tool-use loop over the
 //! custom tools the agent is granted.
 
+use crate::providers::contract::ToolLedger;
 use crate::providers::chat::call::{self, LoopParts, Prepared};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
@@ -131,7 +132,12 @@ impl Provider for AnthropicProvider {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(self.call(request, events))
+        Box::pin(async move {
+            let ledger = ToolLedger::new(events);
+            let outcome = self.call(request, &ledger).await;
+            ledger.close(&outcome);
+            outcome
+        })
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `openai` provider: any OpenAI-compatible Chat Completions server, streamed, with a
 //! tool-use loop over the custom tools the agent is granted.
 
+use crate::providers::contract::ToolLedger;
 use crate::providers::chat::call::{self, LoopParts, Prepared};
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
@@ -105,7 +106,12 @@ impl Provider for OpenAiProvider {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(self.call(request, events))
+        Box::pin(async move {
+            let ledger = ToolLedger::new(events);
+            let outcome = self.call(request, &ledger).await;
+            ledger.close(&outcome);
+            outcome
+        })
     }
 }
 

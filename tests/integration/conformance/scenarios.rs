@@ -12,7 +12,9 @@ use crate::support::tools::required_tool;
 
 /// The agent's closing text.
 const DONE: &str = "Done: the kit's step is finished.";
-const ORIGINAL: &str = "status: original\n";
+/// What `target.txt` holds before the agent acts: nothing (it does not exist), so every
+/// CLI's write tool may create it without reading it first.
+const ORIGINAL: &str = "";
 const EDITED: &str = "status: edited by the agent\n";
 /// What atomic's continuation prompt says for each answer (`runtime::exec::permission`).
 const APPROVED: &str = "approved your request";
@@ -34,7 +36,7 @@ enum Grant {
 fn agent_flow(subject: Subject, grant: Grant, attributes: &str, children: &str) -> String {
     let (permission, tools) = match (grant, subject.model_api()) {
         (Grant::Act | Grant::Default, true) => ("", "tools \"shell\" \"write-file\""),
-        (Grant::Act, false) => ("permission=\"bypass\"", ""),
+        (Grant::Act, false) => subject.act(),
         (Grant::Default, false) => ("", ""),
         (Grant::Ask, true) => ("permission=\"ask\"", "tools \"shell\" \"write-file\""),
         (Grant::Ask, false) => ("permission=\"ask\"", ""),
@@ -123,13 +125,12 @@ pub(super) async fn a_permitted_edit_changes_the_file(subject: Subject) {
     );
 }
 
-/// A kit whose project holds `target.txt` ([`ORIGINAL`]) and whose brain is made from its
-/// absolute path.
+/// A kit whose brain is made from the absolute path of the project's `target.txt`.
 fn kit_with_target(subject: Subject, brain: impl Fn(Subject, &str) -> Brain) -> Option<Kit> {
     // The project (and so the path) exists before the model starts: make the project
     // first, then give the model a brain that knows where the file is.
     let project = crate::support::cli_project::CliProject::new();
-    let file = project.write("target.txt", ORIGINAL).display().to_string();
+    let file = project.path().join("target.txt").display().to_string();
     Kit::in_project(subject, project, brain(subject, &file))
 }
 
@@ -344,7 +345,7 @@ pub(super) async fn a_timeout_leaves_no_process_behind(subject: Subject) {
         kit.model.turns().len() >= 2,
         "`{}` never ran the command before the timeout: {:#?}",
         subject.adapter(),
-        kit.model.turns()
+        kit.model.transcript()
     );
     assert_nothing_left(&kit, seconds, "the timeout").await;
 }
@@ -372,7 +373,7 @@ pub(super) async fn a_cancel_leaves_no_process_behind(subject: Subject) {
             panic!(
                 "`{}`: the run ended ({status}) before the agent ran its command: {:#?}",
                 subject.adapter(),
-                kit.model.turns()
+                kit.model.transcript()
             );
         }
         assert!(
@@ -478,7 +479,7 @@ pub(super) async fn asking_a_person_pauses_and_continues_or_is_refused(subject: 
             subject.adapter(),
             stdout(&resumed),
             stderr(&resumed),
-            kit.model.turns()
+            kit.model.transcript()
         );
         let expected = if edited { EDITED } else { ORIGINAL };
         assert_eq!(

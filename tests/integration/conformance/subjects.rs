@@ -213,6 +213,19 @@ impl Subject {
         })
     }
 
+    /// The permission and tools that let a CLI's agent change files, run commands and call
+    /// MCP tools without asking. Claude Code refuses `bypass` to root (CI runs as root), so
+    /// it gets its tools by name.
+    pub(super) fn act(self) -> (&'static str, &'static str) {
+        match self {
+            Self::ClaudeCode => (
+                "permission=\"accept-edits\"",
+                "tools \"Bash\" \"Write\" \"mcp__notes__note\"",
+            ),
+            _ => ("permission=\"bypass\"", ""),
+        }
+    }
+
     /// A call of the agent's shell with `command` (run from the workspace).
     pub(super) fn shell(self, command: &str) -> Move {
         let (name, input) = match self {
