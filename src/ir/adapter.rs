@@ -425,7 +425,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         needs_api_key: false,
         read_only_by_default: true,
         hooks_block_tools: false,
-        commands_see_key: true,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "codex",

@@ -84,8 +84,17 @@ impl Credentials {
         F: Future<Output = Result<AgentReply, ProviderError>> + Send + 'a,
     {
         Box::pin(async move {
-            call.await
-                .map_err(|error| redact(error, self.key.as_deref()))
+            call.await.map_err(|error| {
+                let mut error = redact(error, self.key.as_deref());
+                // However the backend reported the refusal, the person is told which
+                // variable held the key it refused.
+                if let ProviderError::Auth { key_variable, .. } = &mut error
+                    && key_variable.is_none()
+                {
+                    key_variable.clone_from(&self.variable);
+                }
+                error
+            })
         })
     }
 }

@@ -271,8 +271,8 @@ macro_rules! kit {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn a_budget_stops_the_agent() {
-                scenarios::a_budget_stops_the_agent(SUBJECT).await;
+            async fn budgets_bind_priced_calls() {
+                scenarios::budgets_bind_priced_calls(SUBJECT).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -261,6 +261,12 @@ impl Subject {
         Move::Call(name.to_owned(), input)
     }
 
+    /// Whether atomic knows the model the agent runs on, and so prices its calls: an ACP
+    /// agent picks its own (the Gemini CLI offers no choice of model over ACP).
+    pub(super) fn priced(self) -> bool {
+        self != Self::Acp
+    }
+
     /// The name the agent is offered the `note` tool of the MCP server `notes` under.
     pub(super) fn mcp_note(self) -> &'static str {
         match self {
