@@ -1,7 +1,7 @@
 //! `atomic list`: the workflows `atomic run NAME` can find, with what they do and what
 //! they take; `atomic list agents|skills|commands|tools`: what workflows can use, where
 //! each was found, with its description and argument hint; `atomic list adapters`: every
-//! provider adapter, what it supports and the options it reads.
+//! provider adapter, what it supports, the options it reads and its limits.
 
 use serde_json::{Value, json};
 
@@ -57,6 +57,7 @@ fn adapters(json: bool) -> Exit {
                 let mut entry = serde_json::to_value(info).unwrap_or_default();
                 entry["mcp"] = json!(takes_mcp(info.name));
                 entry["options"] = json!(info.options.iter().map(|o| o.name).collect::<Vec<_>>());
+                entry["limits"] = json!(info.limits());
                 entry
             })
             .collect();
@@ -74,6 +75,9 @@ fn adapters(json: bool) -> Exit {
         if !info.options.is_empty() {
             let options: Vec<&str> = info.options.iter().map(|option| option.name).collect();
             println!("{:width$}  options: {}", "", options.join(", "));
+        }
+        for limit in info.limits() {
+            println!("{:width$}  limit: {limit}", "");
         }
     }
     Exit::Ok

@@ -180,6 +180,45 @@ pub enum OptionProblem {
 }
 
 impl AdapterInfo {
+    /// What its agents cannot do, one sentence each, as the conformance kit asserts it
+    /// against the real backend: shown by `atomic list adapters` and on the adapter's page.
+    #[must_use]
+    pub fn limits(&self) -> Vec<&'static str> {
+        let mut limits = Vec::new();
+        if !self.tools {
+            limits.push("takes no `tools` list: its agent uses the backend's own tools");
+        }
+        if !self.permission_modes {
+            limits.push(
+                "takes no `permission=` modes: its agent's tools are the custom tools granted with `tools`, run by atomic",
+            );
+        } else if !self.asks_people {
+            limits.push(
+                "cannot stop to ask a person: `permission=\"ask\"` is refused by `atomic check`",
+            );
+        }
+        if self.read_only_by_default {
+            limits.push("read-only by default: without `permission=`, its agent changes no files");
+        }
+        if !self.hooks_block_tools {
+            limits.push(
+                "an `agent.tool.before` hook sees each tool as it starts but cannot stop it (the backend runs its tools)",
+            );
+        }
+        if self.commands_see_key {
+            limits.push(
+                "the commands its agent runs can read the model key: the backend offers no way to keep it from them",
+            );
+        }
+        if !self.sessions {
+            limits.push("no resumed sessions (`session=`)");
+        }
+        if !self.max_turns {
+            limits.push("no turn limit (`max-turns=`)");
+        }
+        limits
+    }
+
     /// The option `name`, if the adapter reads it.
     #[must_use]
     pub fn option(&self, name: &str) -> Option<&'static AdapterOption> {

@@ -461,7 +461,13 @@ mod tests {
         ledger.close(&paused);
         let events = seen.into_inner().unwrap();
         assert_eq!(rules(&events, &paused), Vec::<String>::new());
-        let Some(AgentEvent::ToolComplete { id, summary, is_error, .. }) = events.last() else {
+        let Some(AgentEvent::ToolComplete {
+            id,
+            summary,
+            is_error,
+            ..
+        }) = events.last()
+        else {
             panic!("{events:?}");
         };
         assert_eq!((id.as_str(), *is_error), ("asked", true));

@@ -431,3 +431,19 @@ fn explain_prints_a_rule_and_suggests_a_code() {
         "{output:?}"
     );
 }
+
+/// A reader that stops early (`atomic list adapters | head -1`) closes the pipe: atomic
+/// ends quietly with 141 (as if by SIGPIPE), never with a panic message.
+#[test]
+fn a_closed_output_pipe_ends_atomic_quietly() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_atomic"))
+        .args(["list", "adapters"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn atomic");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("atomic ends");
+    assert_eq!(output.status.code(), Some(141));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}

@@ -1,8 +1,8 @@
 //! The `anthropic` provider: the Messages API, streamed, with a tool-use loop over the
 //! custom tools the agent is granted.
 
-use crate::providers::contract::ToolLedger;
 use crate::providers::chat::call::{self, LoopParts, Prepared};
+use crate::providers::contract::ToolLedger;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 

@@ -1,8 +1,8 @@
 //! The `openai` provider: any OpenAI-compatible Chat Completions server, streamed, with a
 //! tool-use loop over the custom tools the agent is granted.
 
-use crate::providers::contract::ToolLedger;
 use crate::providers::chat::call::{self, LoopParts, Prepared};
+use crate::providers::contract::ToolLedger;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 

@@ -167,10 +167,7 @@ fn assert_events_keep_the_contract(subject: Subject, events: &[Value]) {
                 let starts = open.get_mut(&id).unwrap_or_else(|| {
                     panic!("`{adapter}`: a tool completed that never started: {event}")
                 });
-                assert!(
-                    *starts > 0,
-                    "`{adapter}`: a tool completed twice: {event}"
-                );
+                assert!(*starts > 0, "`{adapter}`: a tool completed twice: {event}");
                 *starts -= 1;
             }
             _ => {}
@@ -189,12 +186,53 @@ fn assert_events_keep_the_contract(subject: Subject, events: &[Value]) {
         .iter()
         .filter(|event| event["type"] == "session-start")
         .count();
-    let usages = events.iter().filter(|event| event["type"] == "usage").count();
+    let usages = events
+        .iter()
+        .filter(|event| event["type"] == "usage")
+        .count();
     assert!(
         sessions == 0 || usages > 0,
         "`{adapter}`: {sessions} calls but no usage reports\n{events:#?}"
     );
 }
+
+/// Each adapter's page states the limits its row declares, in the words `atomic list
+/// adapters` uses: the kit asserts them, so the pages say what is true.
+#[test]
+fn every_adapter_page_states_the_limits_the_kit_checks() {
+    const HEADING: &str = "## Limits the conformance kit checks";
+    for subject in ALL {
+        let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/providers")
+            .join(format!("{}.md", subject.adapter()));
+        let text = std::fs::read_to_string(&page).expect("the adapter's page");
+        let section = text
+            .split_once(HEADING)
+            .map(|(_, rest)| rest.split("\n## ").next().unwrap_or_default())
+            .unwrap_or_else(|| panic!("{} has no `{HEADING}` section", page.display()));
+        let stated: Vec<&str> = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("- "))
+            .collect();
+        let mut declared = subject.info().limits();
+        if declared.is_empty() {
+            declared.push("none");
+        }
+        assert_eq!(stated, declared, "{}", page.display());
+    }
+}
+
+/// Every subject, in the order of the list below.
+const ALL: [Subject; 8] = [
+    Subject::ClaudeCode,
+    Subject::OpenCode,
+    Subject::Copilot,
+    Subject::Codex,
+    Subject::Gemini,
+    Subject::Acp,
+    Subject::Anthropic,
+    Subject::OpenAi,
+];
 
 /// The scenarios, one test each, for every subject: `conformance::<adapter>::<scenario>`.
 macro_rules! kit {

@@ -159,7 +159,10 @@ fn answer(state: &Mutex<State>, request: &Request) -> Reply {
         return Reply::json(200, &json!({"totalTokens": 12}));
     }
     if request.method == "GET" && path.ends_with("/models") {
-        return Reply::json(200, &json!({"object": "list", "data": [], "has_more": false}));
+        return Reply::json(
+            200,
+            &json!({"object": "list", "data": [], "has_more": false}),
+        );
     }
     let Some(wire) = wire_of(request) else {
         return Reply::json(
@@ -239,16 +242,18 @@ fn offers_tools(wire: Wire, body: &Value) -> bool {
 /// Tool results in a request's conversation.
 fn tool_results(wire: Wire, body: &Value) -> usize {
     let count = |items: Option<&Value>, is_result: &dyn Fn(&Value) -> bool| {
-        items
-            .and_then(Value::as_array)
-            .map_or(0, |items| items.iter().filter(|item| is_result(item)).count())
+        items.and_then(Value::as_array).map_or(0, |items| {
+            items.iter().filter(|item| is_result(item)).count()
+        })
     };
     match wire {
         Wire::Anthropic => body["messages"].as_array().map_or(0, |messages| {
             messages
                 .iter()
                 .map(|message| {
-                    count(message.get("content"), &|block| block["type"] == "tool_result")
+                    count(message.get("content"), &|block| {
+                        block["type"] == "tool_result"
+                    })
                 })
                 .sum()
         }),
@@ -262,7 +267,9 @@ fn tool_results(wire: Wire, body: &Value) -> usize {
             contents
                 .iter()
                 .map(|content| {
-                    count(content.get("parts"), &|part| part.get("functionResponse").is_some())
+                    count(content.get("parts"), &|part| {
+                        part.get("functionResponse").is_some()
+                    })
                 })
                 .sum()
         }),

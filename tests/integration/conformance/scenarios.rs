@@ -101,7 +101,10 @@ pub(super) async fn json_output_follows_its_schema(subject: Subject) {
 
 /// A brain that writes [`EDITED`] to `file` with the subject's own tool, then says [`DONE`].
 fn edit_brain(subject: Subject, file: &str) -> Brain {
-    script(vec![subject.write(file, EDITED), Move::Say(DONE.to_owned())])
+    script(vec![
+        subject.write(file, EDITED),
+        Move::Say(DONE.to_owned()),
+    ])
 }
 
 pub(super) async fn a_permitted_edit_changes_the_file(subject: Subject) {
@@ -238,19 +241,10 @@ fn daemon(seconds: u32) -> String {
 
 /// A `sleep` length no other test uses, to find the subject's daemon by.
 fn daemon_seconds(subject: Subject, scenario: u32) -> u32 {
-    let index = [
-        Subject::ClaudeCode,
-        Subject::OpenCode,
-        Subject::Copilot,
-        Subject::Codex,
-        Subject::Gemini,
-        Subject::Acp,
-        Subject::Anthropic,
-        Subject::OpenAi,
-    ]
-    .iter()
-    .position(|each| *each == subject)
-    .unwrap_or(9);
+    let index = super::ALL
+        .iter()
+        .position(|each| *each == subject)
+        .unwrap_or(9);
     u32::try_from(index).unwrap_or(9) + 71_000 + scenario * 100
 }
 
@@ -498,7 +492,10 @@ pub(super) async fn asking_a_person_pauses_and_continues_or_is_refused(subject: 
         // The same session went on: the model was told what the person answered.
         let told = if edited { APPROVED } else { REFUSED };
         assert!(
-            kit.model.turns().iter().any(|turn| turn.to_string().contains(told)),
+            kit.model
+                .turns()
+                .iter()
+                .any(|turn| turn.to_string().contains(told)),
             "`{}` --answer {answer}: the model was never told",
             subject.adapter()
         );
@@ -615,7 +612,13 @@ pub(super) async fn swaps_to_it_are_checked_as_swapped(subject: Subject) {
     let refused = !subject.info().asks_people;
     let by_flag = project
         .atomic()
-        .args(["run", "flow.kdl", "--dry-run", "--provider", subject.adapter()])
+        .args([
+            "run",
+            "flow.kdl",
+            "--dry-run",
+            "--provider",
+            subject.adapter(),
+        ])
         .output()
         .expect("atomic run --dry-run");
     project.write(
@@ -630,14 +633,24 @@ pub(super) async fn swaps_to_it_are_checked_as_swapped(subject: Subject) {
     for (how, output) in [("--provider", by_flag), ("config", by_config)] {
         let said = format!("{}{}", stdout(&output), stderr(&output));
         if refused {
-            assert_eq!(output.status.code(), Some(1), "`{}` by {how}: {said}", subject.adapter());
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "`{}` by {how}: {said}",
+                subject.adapter()
+            );
             assert!(
                 said.contains(&format!("runs on `{}`", subject.adapter())),
                 "`{}` by {how}: {said}",
                 subject.adapter()
             );
         } else {
-            assert_eq!(output.status.code(), Some(0), "`{}` by {how}: {said}", subject.adapter());
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "`{}` by {how}: {said}",
+                subject.adapter()
+            );
         }
     }
 }
@@ -662,7 +675,13 @@ pub(super) async fn a_before_tool_hook_binds_as_declared(subject: Subject) {
     let before = seen
         .first()
         .unwrap_or_else(|| panic!("`{}`: the hook never ran", subject.adapter()));
-    assert_eq!(before["can_block"], blocks, "`{}`: {}", subject.adapter(), shown(before));
+    assert_eq!(
+        before["can_block"],
+        blocks,
+        "`{}`: {}",
+        subject.adapter(),
+        shown(before)
+    );
     assert!(!before["input"].is_null(), "{before}");
     let expected = if blocks { ORIGINAL } else { EDITED };
     assert_eq!(
@@ -691,7 +710,12 @@ pub(super) async fn budgets_bind_priced_calls(subject: Subject) {
     }
     kit.run(&[], 1).await;
     let failed = node_failed(&kit, "act");
-    assert_eq!(failed["class"], "budget", "`{}`: {failed}", subject.adapter());
+    assert_eq!(
+        failed["class"],
+        "budget",
+        "`{}`: {failed}",
+        subject.adapter()
+    );
 }
 
 pub(super) async fn its_commands_see_the_key_only_where_declared(subject: Subject) {
