@@ -27,7 +27,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::ir;
 use crate::lower::{self, Plan};
 use crate::registry;
-use crate::source::{Files, ReadError, SourceId, Sources, Span};
+use crate::source::{Files, ReadError, SourceId, Sources, Span, Spanned};
 use crate::syntax;
 
 /// Everything one compilation produced.
@@ -105,6 +105,7 @@ pub fn compile(
         );
     }
     if let Some(resolved) = &mut workflow {
+        diagnostics.extend(judge_models(resolved, config));
         diagnostics.extend(registry::agents::attach_definitions(
             resolved,
             files,
@@ -228,6 +229,56 @@ const SWAPPABLE: &[&str] = &[
     "anthropic",
     "openai",
 ];
+
+/// Puts `--model` on every agent provider and its agents, then judges each `model=` by the
+/// catalogue against the adapter that runs it (a swapped provider's said as a swap),
+/// writing the ones that are fine as their backend needs them.
+fn judge_models(workflow: &mut ir::Workflow, config: &Config) -> Vec<Diagnostic> {
+    let swappable: Vec<String> = workflow
+        .providers
+        .iter()
+        .filter(|provider| SWAPPABLE.contains(&provider.adapter.value.as_str()))
+        .map(|provider| provider.name.value.clone())
+        .collect();
+    if let Some(model) = config.model() {
+        for provider in &mut workflow.providers {
+            if swappable.contains(&provider.name.value) {
+                provider.model = Some(Spanned::new(model.to_owned(), provider.name.span));
+            }
+        }
+        let on_swappable: Vec<bool> = workflow
+            .nodes
+            .iter()
+            .map(|node| match &node.kind {
+                ir::NodeKind::Agent(agent) => workflow
+                    .agent_provider_name(agent)
+                    .is_some_and(|name| swappable.contains(&name.value)),
+                _ => false,
+            })
+            .collect();
+        for (node, on) in workflow.nodes.iter_mut().zip(on_swappable) {
+            if let (true, ir::NodeKind::Agent(agent)) = (on, &mut node.kind)
+                && let Some(written) = &mut agent.model
+            {
+                written.value = model.to_owned();
+            }
+        }
+    }
+    let swapped = config.adapter();
+    let mut out = check::check_models(
+        workflow,
+        |name| swapped.is_none() || !swappable.iter().any(|s| s == name),
+        None,
+    );
+    if swapped.is_some() {
+        out.extend(check::check_models(
+            workflow,
+            |name| swappable.iter().any(|s| s == name),
+            swapped,
+        ));
+    }
+    out
+}
 
 /// A report about an agent whose provider was swapped to `adapter`, saying so.
 fn said_as_swap(mut diagnostic: Diagnostic, adapter: &str) -> Diagnostic {

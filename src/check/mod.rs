@@ -24,7 +24,7 @@ pub use analyze::{
     AnalyzeContext, LoadWorkflow, Read, TemplateError, analyze, expression_reads, load_workflow,
     template_reads,
 };
-pub use resolve::{agent_features, resolve};
+pub use resolve::{agent_features, check_models, resolve};
 pub(crate) use structure::{Checked, check_custom_tool};
 pub use value::template_env;
 /// For the language server: where a string literal's text starts (templates), and what

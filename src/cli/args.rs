@@ -118,6 +118,9 @@ pub struct ListArgs {
     /// Print a JSON array instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// With `models`: only the models this adapter runs, written as it needs them.
+    #[arg(long, value_name = "ADAPTER", value_parser = adapter_name)]
+    pub adapter: Option<String>,
 }
 
 /// What `atomic list` lists.
@@ -135,6 +138,9 @@ pub enum ListKind {
     Tools,
     /// Provider adapters (`adapter="…"`), with what each supports and the options it reads.
     Adapters,
+    /// The model catalogue: each model's vendor, aliases, context window and prices, and
+    /// the adapters that run it (`--adapter`: one adapter's, written as it needs them).
+    Models,
 }
 
 /// `atomic check`.
@@ -218,6 +224,10 @@ pub struct RunArgs {
     /// so; `adapter "…"` in `.atomic/config.kdl` sets a default.
     #[arg(long, value_name = "ADAPTER", value_parser = adapter_name)]
     pub provider: Option<String>,
+    /// Run every agent provider on this model (`atomic list models`), written as the
+    /// adapter that runs it needs (`sonnet` is `anthropic/claude-sonnet-4-5` for OpenCode).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// An input, `name=value` (repeatable); the value is converted to the input's type.
     #[arg(long = "input", short = 'i', value_name = "NAME=VALUE")]
     pub inputs: Vec<String>,
@@ -267,6 +277,9 @@ pub struct ResumeArgs {
     /// The adapter the run was started on with `atomic run --provider`.
     #[arg(long, value_name = "ADAPTER", value_parser = adapter_name)]
     pub provider: Option<String>,
+    /// The model the run was started on with `atomic run --model`.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// Set a state field back to its declared default (unset without one) before
     /// continuing, losing what it holds: for an edit after which it no longer fits.
     #[arg(long, value_name = "FIELD", requires = "force")]

@@ -1,13 +1,15 @@
 //! `atomic list`: the workflows `atomic run NAME` can find, with what they do and what
 //! they take; `atomic list agents|skills|commands|tools`: what workflows can use, where
 //! each was found, with its description and argument hint; `atomic list adapters`: every
-//! provider adapter, what it supports, the options it reads and its limits.
+//! provider adapter, what it supports, the options it reads and its limits; `atomic list
+//! models`: the model catalogue with prices and the form each adapter needs.
 
 use serde_json::{Value, json};
 
 use super::Exit;
 use super::args::{ListArgs, ListKind};
 use super::project::{Discovered, Project};
+use crate::ir::models::{self, ModelInfo};
 use crate::ir::{ADAPTERS, AdapterInfo, DefinitionKind, Input, Workflow, takes_mcp};
 use crate::registry::agents::{Catalog, Roots};
 use crate::registry::{discover_tools, tool_dirs};
@@ -23,6 +25,7 @@ pub(super) fn run(args: &ListArgs) -> Exit {
         ListKind::Commands => definitions(&project, DefinitionKind::Command),
         ListKind::Tools => tools(&project),
         ListKind::Adapters => return adapters(args.json),
+        ListKind::Models => return models(args.adapter.as_deref(), args.json),
     };
     if args.json {
         let list: Vec<Value> = rows.iter().map(Row::to_json).collect();
@@ -79,6 +82,94 @@ fn adapters(json: bool) -> Exit {
         for limit in info.limits() {
             println!("{:width$}  limit: {limit}", "");
         }
+    }
+    Exit::Ok
+}
+
+/// The model catalogue (`ir::models`), joined with the shipped price table: every model,
+/// or those `adapter` runs, written as it needs them.
+fn models(adapter: Option<&str>, json: bool) -> Exit {
+    let prices = crate::providers::PriceTable::with_overrides(Vec::new());
+    let runs_on = |model: &ModelInfo| -> Vec<(&'static str, String)> {
+        ADAPTERS
+            .iter()
+            .filter(|info| !matches!(models::naming(info.name), models::Naming::Free))
+            .filter_map(|info| {
+                let form = models::written_for(info.name, model.id)
+                    .or_else(|problem| match problem {
+                        models::ModelProblem::NeedsPrefix { fix: Some(fix) } => Ok(fix),
+                        other => Err(other),
+                    })
+                    .ok()?;
+                Some((info.name, form))
+            })
+            .collect()
+    };
+    let rows: Vec<(&ModelInfo, Vec<(&'static str, String)>)> = models::MODELS
+        .iter()
+        .map(|model| (model, runs_on(model)))
+        .filter(|(_, adapters)| adapter.is_none_or(|a| adapters.iter().any(|(name, _)| *name == a)))
+        .collect();
+    if let Some(adapter) = adapter
+        && matches!(models::naming(adapter), models::Naming::Free)
+    {
+        eprintln!(
+            "`{adapter}` takes any model its backend knows (it is passed as written); the catalogue's models follow for reference"
+        );
+    }
+    if json {
+        let list: Vec<Value> = rows
+            .iter()
+            .map(|(model, adapters)| {
+                let price = prices.lookup(model.id).map(|found| found.price);
+                json!({
+                    "id": model.id,
+                    "vendor": model.vendor,
+                    "aliases": model.aliases,
+                    "context_window": model.context_window,
+                    "price_per_million": price,
+                    "written": adapters.iter().map(|(name, form)| (name.to_string(), json!(form))).collect::<serde_json::Map<_, _>>(),
+                })
+            })
+            .collect();
+        println!("{}", Value::Array(list));
+        return Exit::Ok;
+    }
+    let width = models::MODELS.iter().map(|m| m.id.len()).max().unwrap_or(0);
+    println!(
+        "{:width$}  {:9}  {:>9}  {:>15}  {}",
+        "model", "vendor", "context", "$/M in / out", "aliases and adapters"
+    );
+    for (model, adapters) in rows {
+        let price = prices.lookup(model.id).map_or_else(
+            || "-".to_owned(),
+            |found| format!("{} / {}", found.price.input, found.price.output),
+        );
+        let mut notes: Vec<String> = model
+            .aliases
+            .iter()
+            .map(|alias| format!("`{alias}`"))
+            .collect();
+        let shown: Vec<String> = adapters
+            .iter()
+            .filter(|(name, _)| adapter.is_none_or(|a| a == *name))
+            .map(|(name, form)| {
+                if form == model.id {
+                    (*name).to_owned()
+                } else {
+                    format!("{name} `{form}`")
+                }
+            })
+            .collect();
+        notes.push(shown.join(", "));
+        println!(
+            "{:width$}  {:9}  {:>9}  {:>15}  {}",
+            model.id,
+            model.vendor.display(),
+            model.context_window,
+            price,
+            notes.join("; ")
+        );
     }
     Exit::Ok
 }

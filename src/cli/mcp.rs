@@ -21,6 +21,7 @@ pub(super) fn run(args: &McpArgs) -> Exit {
                 root,
                 home: std::env::var_os("HOME").map(PathBuf::from),
                 adapter: None,
+                model: None,
             },
             _ => {
                 eprintln!(

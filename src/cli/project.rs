@@ -22,6 +22,8 @@ pub struct Project {
     pub home: Option<PathBuf>,
     /// `--provider ADAPTER`: the adapter agent providers run on, over the configured one.
     pub adapter: Option<String>,
+    /// `--model MODEL`: the model agent providers run.
+    pub model: Option<String>,
 }
 
 impl Project {
@@ -38,6 +40,7 @@ impl Project {
             root,
             home,
             adapter: None,
+            model: None,
         }
     }
 
@@ -45,6 +48,13 @@ impl Project {
     #[must_use]
     pub fn with_adapter(mut self, adapter: Option<String>) -> Self {
         self.adapter = adapter;
+        self
+    }
+
+    /// This project with every agent provider on `model` (`--model`), if given.
+    #[must_use]
+    pub fn with_model(mut self, model: Option<String>) -> Self {
+        self.model = model;
         self
     }
 
@@ -176,7 +186,8 @@ impl Project {
             config
                 .with_user_dir(user_dir)
                 .with_discovery(roots)
-                .with_adapter(self.adapter.clone()),
+                .with_adapter(self.adapter.clone())
+                .with_model(self.model.clone()),
             problems,
         )
     }

@@ -27,7 +27,9 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let project = Project::discover().with_adapter(args.provider.clone());
+    let project = Project::discover()
+        .with_adapter(args.provider.clone())
+        .with_model(args.model.clone());
     let store = match store::open_for_run(&project, args.durability) {
         Ok(store) => store,
         Err(exit) => return exit,

@@ -17,7 +17,9 @@ pub(super) fn run(args: &RunArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let project = Project::discover().with_adapter(args.provider.clone());
+    let project = Project::discover()
+        .with_adapter(args.provider.clone())
+        .with_model(args.model.clone());
     let path = match workflow::resolve(&project, &args.flow) {
         Ok(path) => path,
         Err(message) => {

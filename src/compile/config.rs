@@ -42,6 +42,8 @@ pub struct Config {
     user_dir: Option<PathBuf>,
     discovery: Roots,
     adapter: Option<String>,
+    /// `--model`: the model every agent provider runs.
+    model: Option<String>,
     temporal: Option<TemporalConfig>,
     prices: Vec<PriceOverride>,
     telemetry: Option<TelemetryConfig>,
@@ -101,6 +103,22 @@ impl Config {
             self.adapter = adapter;
         }
         self
+    }
+
+    /// Runs every agent provider (and agent) on `model` (`--model`), judged and written
+    /// for the adapter that runs it.
+    #[must_use]
+    pub fn with_model(mut self, model: Option<String>) -> Self {
+        if model.is_some() {
+            self.model = model;
+        }
+        self
+    }
+
+    /// The model `--model` chose, if any.
+    #[must_use]
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
     }
 
     /// The adapter agent providers are swapped to, if any.

@@ -145,6 +145,10 @@ codes! {
     SubgraphRecursion = "subgraph-recursion", Error, "names";
     /// A node asks its provider for something the adapter cannot do.
     UnsupportedFeature = "unsupported-feature", Error, "names";
+    /// `model=` names a model its adapter cannot run (another vendor's), or is not written as the adapter needs (`provider/model` for OpenCode).
+    WrongModel = "wrong-model", Error, "names";
+    /// `model=` names a model the model catalogue does not know for its adapter.
+    UnknownModel = "unknown-model", Warning, "names";
     /// A reducer cannot combine values of the field's type (e.g. `sum` on a string).
     ReducerTypeMismatch = "reducer-type-mismatch", Error, "names";
     /// An agent has no provider: none named on the node, no workflow default, and not exactly one declared.

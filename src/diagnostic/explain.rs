@@ -197,6 +197,16 @@ impl Code {
                 why: r#"The setting would be dropped silently: the agent would run without the tools or limits you gave it."#,
                 advice: r#"Remove the setting, or use a provider whose adapter supports it (see the adapter table in grammar/README.md)."#,
             },
+            Code::WrongModel => Explanation {
+                fires: r#"A provider's or agent's `model=` names a model its adapter cannot run — a known model of another vendor (`sonnet` on `codex`) — or is not written as the adapter needs it (OpenCode takes `provider/model`: `anthropic/claude-sonnet-4-5`). After a swap of adapters (`--provider`, or `adapter` in `.atomic/config.kdl`) the model is judged against the adapter swapped to; a known model is carried over in the form the new backend needs, and one it cannot run is reported."#,
+                why: r#"The backend would refuse the model at the first call, after everything before it had run."#,
+                advice: r#"Write a model the adapter runs (`atomic list models --adapter NAME` lists them), or pass one with `--model` when you swap adapters."#,
+            },
+            Code::UnknownModel => Explanation {
+                fires: r#"A provider's or agent's `model=` is not in atomic's model catalogue for its adapter (`atomic list models`). Adapters that take any model (`openai`, `acp`, `command`) are not judged, nor OpenCode providers other than `anthropic/`, `openai/` and `google/`."#,
+                why: r#"A misspelt model fails at the first call; a model newer than the catalogue is fine, so this is a warning: it runs as written."#,
+                advice: r#"Fix the spelling (the help names the closest known model), or leave it if the backend knows the model."#,
+            },
             Code::ReducerTypeMismatch => Explanation {
                 fires: r#"A field's reducer cannot combine values of its type (`sum` on a string, `append` on an object, `and` on a number)."#,
                 why: r#"Every write goes through the reducer; the first write would fail the run."#,

@@ -10,6 +10,7 @@ mod adapter;
 mod custom_tool;
 mod definition;
 mod mcp;
+pub mod models;
 mod node;
 mod price;
 mod types;

@@ -282,7 +282,7 @@ async fn codex_calls_a_tool_of_a_declared_mcp_server() {
         ))
         .push(ResponsesTurn::text(CLOSING));
     let provider = format!(
-        r#"provider "model" adapter="codex" model="gpt-test" api-key-env="TEST_MODEL_KEY" base-url="{}" {{
+        r#"provider "model" adapter="codex" model="gpt-5" api-key-env="TEST_MODEL_KEY" base-url="{}" {{
         option "bin" {:?}
     }}"#,
         fake.base_url(),

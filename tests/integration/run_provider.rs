@@ -145,3 +145,74 @@ fn a_swap_to_an_adapter_that_cannot_ask_is_refused_by_check_and_run() {
     );
     assert_eq!(flag.status.code(), Some(1), "{}", stderr(&flag));
 }
+
+/// A swap carries a known model over in the form the new backend needs (`sonnet` is
+/// `anthropic/claude-sonnet-4-5` on OpenCode, as the real example shows), refuses one the
+/// new backend cannot run saying how to pass another (`--model`), and `--model` fixes it.
+#[test]
+fn a_swap_maps_the_model_or_refuses_it_with_the_fix() {
+    let project = CliProject::new();
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/review-and-fix.kdl");
+    let example = example.display().to_string();
+    let mapped = run(
+        &project,
+        &["run", &example, "--provider", "opencode", "--dry-run"],
+    );
+    assert_eq!(mapped.status.code(), Some(0), "{}", stderr(&mapped));
+
+    let refused = run(
+        &project,
+        &["run", &example, "--provider", "codex", "--dry-run"],
+    );
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&refused.stdout),
+        stderr(&refused)
+    );
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(said.contains("wrong-model"), "{said}");
+    assert!(
+        said.contains("cannot run `sonnet`, a model of Anthropic"),
+        "{said}"
+    );
+    assert!(said.contains("runs on `codex`"), "{said}");
+    assert!(said.contains("--model"), "{said}");
+
+    let chosen = run(
+        &project,
+        &[
+            "run",
+            &example,
+            "--provider",
+            "codex",
+            "--model",
+            "gpt-5.1-codex",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(chosen.status.code(), Some(0), "{}", stderr(&chosen));
+}
+
+/// OpenCode needs `provider/model`: a known model written bare is an error whose fix is
+/// the model so written.
+#[test]
+fn an_opencode_model_written_bare_is_refused_with_its_full_name() {
+    let project = CliProject::new();
+    project.write(
+        "f.kdl",
+        r#"workflow "w" {
+    provider "oc" adapter="opencode" model="sonnet"
+    agent "a" provider="oc" { prompt "Go"; }
+}
+"#,
+    );
+    let checked = run(&project, &["check", "f.kdl"]);
+    let said = String::from_utf8_lossy(&checked.stdout).into_owned();
+    assert_eq!(checked.status.code(), Some(1), "{said}");
+    assert!(said.contains("wrong-model"), "{said}");
+    assert!(
+        said.contains("write `anthropic/claude-sonnet-4-5`"),
+        "{said}"
+    );
+}

@@ -16,6 +16,7 @@ mod ids;
 mod input;
 mod looping;
 mod mcp;
+mod models;
 mod names;
 mod output;
 mod parallel;
@@ -32,4 +33,5 @@ mod wait;
 mod workflow;
 
 pub use features::agent_features;
+pub use models::check_models;
 pub use workflow::resolve;
