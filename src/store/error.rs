@@ -19,7 +19,9 @@ pub enum StoreError {
         matches: Vec<String>,
     },
     /// A step was committed out of order: another process is probably driving this run.
-    #[error("run `{run}` expected step {expected} but step {got} was committed")]
+    #[error(
+        "run `{run}` was moved on by another process: its next step is {expected}, this process's was {got}; nothing of this process's step was committed"
+    )]
     Conflict {
         /// The run.
         run: String,

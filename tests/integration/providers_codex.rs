@@ -273,6 +273,43 @@ async fn the_default_permission_keeps_the_workspace_read_only() {
     );
 }
 
+/// A patch the read-only sandbox refuses is still a tool the agent used: it starts and
+/// completes as an error, and the model is told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_patch_is_reported_as_a_failed_tool() {
+    let Some(bin) = agent_cli("codex", "@openai/codex") else {
+        return;
+    };
+    let (root, workspace) = workspace();
+    let trap = ProxyTrap::start();
+    let fake = FakeResponses::start();
+    fake.push(Turn::shell(
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: notes.txt\n@@\n-status: draft\n+status: final\n*** End Patch\nEOF",
+    ))
+    .push(Turn::text("Tried."));
+    let provider =
+        crate::support::adapter(&decl(&bin, &fake), &codex_env(root.path(), &trap)).expect("built");
+    let (reply, events) = call(
+        provider.as_ref(),
+        &request("Make notes.txt final.", &workspace),
+    )
+    .await;
+    assert_eq!(reply.expect("the call succeeds").text, "Tried.");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("notes.txt")).expect("notes"),
+        "status: draft\n"
+    );
+    let completed: Vec<(&str, bool)> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ToolComplete { name, is_error, .. } => Some((name.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(completed.len(), 1, "{events:#?}");
+    assert!(completed[0].1, "the refused patch failed: {events:#?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_session_carries_the_earlier_conversation() {
     let Some(bin) = agent_cli("codex", "@openai/codex") else {

@@ -225,6 +225,9 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
 
     let outcome = match result {
         Ok(outcome) => outcome,
+        Err(RunError::Store(StoreError::Conflict { .. })) => {
+            return moved_on_elsewhere(runtime, launch, &run_id);
+        }
         Err(error) => return setup_failed(&error, &launch.redactor),
     };
     if launch.dry_run {
@@ -356,6 +359,41 @@ fn exit_of(outcome: &RunOutcome) -> Exit {
         RunEnd::Failed { .. } | RunEnd::LimitReached { .. } => Exit::Problems,
         RunEnd::Cancelled => Exit::Cancelled,
     }
+}
+
+/// Another process committed steps of the run while this one drove it (two `atomic resume`
+/// of one paused run, or a takeover): say who, where the run is now, and that this
+/// process's step was not committed.
+fn moved_on_elsewhere(
+    runtime: &tokio::runtime::Runtime,
+    launch: &Launch<'_>,
+    run_id: &RunId,
+) -> Ended {
+    let holder = runtime
+        .block_on(launch.store.lease(run_id))
+        .ok()
+        .flatten()
+        .map_or_else(
+            || "another process (since finished)".to_owned(),
+            |lease| lease.owner.describe(),
+        );
+    let place = runtime
+        .block_on(launch.store.checkpoint(run_id))
+        .map_or_else(
+            |_| String::new(),
+            |checkpoint| {
+                format!(
+                    "; the run is now {} after step {}",
+                    checkpoint.run.status.as_str(),
+                    checkpoint.seq
+                )
+            },
+        );
+    eprintln!(
+        "error: run `{run_id}` was moved on by {holder} while this process drove it{place}. \
+         Nothing of this process's step was committed; see `atomic runs show {run_id}`"
+    );
+    Ended::Exit(Exit::Problems)
 }
 
 fn setup_failed(error: &RunError, redactor: &Redactor) -> Ended {

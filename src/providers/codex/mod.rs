@@ -8,6 +8,8 @@
 //! `turn.started`, `item.started` / `item.completed` (`agent_message`, `reasoning`,
 //! `command_execution`, `file_change`, `mcp_tool_call`, `web_search`, `error`),
 //! `turn.completed` (token usage, cumulative over the thread), `turn.failed` and `error`.
+//! A patch the sandbox refuses has no item there; it is read from the session's rollout
+//! file (`rollout.rs`) and reported as a failed `file_change`.
 //!
 //! Every setting goes in as a `-c` override, so the CLI reads nothing of the user's: it runs
 //! with its own `CODEX_HOME`, a directory this provider creates (and deletes when it is
@@ -23,6 +25,7 @@
 //! `workspace-write`, `bypassPermissions` → `danger-full-access`.
 
 mod events;
+mod rollout;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -228,6 +231,21 @@ impl Dialect for Codex {
         };
         if !status.success() {
             return Err(self.exit_error(call.resumed.as_deref(), exit));
+        }
+        // A patch the sandbox refused is on record only in the session's rollout.
+        for patch in rollout::refused_patches(self.home.path(), &thread) {
+            let id = format!("refused-{}", patch.call_id);
+            events.emit(AgentEvent::ToolStart {
+                id: id.clone(),
+                name: "file_change".to_owned(),
+                input: patch.input,
+            });
+            events.emit(AgentEvent::ToolComplete {
+                id,
+                name: "file_change".to_owned(),
+                summary: crate::providers::tool_summary(&patch.output),
+                is_error: true,
+            });
         }
         let usage = {
             let mut totals = self.totals.lock().expect("totals lock is never poisoned");
