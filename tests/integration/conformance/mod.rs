@@ -222,6 +222,54 @@ fn every_adapter_page_states_the_limits_the_kit_checks() {
     }
 }
 
+/// The claude-code ask round trip (pause, `--answer allow`, the same session writes the
+/// file) a hundred times under CPU load: two busy loops run beside it. A benchmark-style
+/// loop, not part of `./test` (it takes minutes); BENCHMARKS.md gives the command and the
+/// last result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a hundred rounds under load: run it by name (see BENCHMARKS.md)"]
+async fn claude_code_ask_round_trip_a_hundred_times_under_load() {
+    struct Load(Vec<std::process::Child>);
+    impl Drop for Load {
+        fn drop(&mut self) {
+            for child in &mut self.0 {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+    let _load = Load(
+        (0..2)
+            .map(|_| {
+                std::process::Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .spawn()
+                    .expect("a busy loop")
+            })
+            .collect(),
+    );
+    let rounds: usize = std::env::var("ATOMIC_ASK_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100);
+    let started = std::time::Instant::now();
+    let mut failures = Vec::new();
+    for round in 0..rounds {
+        if let Err(why) = scenarios::one_ask_round(Subject::ClaudeCode).await {
+            failures.push(format!("round {round}: {why}"));
+        }
+    }
+    #[allow(clippy::print_stderr, reason = "the loop's result is its report")]
+    {
+        eprintln!(
+            "claude-code ask round trips: {}/{rounds} passed in {:.1?}",
+            rounds - failures.len(),
+            started.elapsed()
+        );
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
 /// Every subject, in the order of the list below.
 const ALL: [Subject; 8] = [
     Subject::ClaudeCode,

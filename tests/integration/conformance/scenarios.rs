@@ -441,6 +441,34 @@ fn last_words(exchange: &Exchange) -> String {
         .unwrap_or_default()
 }
 
+/// One ask round on a fresh project: the run pauses at the write, `atomic resume --answer
+/// allow` continues the same session and the file is written. `Err` says what went wrong.
+pub(super) async fn one_ask_round(subject: Subject) -> Result<(), String> {
+    let Some(kit) = kit_with_target(subject, ask_brain) else {
+        return Err("the CLI is not installed".to_owned());
+    };
+    kit.flow(&agent_flow(subject, Grant::Ask, "", ""));
+    let paused = kit.atomic(&["run", "flow.kdl", "--quiet"]).await;
+    if paused.status.code() != Some(4) {
+        return Err(format!("run exited {:?}: {}", paused.status.code(), stderr(&paused)));
+    }
+    let run = kit.last_run();
+    let resumed = kit
+        .atomic(&["resume", &run, "--answer", "allow", "--quiet"])
+        .await;
+    if resumed.status.code() != Some(0) {
+        return Err(format!(
+            "resume exited {:?}: {}",
+            resumed.status.code(),
+            stderr(&resumed)
+        ));
+    }
+    if kit.project.read("target.txt") != EDITED {
+        return Err("the file was not written after `allow`".to_owned());
+    }
+    Ok(())
+}
+
 pub(super) async fn asking_a_person_pauses_and_continues_or_is_refused(subject: Subject) {
     if !subject.info().asks_people {
         let Some(kit) = kit(subject, script(vec![])) else {
