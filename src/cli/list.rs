@@ -137,8 +137,8 @@ fn models(adapter: Option<&str>, json: bool) -> Exit {
     }
     let width = models::MODELS.iter().map(|m| m.id.len()).max().unwrap_or(0);
     println!(
-        "{:width$}  {:9}  {:>9}  {:>15}  {}",
-        "model", "vendor", "context", "$/M in / out", "aliases and adapters"
+        "{:width$}  {:9}  {:>9}  {:>15}  aliases and adapters",
+        "model", "vendor", "context", "$/M in / out"
     );
     for (model, adapters) in rows {
         let price = prices.lookup(model.id).map_or_else(

@@ -450,7 +450,11 @@ pub(super) async fn one_ask_round(subject: Subject) -> Result<(), String> {
     kit.flow(&agent_flow(subject, Grant::Ask, "", ""));
     let paused = kit.atomic(&["run", "flow.kdl", "--quiet"]).await;
     if paused.status.code() != Some(4) {
-        return Err(format!("run exited {:?}: {}", paused.status.code(), stderr(&paused)));
+        return Err(format!(
+            "run exited {:?}: {}",
+            paused.status.code(),
+            stderr(&paused)
+        ));
     }
     let run = kit.last_run();
     let resumed = kit
