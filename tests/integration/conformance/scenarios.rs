@@ -234,9 +234,14 @@ fn node_failed(kit: &Kit, node: &str) -> Value {
 }
 
 /// A command that leaves a daemon behind: `sleep SECONDS` in a session of its own,
-/// detached from every ancestor, as agents' background jobs are.
+/// detached from every ancestor, as agents' background jobs are. The command returns once
+/// the daemon has left the command's process group (it writes its pid from inside its new
+/// session), so a CLI ending the command's group afterwards cannot take the daemon with it.
 fn daemon(seconds: u32) -> String {
-    format!("(setsid sleep {seconds} > /dev/null 2>&1 < /dev/null &) ; echo started")
+    format!(
+        "(setsid sh -c 'echo $$ > daemon-{seconds}.pid; exec sleep {seconds}' > /dev/null 2>&1 < /dev/null &) ; \
+         until [ -s daemon-{seconds}.pid ]; do sleep 0.05; done; echo started"
+    )
 }
 
 /// A `sleep` length no other test uses, to find the subject's daemon by.
