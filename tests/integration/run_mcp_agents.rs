@@ -16,7 +16,6 @@ use crate::support::fake_gemini::{FakeGemini, Turn as GeminiTurn};
 use crate::support::fake_responses::{FakeResponses, Turn as ResponsesTurn};
 use crate::support::http_server::Request;
 use crate::support::tools::{agent_cli, required_tool};
-use crate::support::within;
 
 /// The model key the provider names with `api-key-env`.
 const SECRET: &str = "sk-atomic-test-3f9a1c";
@@ -87,17 +86,9 @@ fn isolated_env(project: &CliProject) -> Vec<(&'static str, String)> {
 
 /// `atomic run flow.kdl` in `project` with `env`, off the async runtime, bounded in time.
 async fn atomic_run(project: &CliProject, env: &[(&'static str, String)]) -> std::process::Output {
-    let mut command = project.atomic();
-    command.args(["run", "flow.kdl"]).timeout(COMMAND_LIMIT);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    within(
-        COMMAND_LIMIT + Duration::from_secs(10),
-        tokio::task::spawn_blocking(move || command.output().expect("atomic")),
-    )
-    .await
-    .expect("atomic ran")
+    project
+        .atomic_async(&["run", "flow.kdl"], env, COMMAND_LIMIT)
+        .await
 }
 
 /// A main-turn request (the agent's, with tools) as JSON.

@@ -22,7 +22,6 @@ use crate::support::cli_project::{CliProject, stderr, stdout};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
 use crate::support::http_server::Request;
 use crate::support::tools::agent_cli;
-use crate::support::within;
 
 const PROMPT: &str = "Change the status line of target.txt to `edited`.";
 const ORIGINAL: &str = "status: original\n";
@@ -242,17 +241,7 @@ async fn atomic_with(
     env: &[(&'static str, String)],
     args: &[&str],
 ) -> std::process::Output {
-    let mut command = project.atomic();
-    command.args(args).timeout(COMMAND_LIMIT);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    within(
-        COMMAND_LIMIT + Duration::from_secs(10),
-        tokio::task::spawn_blocking(move || command.output().expect("atomic")),
-    )
-    .await
-    .expect("atomic ran")
+    project.atomic_async(args, env, COMMAND_LIMIT).await
 }
 
 /// The run's paused requests, from `atomic runs show RUN --json`.

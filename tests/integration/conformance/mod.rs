@@ -23,7 +23,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::cli_project::{CliProject, stderr, stdout};
-use crate::support::within;
 use model::{Brain, KitModel};
 use subjects::{Setup, Subject};
 
@@ -70,25 +69,9 @@ impl Kit {
 
     /// `atomic ARGS` in the project with the subject's environment, off the async runtime.
     async fn atomic(&self, args: &[&str]) -> std::process::Output {
-        self.atomic_env(args, &[]).await
-    }
-
-    /// [`Kit::atomic`] with `extra` variables.
-    async fn atomic_env(&self, args: &[&str], extra: &[(&str, &str)]) -> std::process::Output {
-        let mut command = self.project.atomic();
-        command.args(args).timeout(COMMAND_LIMIT);
-        for (name, value) in &self.setup.env {
-            command.env(name, value);
-        }
-        for (name, value) in extra {
-            command.env(name, value);
-        }
-        within(
-            COMMAND_LIMIT + Duration::from_secs(10),
-            tokio::task::spawn_blocking(move || command.output().expect("atomic")),
-        )
-        .await
-        .expect("atomic ran")
+        self.project
+            .atomic_async(args, &self.setup.env, COMMAND_LIMIT)
+            .await
     }
 
     /// `atomic run flow.kdl ARGS`, asserting its exit code.

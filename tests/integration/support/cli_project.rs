@@ -59,6 +59,31 @@ impl CliProject {
         command
     }
 
+    /// `atomic ARGS` with `env` added, off the async runtime, killed after `limit`: for
+    /// async tests of commands that drive agent CLIs.
+    pub async fn atomic_async<K, V>(
+        &self,
+        args: &[&str],
+        env: &[(K, V)],
+        limit: Duration,
+    ) -> std::process::Output
+    where
+        K: AsRef<std::ffi::OsStr>,
+        V: AsRef<std::ffi::OsStr>,
+    {
+        let mut command = self.atomic();
+        command.args(args).timeout(limit);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        super::within(
+            limit + Duration::from_secs(10),
+            tokio::task::spawn_blocking(move || command.output().expect("atomic")),
+        )
+        .await
+        .expect("atomic ran")
+    }
+
     /// `atomic` as a plain child process (for signals).
     pub fn spawn_command(&self) -> std::process::Command {
         let mut command = std::process::Command::new(bin());

@@ -328,22 +328,10 @@ fn answer(script: &Mutex<Script>, request: &Request) -> Reply {
                 }),
             };
             script.served += 1;
-            let context = Context {
-                number: script.served,
-                model: body
-                    .get("model")
-                    .and_then(Value::as_str)
-                    .unwrap_or("fake")
-                    .to_owned(),
-                stream: body.get("stream").and_then(Value::as_bool) == Some(true),
-                usage: body
-                    .pointer("/stream_options/include_usage")
-                    .and_then(Value::as_bool)
-                    == Some(true),
-                pieces: script.pieces,
-                pause: script.pause,
-            };
-            render(&turn, &context)
+            render(
+                &turn,
+                &Context::of(&body, script.served, script.pieces, script.pause),
+            )
         }
         "GET" if path.ends_with("/models") => {
             let data: Vec<Value> = script
@@ -363,23 +351,10 @@ pub fn reply(turn: &Turn, request: &Request, number: usize) -> Reply {
     if matches!(turn, Turn::Status { .. }) {
         return status_reply(turn);
     }
-    let body = request.json();
-    let context = Context {
-        number,
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or("fake")
-            .to_owned(),
-        stream: body.get("stream").and_then(Value::as_bool) == Some(true),
-        usage: body
-            .pointer("/stream_options/include_usage")
-            .and_then(Value::as_bool)
-            == Some(true),
-        pieces: 3,
-        pause: Duration::from_millis(1),
-    };
-    render(turn, &context)
+    render(
+        turn,
+        &Context::of(&request.json(), number, 3, Duration::from_millis(1)),
+    )
 }
 
 struct Context {
@@ -389,6 +364,27 @@ struct Context {
     usage: bool,
     pieces: usize,
     pause: Duration,
+}
+
+impl Context {
+    /// How the `number`th answer to a request with `body` is rendered.
+    fn of(body: &Value, number: usize, pieces: usize, pause: Duration) -> Self {
+        Self {
+            number,
+            model: body
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("fake")
+                .to_owned(),
+            stream: body.get("stream").and_then(Value::as_bool) == Some(true),
+            usage: body
+                .pointer("/stream_options/include_usage")
+                .and_then(Value::as_bool)
+                == Some(true),
+            pieces,
+            pause,
+        }
+    }
 }
 
 fn status_reply(turn: &Turn) -> Reply {
