@@ -58,8 +58,9 @@ use std::time::Duration;
 use super::{AgentEvent, AgentReply, EventSink, ProviderError};
 
 /// The events of one call on their way out, with the tools started and not completed, so
-/// the call completes each of them when it ends (rule 3): every adapter's `run` passes its
-/// events through one.
+/// the call completes each of them when it ends (rule 3), before a `session-end` (rule 7).
+/// Every adapter that reports tools passes its events through one: the agent-CLI `run`
+/// (`agent_cli::CliAgent`) and the model APIs' tool loop (`chat::call::run`).
 pub(crate) struct ToolLedger<'a> {
     sink: &'a dyn EventSink,
     /// Open tools, in the order they started: (id, name).
@@ -77,10 +78,6 @@ impl<'a> ToolLedger<'a> {
     /// Completes every tool still open as an error saying why the call did not see it
     /// finish.
     pub(crate) fn close(&self, outcome: &Result<AgentReply, ProviderError>) {
-        let open = std::mem::take(&mut *self.open.lock().unwrap_or_else(PoisonError::into_inner));
-        if open.is_empty() {
-            return;
-        }
         let why = match outcome {
             Ok(_) => "the agent ended without reporting the tool's result".to_owned(),
             Err(ProviderError::AwaitingPermission { .. }) => {
@@ -88,11 +85,17 @@ impl<'a> ToolLedger<'a> {
             }
             Err(error) => format!("not finished: the call failed ({})", error.class()),
         };
+        self.complete_open(&why);
+    }
+
+    /// Completes every open tool as an error saying `why`.
+    fn complete_open(&self, why: &str) {
+        let open = std::mem::take(&mut *self.open.lock().unwrap_or_else(PoisonError::into_inner));
         for (id, name) in open {
             self.sink.emit(AgentEvent::ToolComplete {
                 id,
                 name,
-                summary: why.clone(),
+                summary: why.to_owned(),
                 is_error: true,
             });
         }
@@ -108,6 +111,10 @@ impl EventSink for ToolLedger<'_> {
                 AgentEvent::ToolComplete { id, .. } => open.retain(|(open_id, _)| open_id != id),
                 _ => {}
             }
+        }
+        // Nothing may follow `session-end` (rule 7): what is still open is completed first.
+        if matches!(event, AgentEvent::SessionEnd { .. }) {
+            self.complete_open("the agent ended without reporting the tool's result");
         }
         self.sink.emit(event);
     }
@@ -442,6 +449,22 @@ mod tests {
         let events = [start(), tool(true, "t", "Bash")];
         let failed = Err(ProviderError::timeout("x", Duration::from_secs(1)));
         assert_eq!(rules(&events, &failed), ["tool `t` never completed"]);
+    }
+
+    #[test]
+    fn the_ledger_completes_an_unfinished_tool_before_the_session_ends() {
+        let seen = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| seen.lock().unwrap().push(event);
+        let ledger = ToolLedger::new(&sink);
+        ledger.emit(start());
+        ledger.emit(tool(true, "lost", "Bash"));
+        ledger.emit(end());
+        let events = seen.into_inner().unwrap();
+        assert!(
+            matches!(&events[2], AgentEvent::ToolComplete { id, is_error: true, .. } if id == "lost"),
+            "{events:?}"
+        );
+        assert!(matches!(events.last(), Some(AgentEvent::SessionEnd { .. })));
     }
 
     #[test]

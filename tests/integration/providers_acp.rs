@@ -107,28 +107,13 @@ async fn call(
 
 // ---- Gemini CLI in ACP mode ----
 
-/// The Gemini CLI's own settings in `home`: API-key auth, nothing sent but model calls.
-fn gemini_home(root: &Path) -> PathBuf {
-    let home = root.join("gemini-home");
-    std::fs::create_dir_all(home.join(".gemini")).expect("gemini home");
-    let settings = json!({
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "privacy": {"usageStatisticsEnabled": false},
-        "telemetry": {"enabled": false},
-        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-        "advanced": {"ignoreLocalEnv": true}
-    });
-    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).expect("settings");
-    home
-}
-
 fn gemini_acp(
     bin: &Path,
     fake: &FakeGemini,
     root: &Path,
     trap: &ProxyTrap,
 ) -> std::sync::Arc<dyn Provider> {
-    let home = gemini_home(root);
+    let home = crate::support::fake_gemini::acp_home(root);
     let command = [
         bin.display().to_string(),
         "--acp".to_owned(),
@@ -320,7 +305,7 @@ fn a_timed_out_acp_agent_is_killed_with_its_process_group() {
     let project = CliProject::new();
     let trap = ProxyTrap::start();
     let fake = FakeGemini::start(vec![Turn::Hang]);
-    let home = gemini_home(project.path());
+    let home = crate::support::fake_gemini::acp_home(project.path());
     project.write(
         "flow.kdl",
         &format!(

@@ -367,19 +367,7 @@ async fn an_acp_agent_calls_a_tool_of_a_declared_mcp_server() {
     // The Gemini CLI in ACP mode, its own settings in its own home; the servers reach it in
     // `session/new`, started through `env -u` without the agent's key. It starts no MCP
     // server in a folder it does not trust, hence `--skip-trust`.
-    let home = project.path().join("gemini-home");
-    std::fs::create_dir_all(home.join(".gemini")).expect("gemini home");
-    std::fs::write(
-        home.join(".gemini/settings.json"),
-        json!({
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "privacy": {"usageStatisticsEnabled": false},
-            "telemetry": {"enabled": false},
-            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
-        })
-        .to_string(),
-    )
-    .expect("settings");
+    let home = crate::support::fake_gemini::acp_home(project.path());
     let fake = FakeGemini::start(vec![
         GeminiTurn::call("mcp_notes_note", json!({"text": "hello from the agent"})),
         GeminiTurn::text(CLOSING),

@@ -2,7 +2,6 @@
 //! custom tools the agent is granted.
 
 use crate::providers::chat::call::{self, LoopParts, Prepared};
-use crate::providers::contract::ToolLedger;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
@@ -132,12 +131,7 @@ impl Provider for AnthropicProvider {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(async move {
-            let ledger = ToolLedger::new(events);
-            let outcome = self.call(request, &ledger).await;
-            ledger.close(&outcome);
-            outcome
-        })
+        Box::pin(self.call(request, events))
     }
 }
 

@@ -2,6 +2,7 @@
 //! have before the first model request (no session to resume, a model, the granted tools),
 //! and how the tool loop is set up around the adapter's conversation.
 
+use crate::providers::contract::ToolLedger;
 use std::time::Duration;
 
 use super::{Conversation, DEFAULT_MAX_TURNS, LoopSettings, Pricing, ToolSet, run_loop};
@@ -74,7 +75,8 @@ pub(crate) struct LoopParts<'a> {
     pub(crate) tool_env: &'a ToolEnv,
 }
 
-/// Runs the tool loop for `request` over `conversation`.
+/// Runs the tool loop for `request` over `conversation`, completing any tool it started
+/// and did not see finish ([`ToolLedger`]).
 ///
 /// # Errors
 /// Whatever the loop fails with.
@@ -100,5 +102,8 @@ pub(crate) async fn run<C: Conversation>(
         journal: request.hooks.journal.as_ref(),
         guard: request.hooks.tool_guard.as_ref(),
     };
-    run_loop(conversation, settings, events).await
+    let ledger = ToolLedger::new(events);
+    let outcome = run_loop(conversation, settings, &ledger).await;
+    ledger.close(&outcome);
+    outcome
 }

@@ -2,7 +2,6 @@
 //! tool-use loop over the custom tools the agent is granted.
 
 use crate::providers::chat::call::{self, LoopParts, Prepared};
-use crate::providers::contract::ToolLedger;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
@@ -106,12 +105,7 @@ impl Provider for OpenAiProvider {
         request: &'a AgentRequest,
         events: &'a dyn EventSink,
     ) -> ProviderFuture<'a> {
-        Box::pin(async move {
-            let ledger = ToolLedger::new(events);
-            let outcome = self.call(request, &ledger).await;
-            ledger.close(&outcome);
-            outcome
-        })
+        Box::pin(self.call(request, events))
     }
 }
 

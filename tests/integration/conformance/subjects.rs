@@ -167,19 +167,7 @@ impl Subject {
             Self::Acp => {
                 // The Gemini CLI in ACP mode, which reads its key from `GEMINI_API_KEY`.
                 let bin = bin("gemini", "@google/gemini-cli")?;
-                let gemini_home = root.join("gemini-home");
-                std::fs::create_dir_all(gemini_home.join(".gemini")).expect("gemini home");
-                std::fs::write(
-                    gemini_home.join(".gemini/settings.json"),
-                    json!({
-                        "security": {"auth": {"selectedType": "gemini-api-key"}},
-                        "privacy": {"usageStatisticsEnabled": false},
-                        "telemetry": {"enabled": false},
-                        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
-                    })
-                    .to_string(),
-                )
-                .expect("gemini settings");
+                let gemini_home = crate::support::fake_gemini::acp_home(root);
                 key_var = "GEMINI_API_KEY";
                 env.push(("GEMINI_API_KEY".to_owned(), KEY.to_owned()));
                 format!(

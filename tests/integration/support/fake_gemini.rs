@@ -23,6 +23,23 @@ pub const CACHED_TOKENS: u64 = 4;
 /// `candidatesTokenCount` of every reply.
 pub const OUTPUT_TOKENS: u64 = 3;
 
+/// A home for the Gemini CLI in ACP mode under `root` (`gemini-home/.gemini/settings.json`):
+/// API-key auth, nothing sent but model calls, no local `.env` read. Give it to the CLI as
+/// `GEMINI_CLI_HOME`.
+pub fn acp_home(root: &std::path::Path) -> std::path::PathBuf {
+    let home = root.join("gemini-home");
+    std::fs::create_dir_all(home.join(".gemini")).expect("gemini home");
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "advanced": {"ignoreLocalEnv": true}
+    });
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).expect("settings");
+    home
+}
+
 /// One scripted model turn.
 #[derive(Clone, Debug)]
 pub enum Turn {
