@@ -265,19 +265,9 @@ fn judge_models(workflow: &mut ir::Workflow, config: &Config) -> Vec<Diagnostic>
         }
     }
     let swapped = config.adapter();
-    let mut out = check::check_models(
-        workflow,
-        |name| swapped.is_none() || !swappable.iter().any(|s| s == name),
-        None,
-    );
-    if swapped.is_some() {
-        out.extend(check::check_models(
-            workflow,
-            |name| swappable.iter().any(|s| s == name),
-            swapped,
-        ));
-    }
-    out
+    check::check_models(workflow, |name| {
+        swapped.filter(|_| swappable.iter().any(|s| s == name))
+    })
 }
 
 /// A report about an agent whose provider was swapped to `adapter`, saying so.

@@ -11,33 +11,38 @@ use crate::ir::models::{self, ModelProblem};
 use crate::ir::{NodeKind, ProviderDecl, Workflow};
 use crate::source::Spanned;
 
-/// Judges every `model=` whose provider `judged` picks, rewriting the ones that are fine to
-/// the form their adapter needs. `swapped` names the adapter a swap moved those providers
-/// to, for the messages.
-pub fn check_models(
+/// Judges every `model=` of a provider and of the agents on it, rewriting the ones that
+/// are fine to the form their adapter needs. `swapped` gives, by provider name, the adapter
+/// a swap moved it to, for the messages.
+pub fn check_models<'s>(
     workflow: &mut Workflow,
-    judged: impl Fn(&str) -> bool,
-    swapped: Option<&str>,
+    swapped: impl Fn(&str) -> Option<&'s str>,
 ) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for provider in &mut workflow.providers {
-        if !judged(&provider.name.value) {
-            continue;
-        }
-        let Some(adapter) = judged_adapter(provider) else {
-            continue;
-        };
-        if let Some(model) = &mut provider.model {
-            judge(&adapter, model, swapped, &mut out);
-        }
-    }
-    let adapters: Vec<(String, String)> = workflow
+    // Each judged provider: its name, the adapter that runs it, the swap that put it there.
+    let judged: Vec<(String, String, Option<&str>)> = workflow
         .providers
         .iter()
-        .filter(|provider| judged(&provider.name.value))
-        .filter_map(|provider| Some((provider.name.value.clone(), judged_adapter(provider)?)))
+        .filter_map(|provider| {
+            let name = provider.name.value.clone();
+            let swap = swapped(&name);
+            Some((name, judged_adapter(provider)?, swap))
+        })
         .collect();
-    let names: Vec<Option<String>> = workflow
+    let of = |name: &str| {
+        judged
+            .iter()
+            .find(|(judged, ..)| judged == name)
+            .map(|(_, adapter, swap)| (adapter.as_str(), *swap))
+    };
+    let mut out = Vec::new();
+    for provider in &mut workflow.providers {
+        if let (Some((adapter, swap)), Some(model)) =
+            (of(&provider.name.value), &mut provider.model)
+        {
+            judge(adapter, model, swap, &mut out);
+        }
+    }
+    let providers: Vec<Option<String>> = workflow
         .nodes
         .iter()
         .map(|node| match &node.kind {
@@ -47,18 +52,12 @@ pub fn check_models(
             _ => None,
         })
         .collect();
-    for (node, provider) in workflow.nodes.iter_mut().zip(names) {
-        let NodeKind::Agent(agent) = &mut node.kind else {
-            continue;
-        };
-        let adapter = provider.and_then(|provider| {
-            adapters
-                .iter()
-                .find(|(name, _)| *name == provider)
-                .map(|(_, adapter)| adapter.clone())
-        });
-        if let (Some(adapter), Some(model)) = (adapter, &mut agent.model) {
-            judge(&adapter, model, swapped, &mut out);
+    for (node, provider) in workflow.nodes.iter_mut().zip(providers) {
+        if let NodeKind::Agent(agent) = &mut node.kind
+            && let (Some((adapter, swap)), Some(model)) =
+                (provider.as_deref().and_then(of), &mut agent.model)
+        {
+            judge(adapter, model, swap, &mut out);
         }
     }
     out
