@@ -75,6 +75,7 @@ fn workflow(name: &str, state: Vec<StateField>) -> Workflow {
         default_provider: None,
         default_model: None,
         limits: Limits::default(),
+        workspace: None,
         hooks: vec![],
         mcp: vec![],
         custom_tools: vec![],

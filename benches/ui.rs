@@ -96,6 +96,7 @@ fn events() -> Vec<RunEvent> {
                 node,
                 status: StepOutcome::Completed,
                 delta,
+                files: None,
                 branch: None,
             });
         }

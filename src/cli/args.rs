@@ -36,6 +36,13 @@ pub enum Command {
     Runs(RunsArgs),
     /// Stop a run from any terminal (its owner stops as on Ctrl-C); resumable later.
     Cancel(CancelArgs),
+    /// Take a stopped run back to just after one of its steps — state and the workspace's
+    /// files — paused there for `atomic resume`; `--undo` puts back what the last rewind
+    /// replaced.
+    Rewind(RewindArgs),
+    /// Start a new run from another's history up to one of its steps, its files at that
+    /// step in a git worktree of its own (or in place).
+    Fork(ForkArgs),
     /// Watch runs: a full-screen terminal view, or (`--web`) a local web page.
     Ui(UiArgs),
     /// Print atomic's JSON Schemas (events, cassettes).
@@ -271,9 +278,15 @@ pub struct ResumeArgs {
     /// subgraphs): its id, or the name `atomic runs show` gives it (`fan@3#1/review`).
     #[arg(long, value_name = "WAIT", requires = "answer")]
     pub wait: Option<String>,
-    /// Resume even if the workflow file changed since the run started.
+    /// Resume even if the workflow file changed since the run started (or files changed
+    /// while it was stopped: see `--keep-changes`).
     #[arg(long)]
     pub force: bool,
+    /// Go on with the workspace's files as they are when some changed while the run was
+    /// stopped by none of its steps (a person's edit); otherwise the resume lists them and
+    /// refuses.
+    #[arg(long)]
+    pub keep_changes: bool,
     /// The adapter the run was started on with `atomic run --provider`.
     #[arg(long, value_name = "ADAPTER", value_parser = adapter_name)]
     pub provider: Option<String>,
@@ -334,6 +347,56 @@ pub enum RunsAction {
         #[arg(long, conflicts_with = "json")]
         events: bool,
     },
+    /// What the run's steps changed in the workspace's files: a unified diff of one step
+    /// (by number or node id) or of the whole run.
+    Diff {
+        /// The run id (or a unique prefix of it).
+        run: String,
+        /// The step: its number in `atomic runs show`, or a node id (its last run).
+        step: Option<String>,
+        /// One line per file with its added and removed lines, instead of the diff.
+        #[arg(long)]
+        stat: bool,
+        /// The files and the diff as JSON.
+        #[arg(long, conflicts_with = "stat")]
+        json: bool,
+    },
+}
+
+/// `atomic rewind`.
+#[derive(Debug, Args)]
+pub struct RewindArgs {
+    /// The run (a unique prefix of its id is enough).
+    pub run: String,
+    /// The step to go back to: its number in `atomic runs show`, or a node id (its last
+    /// step).
+    #[arg(
+        long,
+        value_name = "STEP",
+        required_unless_present = "undo",
+        conflicts_with = "undo"
+    )]
+    pub to: Option<String>,
+    /// Put back the run and the files the last rewind replaced.
+    #[arg(long)]
+    pub undo: bool,
+}
+
+/// `atomic fork`.
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    /// The run to fork (a unique prefix of its id is enough).
+    pub run: String,
+    /// The step the fork starts after: its number in `atomic runs show`, or a node id.
+    #[arg(long, value_name = "STEP")]
+    pub at: String,
+    /// Put the fork point's files in the project's own working tree (the original run
+    /// must be stopped), instead of a new git worktree.
+    #[arg(long, conflicts_with = "worktree")]
+    pub in_place: bool,
+    /// Where the fork's git worktree goes (default: `.atomic/worktrees/<fork>`).
+    #[arg(long, value_name = "DIR")]
+    pub worktree: Option<std::path::PathBuf>,
 }
 
 /// `atomic cancel`.

@@ -15,6 +15,7 @@ mod exit;
 mod explain;
 mod fmt;
 mod graph;
+mod history;
 mod list;
 mod lsp;
 mod mcp;
@@ -63,6 +64,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Schema(args) => schema::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Cancel(args) => cancel::run(&args),
+        Command::Rewind(args) => history::rewind(&args),
+        Command::Fork(args) => history::fork(&args),
         Command::Ui(args) => ui::run(&args),
         Command::List(args) => list::run(&args),
         Command::Fmt(args) => fmt::run(&args),

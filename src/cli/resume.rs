@@ -146,6 +146,13 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
             return Exit::Problems;
         }
     };
+    let workspace = match execute::workspace::open(&project, &loaded, setup.workspace, true) {
+        Ok(workspace) => workspace,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Problems;
+        }
+    };
     let launch = Launch {
         loaded: &loaded,
         store: Arc::clone(&store),
@@ -156,7 +163,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         redactor: setup.redactor,
         tool_env: setup.tool_env,
         telemetry: setup.telemetry,
-        workspace: crate::workspace::Workspace::new(project.root.clone()),
+        workspace,
         display: output.display,
         stream: output.stream,
         dry_run: false,
@@ -170,6 +177,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
                 answer: answer.clone(),
                 wait: wait_key.clone(),
                 reset: args.reset.clone(),
+                keep_changes: args.keep_changes || args.force,
             },
         };
         match execute::drive(&runtime, &launch, start) {

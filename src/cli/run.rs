@@ -58,6 +58,18 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         Ok(store) => store,
         Err(error) => return store::report(&project, error),
     };
+    let workspace = match execute::workspace::open(
+        &project,
+        &loaded,
+        setup.workspace,
+        kind == StoreKind::Sqlite && !args.dry_run,
+    ) {
+        Ok(workspace) => workspace,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Problems;
+        }
+    };
     let launch = Launch {
         loaded: &loaded,
         store,
@@ -68,7 +80,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         redactor: setup.redactor,
         tool_env: setup.tool_env,
         telemetry: setup.telemetry,
-        workspace: crate::workspace::Workspace::new(project.root.clone()),
+        workspace,
         // A dry run's output is its route.
         display: if args.dry_run {
             super::progress::Display::Quiet
@@ -118,6 +130,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
             answer: Some(answer),
             wait: (record.waits.len() > 1).then(|| wait.key()),
             reset: Vec::new(),
+            keep_changes: false,
         };
         ended = execute::drive(
             &runtime,

@@ -9,6 +9,7 @@
 //! adapter "opencode"
 //! temporal "127.0.0.1:7233" namespace="default" task-queue="atomic"
 //! telemetry endpoint="http://127.0.0.1:4318" capture-content=#false
+//! workspace "snapshot"   // or "off": the default for workflows that do not say
 //! prices {
 //!     // USD per million tokens; cache prices default to the input price
 //!     model "claude-sonnet-4-5" input=3.0 output=15.0 cache-read=0.3 cache-write=3.75
@@ -18,7 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
-use crate::ir::{ModelPrice, PriceOverride};
+use crate::ir::{ModelPrice, PriceOverride, WorkspaceMode};
 use crate::registry::agents::Roots;
 use crate::source::{SourceId, Sources, Span};
 use crate::syntax::kdl::{self, Value};
@@ -47,6 +48,7 @@ pub struct Config {
     temporal: Option<TemporalConfig>,
     prices: Vec<PriceOverride>,
     telemetry: Option<TelemetryConfig>,
+    workspace: Option<WorkspaceMode>,
 }
 
 /// Where runs go with `--temporal` and where `atomic worker` polls, from `temporal "…"`.
@@ -73,6 +75,12 @@ impl Config {
     pub fn with_user_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.user_dir = dir;
         self
+    }
+
+    /// `workspace "…"`: whether runs of workflows that do not say record their files.
+    #[must_use]
+    pub fn workspace(&self) -> Option<WorkspaceMode> {
+        self.workspace
     }
 
     /// The user's `~/.atomic`, when known.
@@ -167,6 +175,10 @@ impl Config {
                 config.parse_temporal(node, &mut diagnostics);
                 continue;
             }
+            if node.name.value == "workspace" {
+                config.parse_workspace(node, &mut diagnostics);
+                continue;
+            }
             if node.name.value == "telemetry" {
                 config.telemetry = Some(parse_telemetry(node, &mut diagnostics));
                 continue;
@@ -185,7 +197,9 @@ impl Config {
                         format!("unknown setting `{}`", node.name.value),
                     )
                     .label("not a configuration section")
-                    .help("expected `rules`, `adapter`, `temporal`, `prices` or `telemetry`"),
+                    .help(
+                        "expected `rules`, `adapter`, `temporal`, `prices`, `telemetry` or `workspace`",
+                    ),
                 );
                 continue;
             }
@@ -217,6 +231,24 @@ impl Config {
                     .help(format!("one of {}", names.join(", "))),
                 );
             }
+        }
+    }
+
+    fn parse_workspace(&mut self, node: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) {
+        let mode = node.entries.iter().find(|entry| entry.key.is_none());
+        match mode.map(|entry| (&entry.value, entry.value_span)) {
+            Some((Value::String(name), _)) if WorkspaceMode::named(name).is_some() => {
+                self.workspace = WorkspaceMode::named(name);
+            }
+            found => diagnostics.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    found.map_or(node.span, |(_, span)| span),
+                    "`workspace` needs `\"snapshot\"` or `\"off\"`",
+                )
+                .label("not a workspace mode")
+                .help("`workspace \"snapshot\"` records the files around each step (the default); `workspace \"off\"` does not"),
+            ),
         }
     }
 

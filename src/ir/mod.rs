@@ -32,4 +32,4 @@ pub use node::{
 };
 pub use price::{ModelPrice, PriceOverride, model_matches};
 pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};
-pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow};
+pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow, WorkspaceMode};

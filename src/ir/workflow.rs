@@ -53,6 +53,10 @@ pub struct Workflow {
     pub default_model: Option<Spanned<String>>,
     /// `limits …`.
     pub limits: Limits,
+    /// `workspace "snapshot"|"off"`: whether the run records its files around each step
+    /// (the project's `.atomic/config.kdl` says when the workflow does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<Spanned<WorkspaceMode>>,
     /// `on "<event>" { run … }` hooks.
     pub hooks: Vec<Hook>,
     /// `mcp` servers every agent may use.
@@ -332,6 +336,30 @@ mod tests {
             assert_eq!(json.get("default"), default.as_ref());
             let back: Input = serde_json::from_value(json).expect("deserialises");
             assert_eq!(back.default, default);
+        }
+    }
+}
+
+/// Whether a run records its workspace's files around the steps that can change them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkspaceMode {
+    /// Snapshots before and after each agent and tool step: exact retries and resumes,
+    /// per-step diffs, rewind and fork.
+    #[default]
+    Snapshot,
+    /// No snapshots: the files are the steps' own business.
+    Off,
+}
+
+impl WorkspaceMode {
+    /// The mode a `workspace` argument names (`None`: not a mode).
+    #[must_use]
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "snapshot" => Some(Self::Snapshot),
+            "off" => Some(Self::Off),
+            _ => None,
         }
     }
 }

@@ -490,6 +490,7 @@ impl Builder {
             default_provider: None,
             default_model: None,
             limits: crate::ir::Limits::default(),
+            workspace: None,
             hooks: Vec::new(),
             mcp: Vec::new(),
             custom_tools: Vec::new(),

@@ -453,16 +453,16 @@ fn strays_of(pgid: i32, mark: Option<&Mark>) -> Vec<Stray> {
 
 /// One line of `/proc/<pid>/stat`, the fields used here.
 #[derive(Clone, Copy, Debug)]
-struct Process {
-    pid: i32,
-    state: char,
+pub(crate) struct Process {
+    pub(crate) pid: i32,
+    pub(crate) state: char,
     parent: i32,
     group: i32,
-    started: u64,
+    pub(crate) started: u64,
 }
 
 /// Every process `/proc` lists; `None` without `/proc`.
-fn processes() -> Option<Vec<Process>> {
+pub(crate) fn processes() -> Option<Vec<Process>> {
     let entries = std::fs::read_dir("/proc").ok()?;
     Some(
         entries

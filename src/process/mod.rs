@@ -27,6 +27,7 @@
 mod child;
 pub mod groups;
 mod launch;
+pub mod orphans;
 mod spawner;
 
 pub use child::{Child, WaitError};

@@ -79,16 +79,19 @@ impl Spawner for LocalSpawner {
 }
 
 /// A value for [`MARK_VARIABLE`] no other launch of any atomic process has: this
-/// process's id, a random part (a pid is reused across boots and containers) and a count.
+/// process's launch prefix (see [`super::orphans::launch_prefix`]) and a count.
 fn next_mark() -> String {
     static COUNT: AtomicU64 = AtomicU64::new(0);
-    static SALT: OnceLock<u64> = OnceLock::new();
-    let salt = SALT.get_or_init(rand::random::<u64>);
-    format!(
-        "{}-{salt:016x}-{}",
-        std::process::id(),
-        COUNT.fetch_add(1, Ordering::Relaxed)
-    )
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    let prefix = PREFIX.get_or_init(|| {
+        let pid = std::process::id();
+        match super::orphans::start_identity(pid) {
+            Some(started) => super::orphans::launch_prefix(pid, &started),
+            // No `/proc`: nobody can look for orphans by it; unique is enough.
+            None => format!("{pid}-{:016x}-", rand::random::<u64>()),
+        }
+    });
+    format!("{prefix}{}", COUNT.fetch_add(1, Ordering::Relaxed))
 }
 
 fn stdio(stdio: Stdio) -> std::process::Stdio {

@@ -54,6 +54,11 @@ pub struct Cursor {
     /// Action steps run so far (for `max-steps`; parallel branch steps count too).
     #[serde(default)]
     pub steps_taken: u64,
+    /// The workspace snapshot (a commit in the run's chain) of the last step committed
+    /// that recorded files: a resume that finds the chain's newest snapshot taken after
+    /// a step (not yet committed) knows that step was in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<String>,
     /// The failure a recovery node sees as `error`, once one was routed there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<serde_json::Value>,

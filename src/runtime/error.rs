@@ -96,6 +96,10 @@ pub enum RunError {
     /// The checkpoint store failed; the run stopped without losing committed steps.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The workspace's files could not be recorded or put back; the run stopped without
+    /// losing committed steps and can be resumed.
+    #[error("the workspace's files: {0}")]
+    Workspace(String),
     /// A template did not compile when the run was set up.
     #[error(transparent)]
     Template(#[from] TemplateError),

@@ -59,6 +59,9 @@ pub enum RunEvent {
         status: StepOutcome,
         /// What changed.
         delta: Delta,
+        /// The files it changed, in a run that keeps snapshots of its workspace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        files: Option<FilesChanged>,
         /// The parallel branch, when inside one.
         #[serde(skip_serializing_if = "Option::is_none")]
         branch: Option<u32>,
@@ -255,6 +258,37 @@ pub enum RunEvent {
         /// The last committed step.
         step: u64,
     },
+    /// On resume: a step was in flight when the run stopped, and the files it had changed
+    /// were put back as they were before it (what it left is kept as a snapshot).
+    FilesPutBack {
+        /// The interrupted step's node.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        node: Option<Arc<str>>,
+        /// The files put back, by path.
+        paths: Vec<String>,
+        /// The snapshot keeping what the step had left.
+        kept: String,
+    },
+    /// On resume with `--keep-changes`: files changed while the run was stopped are now
+    /// the run's.
+    FilesKept {
+        /// The files, by path.
+        paths: Vec<String>,
+        /// The snapshot recording them.
+        snapshot: String,
+    },
+}
+
+/// What a step did to the workspace's files: the snapshots before and after it (git
+/// commits in the run's chain, for `atomic runs diff`) and the paths that differ.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilesChanged {
+    /// The snapshot before its first attempt.
+    pub before: String,
+    /// The snapshot after it succeeded.
+    pub after: String,
+    /// The files that differ, by path.
+    pub changed: Vec<crate::workspace::snapshot::Change>,
 }
 
 /// A `choice` of a wait.
@@ -292,6 +326,8 @@ impl RunEvent {
             Self::RunFinished { .. } => "run-finished",
             Self::RunFailed { .. } => "run-failed",
             Self::RunCancelled { .. } => "run-cancelled",
+            Self::FilesPutBack { .. } => "files-put-back",
+            Self::FilesKept { .. } => "files-kept",
         }
     }
 
@@ -303,7 +339,9 @@ impl RunEvent {
             | Self::RunPaused { .. }
             | Self::RunFinished { .. }
             | Self::RunFailed { .. }
-            | Self::RunCancelled { .. } => true,
+            | Self::RunCancelled { .. }
+            | Self::FilesPutBack { .. }
+            | Self::FilesKept { .. } => true,
             Self::Values { .. } => modes.values,
             Self::StepFinished { .. } => modes.updates || modes.events || modes.debug,
             Self::Debug { .. } => modes.debug,
@@ -655,6 +693,47 @@ mod tests {
         assert_eq!(listed("tool-output", "stream"), ["stdout", "stderr"]);
         let hooks: Vec<_> = HookEvent::ALL.iter().map(|event| event.name()).collect();
         assert_eq!(listed("hook-failed", "event"), hooks);
+    }
+
+    /// What the workspace adds to the events fits the published schema.
+    #[test]
+    fn the_files_events_fit_the_schema() {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../schemas/events.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let change = crate::workspace::snapshot::Change {
+            path: "src/a.rs".to_owned(),
+            status: crate::workspace::snapshot::ChangeStatus::Modified,
+            added: Some(3),
+            removed: None,
+        };
+        let events = [
+            RunEvent::StepFinished {
+                step: 2,
+                node: node("fix"),
+                status: StepOutcome::Completed,
+                delta: Delta::default(),
+                files: Some(FilesChanged {
+                    before: "a".repeat(40),
+                    after: "b".repeat(40),
+                    changed: vec![change],
+                }),
+                branch: None,
+            },
+            RunEvent::FilesPutBack {
+                node: Some(node("fix")),
+                paths: vec!["src/a.rs".to_owned()],
+                kept: "c".repeat(40),
+            },
+            RunEvent::FilesKept {
+                paths: vec!["notes.txt".to_owned()],
+                snapshot: "d".repeat(40),
+            },
+        ];
+        for event in events {
+            let value = serde_json::to_value(&event).unwrap();
+            assert!(validator.is_valid(&value), "{value}");
+        }
     }
 }
 

@@ -39,12 +39,15 @@ pub use context::{Providers, RunContext, SubgraphLoader};
 pub use context_window::{PendingContextAction, SessionAction};
 pub use cursor::{Cursor, StoredWrite};
 pub use error::{NodeError, RunError};
-pub use event::{Choice, FailAction, FailureClass, RunEvent, RunSink, StepOutcome, StreamModes};
+pub use event::{
+    Choice, FailAction, FailureClass, FilesChanged, RunEvent, RunSink, StepOutcome, StreamModes,
+};
 pub use executor::{Clock, Executor, LocalExecutor, SystemClock};
 pub use hooks::HookEvent;
 pub use output::{Schemas, parse_output};
 pub use redacted::RedactingStore;
 pub use run::{
-    ResumeError, ResumeOptions, RunEnd, RunOutcome, check_pending_answer, resume, resume_with, run,
-    run_with_id,
+    ForkPlace, HistoryError, Moved, ResumeError, ResumeOptions, RunEnd, RunOutcome,
+    check_pending_answer, default_worktree, fork, resume, resume_with, rewind, run, run_with_id,
+    undo_id, undo_rewind,
 };

@@ -154,6 +154,21 @@ impl Store for RedactingStore {
         self.inner.delete_run(run)
     }
 
+    fn compact(&self) -> StoreFuture<'_, ()> {
+        self.inner.compact()
+    }
+
+    fn copy_run<'a>(
+        &'a self,
+        from: &'a RunId,
+        to: &'a RunId,
+        upto: Option<u64>,
+        status: RunStatus,
+        origin: Option<String>,
+    ) -> StoreFuture<'a, ()> {
+        self.inner.copy_run(from, to, upto, status, origin)
+    }
+
     fn save_progress<'a>(
         &'a self,
         run: &'a RunId,

@@ -37,6 +37,8 @@ pub(crate) struct Tally {
     pub(crate) context_actions: BTreeMap<String, PendingContextAction>,
     /// Tools a person allowed for the rest of the run.
     pub(crate) allowed_tools: Vec<String>,
+    /// The workspace snapshot of the last step that recorded files (see `Cursor::files`).
+    pub(crate) files: Option<String>,
 }
 
 /// The run's step numbers: the last one committed, and the turn to commit the next (walks
@@ -294,6 +296,7 @@ impl Shared {
             usage: tally.usage,
             cost_usd: tally.cost_usd,
             steps_taken: self.tallies.steps_taken.load(Ordering::Relaxed),
+            files: tally.files.clone(),
             error: frame.error.clone(),
             state_version: self.workflow().state_version.as_ref().map(|v| v.value),
             local: 0,
@@ -310,6 +313,7 @@ impl Shared {
         tally.sessions = cursor.sessions.clone();
         tally.context_actions = cursor.context_actions.clone();
         tally.allowed_tools = cursor.allowed_tools.clone();
+        tally.files.clone_from(&cursor.files);
         self.tallies
             .steps_taken
             .store(cursor.steps_taken, Ordering::Relaxed);

@@ -99,6 +99,7 @@ impl Harness {
                 answer: answer.map(str::to_owned),
                 wait: wait.map(str::to_owned),
                 reset: Vec::new(),
+                keep_changes: false,
             },
         )
     }

@@ -507,3 +507,162 @@ pub(crate) async fn scoped_steps_stay_open_until_the_block_ends(store: &dyn Stor
         ]
     );
 }
+
+/// [`Store::copy_run`]: a copy up to a step has that step's state, cursor, outputs, steps
+/// and events (a keyframe after it left behind), the status and origin given, and goes on
+/// from the next step; the source is untouched; a copy of everything is the source under
+/// another id. Run with keyframes every 2 steps, so one lies beyond the copied step.
+pub(crate) async fn copies_a_run_up_to_a_step(store: &dyn Store) {
+    let from = RunId::new("01copyfromfrom");
+    store.create_run(new_run(from.as_str(), "x")).await.unwrap();
+    let note = |text: &str| vec![json!({"type": "note", "text": text})];
+    store.log_events(&from, note("before")).await.unwrap();
+    for seq in 1..=5 {
+        store.commit_step(&from, step(seq)).await.unwrap();
+        if seq == 2 {
+            store.log_events(&from, note("between")).await.unwrap();
+        }
+        if seq == 4 {
+            store.log_events(&from, note("later")).await.unwrap();
+        }
+    }
+    let source = store.run_detail(&from).await.unwrap();
+
+    let to = RunId::new("01copytotototo");
+    let origin = format!("{from}@3");
+    store
+        .copy_run(&from, &to, Some(3), RunStatus::Paused, Some(origin.clone()))
+        .await
+        .unwrap();
+    let checkpoint = store.checkpoint(&to).await.unwrap();
+    assert_eq!(checkpoint.seq, 3);
+    assert_eq!(checkpoint.state, expected_state(3, "x"));
+    assert_eq!(
+        checkpoint.cursor,
+        Some(json!({"next": 4})),
+        "step 3's cursor"
+    );
+    assert_eq!(
+        checkpoint.outputs,
+        *json!({"node-0": {"text": "reply 2"}, "node-1": {"text": "reply 3"}})
+            .as_object()
+            .expect("an object"),
+        "the outputs as of step 3"
+    );
+    let record = &checkpoint.run;
+    assert_eq!(
+        (record.status, record.origin.as_deref(), record.steps),
+        (RunStatus::Paused, Some(origin.as_str()), 3)
+    );
+    assert_eq!(
+        (record.error.as_ref(), record.waits.len()),
+        (None, 0),
+        "no error, no waits"
+    );
+    assert_eq!(
+        (&record.workflow, &record.inputs, record.created_at),
+        (
+            &source.run.workflow,
+            &source.run.inputs,
+            source.run.created_at
+        )
+    );
+    for upto in 0..=3 {
+        assert_eq!(
+            store.load_state(&to, upto).await.unwrap(),
+            expected_state(upto, "x"),
+            "the copy's state after step {upto}"
+        );
+    }
+    let detail = store.run_detail(&to).await.unwrap();
+    let seqs: Vec<u64> = detail.steps.iter().map(|step| step.seq).collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    assert_eq!(detail.steps[..], source.steps[..3]);
+    let events: Vec<(u64, u64)> = detail.events.iter().map(|e| (e.seq, e.step)).collect();
+    assert_eq!(
+        events,
+        [(1, 0), (2, 1), (3, 2), (4, 0), (5, 3)],
+        "only the events up to step 3"
+    );
+    assert_eq!(detail.events[3].event, note("between")[0]);
+    assert_eq!(
+        store.run_detail(&from).await.unwrap(),
+        source,
+        "the source is unchanged"
+    );
+
+    // The copy goes on from step 4, and only from there.
+    assert!(matches!(
+        store.commit_step(&to, step(5)).await,
+        Err(StoreError::Conflict {
+            expected: 4,
+            got: 5,
+            ..
+        })
+    ));
+    let mut fourth = step(4);
+    fourth.run_status = RunStatus::Completed;
+    store.commit_step(&to, fourth).await.unwrap();
+    assert_eq!(
+        store.load_state(&to, 4).await.unwrap(),
+        expected_state(4, "x")
+    );
+    assert_eq!(store.run(&to).await.unwrap().steps, 4);
+    assert_eq!(
+        store.run_detail(&from).await.unwrap(),
+        source,
+        "the source is still unchanged"
+    );
+
+    // Not onto a run that exists, not from one that does not.
+    let error = store
+        .copy_run(&from, &to, None, RunStatus::Paused, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, StoreError::AlreadyExists(ref id) if id == to.as_str()),
+        "{error}"
+    );
+    let missing = RunId::new("01copymissing0");
+    let error = store
+        .copy_run(
+            &missing,
+            &RunId::new("01copyelsewhere"),
+            None,
+            RunStatus::Paused,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::NotFound(_)), "{error}");
+
+    // Everything: the source's detail under another id, status and origin.
+    let all = RunId::new("01copyallallall");
+    store
+        .copy_run(&from, &all, None, RunStatus::Completed, None)
+        .await
+        .unwrap();
+    let mut copied = store.run_detail(&all).await.unwrap();
+    assert_eq!(
+        (
+            copied.run.id.as_str(),
+            copied.run.status,
+            &copied.run.origin
+        ),
+        (all.as_str(), RunStatus::Completed, &None)
+    );
+    copied.run.id = from.clone();
+    copied.run.status = source.run.status;
+    copied.run.updated_at = source.run.updated_at;
+    assert_eq!(copied, source);
+    let checkpoint = store.checkpoint(&all).await.unwrap();
+    assert_eq!(
+        (checkpoint.seq, checkpoint.state),
+        (5, expected_state(5, "x"))
+    );
+    store.commit_step(&all, step(6)).await.unwrap();
+    assert_eq!(
+        store.load_state(&all, 6).await.unwrap(),
+        expected_state(6, "x")
+    );
+}

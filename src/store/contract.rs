@@ -112,6 +112,28 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Deletes a run and its history.
     fn delete_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, ()>;
 
+    /// Copies run `from` into a new run `to`: its record (with `status`, no error, no waits,
+    /// `origin` recorded) and its committed steps, keyframes and events up to step `upto`
+    /// (`None`: all). Progress of calls in flight and leases are not copied. `to` must not exist.
+    ///
+    /// [`StoreError::NotFound`] when `from` does not exist, [`StoreError::AlreadyExists`]
+    /// when `to` does. The copy's next step is the one after its last copied step (rewind
+    /// and fork resume it there).
+    fn copy_run<'a>(
+        &'a self,
+        from: &'a RunId,
+        to: &'a RunId,
+        upto: Option<u64>,
+        status: RunStatus,
+        origin: Option<String>,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Gives the space deleted runs held back to the file system (after `atomic runs
+    /// delete` or `prune`); nothing for stores in memory.
+    fn compact(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// Saves the progress of a call in flight under `key` (an agent's conversation so far,
     /// after each round of tool calls), replacing what `key` held; durable when the future
     /// resolves, so a run resumed after a crash continues the call instead of repeating

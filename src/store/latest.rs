@@ -261,6 +261,51 @@ impl Store for LatestStore {
         })
     }
 
+    /// Copies only the latest checkpoint: a copy up to an earlier step is refused (those
+    /// states were not kept).
+    fn copy_run<'a>(
+        &'a self,
+        from: &'a RunId,
+        to: &'a RunId,
+        upto: Option<u64>,
+        status: RunStatus,
+        origin: Option<String>,
+    ) -> StoreFuture<'a, ()> {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(source) = runs.get(from) else {
+            return ready(Err(StoreError::NotFound(from.to_string())));
+        };
+        if runs.contains_key(to) {
+            return ready(Err(StoreError::AlreadyExists(to.to_string())));
+        }
+        if let Some(upto) = upto.filter(|upto| *upto < source.record.steps) {
+            return ready(Err(StoreError::NotFound(format!(
+                "the state of run `{from}` after step {upto} (in-memory runs keep only their latest state)"
+            ))));
+        }
+        let copy = Latest {
+            record: RunRecord {
+                id: to.clone(),
+                status,
+                updated_at: Timestamp::now(),
+                error: None,
+                waits: Vec::new(),
+                origin,
+                ..source.record.clone()
+            },
+            state: source.state.clone(),
+            cursor: source.cursor.clone(),
+            outputs: source.outputs.clone(),
+            open: source.open.clone(),
+            progress: std::collections::HashMap::new(),
+        };
+        runs.insert(to.clone(), copy);
+        ready(Ok(()))
+    }
+
     fn save_progress<'a>(
         &'a self,
         run: &'a RunId,
@@ -380,5 +425,37 @@ mod tests {
             RunStatus::Completed
         );
         assert!(store.run_detail(&id).await.unwrap().steps.is_empty());
+
+        // A copy of the latest checkpoint; none of an earlier step.
+        let copy = RunId::new("01copy");
+        store
+            .copy_run(&id, &copy, None, RunStatus::Paused, Some("01abc@3".into()))
+            .await
+            .unwrap();
+        let checkpoint = store.checkpoint(&copy).await.unwrap();
+        assert_eq!(
+            (checkpoint.seq, &checkpoint.state),
+            (3, &json!({"n": 30}).as_object().unwrap().clone())
+        );
+        assert_eq!(checkpoint.run.origin.as_deref(), Some("01abc@3"));
+        store.commit_step(&copy, step(4, 40)).await.unwrap();
+        assert!(matches!(
+            store
+                .copy_run(
+                    &id,
+                    &RunId::new("01early"),
+                    Some(2),
+                    RunStatus::Paused,
+                    None
+                )
+                .await,
+            Err(StoreError::NotFound(_))
+        ));
+        assert!(matches!(
+            store
+                .copy_run(&id, &copy, None, RunStatus::Paused, None)
+                .await,
+            Err(StoreError::AlreadyExists(_))
+        ));
     }
 }

@@ -34,7 +34,7 @@ impl Owner {
         Self {
             host: host_name(),
             pid,
-            started: process_start(pid).unwrap_or_default(),
+            started: crate::process::orphans::start_identity(pid).unwrap_or_default(),
         }
     }
 
@@ -110,25 +110,13 @@ fn host_name() -> String {
         .unwrap_or_else(|| "localhost".to_owned())
 }
 
-/// `<boot id>:<start time in clock ticks since boot>` of process `pid` (Linux), `None`
-/// where `/proc` cannot say.
-fn process_start(pid: u32) -> Option<String> {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces: count fields after
-    // its closing parenthesis. The start time is field 22.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let start = after_name.split_whitespace().nth(19)?;
-    Some(format!("{}:{start}", boot.trim()))
-}
-
 /// Whether `pid` is the process that started at `started`, on this machine: `None` when the
 /// system cannot say (no `/proc`).
 fn same_machine_alive(pid: u32, started: &str) -> Option<bool> {
     if !std::path::Path::new("/proc/self/stat").exists() {
         return None;
     }
-    Some(process_start(pid).is_some_and(|now| now == started))
+    Some(crate::process::orphans::start_identity(pid).is_some_and(|now| now == started))
 }
 
 #[cfg(test)]
@@ -141,7 +129,7 @@ mod tests {
         assert!(me.is_alive(Duration::from_secs(3600)), "{me:?}");
         let mut child = std::process::Command::new("true").spawn().expect("spawn");
         let pid = child.id();
-        let started = process_start(pid);
+        let started = crate::process::orphans::start_identity(pid);
         child.wait().expect("wait");
         let gone = Owner {
             pid,

@@ -27,10 +27,13 @@ pub struct MemoryStore {
 struct MemoryRun {
     record: RunRecord,
     steps: Vec<KeptStep>,
-    /// (step committed with, event), in log order.
-    events: Vec<(u64, Json)>,
+    /// Events in log order: (step committed with, 0 outside a step; the run's last step when
+    /// it was logged; the event).
+    events: Vec<(u64, u64, Json)>,
     /// (step, state after it), ascending; the first is the initial state at 0.
     keyframes: Vec<(u64, Arc<State>)>,
+    /// The latest output of each node at the first keyframe (none for a run created here).
+    base_outputs: State,
     live: LiveState,
     /// Progress of calls in flight, by key.
     progress: HashMap<String, Value>,
@@ -38,7 +41,7 @@ struct MemoryRun {
 
 /// A [`StepRecord`] whose cursor stays as it came (typed, usually): it is serialised only
 /// when someone reads it, which for most steps is never.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct KeptStep {
     seq: u64,
     scope: Option<String>,
@@ -127,6 +130,7 @@ impl MemoryStore {
             steps: Vec::new(),
             events: Vec::new(),
             keyframes,
+            base_outputs: State::new(),
             live,
             progress: HashMap::new(),
         };
@@ -162,7 +166,7 @@ impl MemoryStore {
                 let bytes = approx_state_len(&data.live.state);
                 data.live.keyframe_written(bytes);
             }
-            push_events(data, step.seq, step.events);
+            push_events(data, step.seq, step.seq, step.events);
             let record = &mut data.record;
             record.steps = step.seq;
             record.status = step.run_status;
@@ -192,30 +196,7 @@ impl MemoryStore {
     }
 
     fn state_at(&self, run: &RunId, upto: u64) -> Result<State, StoreError> {
-        self.with_run(run, |data| {
-            if upto >= data.live.seq {
-                return Ok(data.live.state.clone());
-            }
-            // A run adopted from a carry keeps no state before the step it was carried at.
-            let Some((base_seq, base)) = data.keyframes.iter().rev().find(|(seq, _)| *seq <= upto)
-            else {
-                return Err(StoreError::NotFound(format!(
-                    "the state of run `{run}` after step {upto} (this copy of the run starts at step {})",
-                    data.keyframes.first().map_or(0, |(seq, _)| *seq)
-                )));
-            };
-            let mut state = State::clone(base);
-            for step in data
-                .steps
-                .iter()
-                .filter(|s| s.scope.is_none() && s.seq > *base_seq && s.seq <= upto)
-            {
-                step.delta
-                    .apply(&mut state)
-                    .map_err(|error| corrupt(run, &error))?;
-            }
-            Ok(state)
-        })
+        self.with_run(run, |data| state_after(data, run, upto))
     }
 
     fn resolve_prefix(&self, prefix: &str) -> Result<RunId, StoreError> {
@@ -238,6 +219,116 @@ impl MemoryStore {
             }),
         }
     }
+
+    /// [`Store::copy_run`]: the steps, events and keyframes up to `upto`, and the live
+    /// state rebuilt as of the last step copied.
+    fn copy(
+        &self,
+        from: &RunId,
+        to: &RunId,
+        upto: Option<u64>,
+        status: RunStatus,
+        origin: Option<String>,
+    ) -> Result<(), StoreError> {
+        let upto = upto.unwrap_or(u64::MAX);
+        let mut runs = self.lock();
+        let source = runs
+            .get(from)
+            .ok_or_else(|| StoreError::NotFound(from.to_string()))?;
+        if runs.contains_key(to) {
+            return Err(StoreError::AlreadyExists(to.to_string()));
+        }
+        let steps: Vec<KeptStep> = source
+            .steps
+            .iter()
+            .filter(|step| step.seq <= upto)
+            .cloned()
+            .collect();
+        let last = steps.last().map_or(0, |step| step.seq);
+        let live = if last == source.live.seq {
+            source.live.clone()
+        } else {
+            let state = state_after(source, from, last)?;
+            let bytes = approx_state_len(&state);
+            LiveState::from_keyframe(state, outputs_at(source, last), last, bytes)
+        };
+        let record = RunRecord {
+            id: to.clone(),
+            status,
+            updated_at: Timestamp::now(),
+            steps: last,
+            error: None,
+            waits: Vec::new(),
+            origin,
+            ..source.record.clone()
+        };
+        let copy = MemoryRun {
+            record,
+            steps,
+            events: source
+                .events
+                .iter()
+                .filter(|(_, at, _)| *at <= upto)
+                .cloned()
+                .collect(),
+            keyframes: source
+                .keyframes
+                .iter()
+                .filter(|(seq, _)| *seq <= upto)
+                .cloned()
+                .collect(),
+            base_outputs: source.base_outputs.clone(),
+            live,
+            progress: HashMap::new(),
+        };
+        runs.insert(to.clone(), copy);
+        Ok(())
+    }
+}
+
+/// The state of `run` (kept as `data`) after step `upto`: its latest keyframe at or before
+/// it, then the later unscoped steps' deltas.
+fn state_after(data: &MemoryRun, run: &RunId, upto: u64) -> Result<State, StoreError> {
+    if upto >= data.live.seq {
+        return Ok(data.live.state.clone());
+    }
+    // A run adopted from a carry keeps no state before the step it was carried at.
+    let Some((base_seq, base)) = data.keyframes.iter().rev().find(|(seq, _)| *seq <= upto) else {
+        return Err(StoreError::NotFound(format!(
+            "the state of run `{run}` after step {upto} (this copy of the run starts at step {})",
+            data.keyframes.first().map_or(0, |(seq, _)| *seq)
+        )));
+    };
+    let mut state = State::clone(base);
+    for step in data
+        .steps
+        .iter()
+        .filter(|s| s.scope.is_none() && s.seq > *base_seq && s.seq <= upto)
+    {
+        step.delta
+            .apply(&mut state)
+            .map_err(|error| corrupt(run, &error))?;
+    }
+    Ok(state)
+}
+
+/// The latest output of each node after step `upto` of `run`: its outputs at its first
+/// keyframe, then each later unscoped step's.
+fn outputs_at(run: &MemoryRun, upto: u64) -> State {
+    let base = run.keyframes.first().map_or(0, |(seq, _)| *seq);
+    let mut outputs = run.base_outputs.clone();
+    for step in run
+        .steps
+        .iter()
+        .filter(|step| step.scope.is_none() && step.seq > base && step.seq <= upto)
+    {
+        outputs.extend(
+            step.outputs
+                .iter()
+                .map(|(node, value)| (node.clone(), value.clone())),
+        );
+    }
+    outputs
 }
 
 /// A run taken out of one [`MemoryStore`] to go on in another (a Temporal workflow that
@@ -328,6 +419,7 @@ impl MemoryStore {
             steps,
             events: Vec::new(),
             keyframes,
+            base_outputs: live.outputs.clone(),
             live,
             progress: carried.progress,
         };
@@ -343,9 +435,10 @@ fn corrupt(run: &RunId, error: &impl ToString) -> StoreError {
     }
 }
 
-fn push_events(data: &mut MemoryRun, step: u64, events: impl IntoIterator<Item = Json>) {
+/// Logs `events` as committed with `step` (0: outside a step) after the run's step `at`.
+fn push_events(data: &mut MemoryRun, step: u64, at: u64, events: impl IntoIterator<Item = Json>) {
     data.events
-        .extend(events.into_iter().map(|event| (step, event)));
+        .extend(events.into_iter().map(|event| (step, at, event)));
 }
 
 impl Store for MemoryStore {
@@ -359,7 +452,8 @@ impl Store for MemoryStore {
 
     fn log_events<'a>(&'a self, run: &'a RunId, events: Vec<Value>) -> StoreFuture<'a, ()> {
         Box::pin(ready(self.with_run(run, |data| {
-            push_events(data, 0, events.into_iter().map(Json::from));
+            let at = data.record.steps;
+            push_events(data, 0, at, events.into_iter().map(Json::from));
             Ok(())
         })))
     }
@@ -444,7 +538,7 @@ impl Store for MemoryStore {
                 steps: data.steps.iter().map(KeptStep::record).collect(),
                 events: (1..)
                     .zip(&data.events)
-                    .map(|(seq, (step, event))| EventRecord {
+                    .map(|(seq, (step, _, event))| EventRecord {
                         seq,
                         step: *step,
                         event: event.to_value(),
@@ -461,6 +555,17 @@ impl Store for MemoryStore {
                 .map(drop)
                 .ok_or_else(|| StoreError::NotFound(run.to_string())),
         ))
+    }
+
+    fn copy_run<'a>(
+        &'a self,
+        from: &'a RunId,
+        to: &'a RunId,
+        upto: Option<u64>,
+        status: RunStatus,
+        origin: Option<String>,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(ready(self.copy(from, to, upto, status, origin)))
     }
 
     fn save_progress<'a>(
@@ -545,5 +650,19 @@ mod tests {
     #[tokio::test]
     async fn scoped_steps_stay_open_until_the_block_ends() {
         conformance::scoped_steps_stay_open_until_the_block_ends(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn copies_a_run_up_to_a_step() {
+        let store = MemoryStore::with_policy(KeyframePolicy {
+            every_steps: 2,
+            min_bytes: usize::MAX,
+        });
+        conformance::copies_a_run_up_to_a_step(&store).await;
+        assert_eq!(
+            store.keyframe_count(&RunId::new("01copytotototo")),
+            2,
+            "the keyframes at 0 and 2 copied, not the one at 4"
+        );
     }
 }

@@ -154,6 +154,7 @@ impl NewRun {
             steps: 0,
             error: None,
             waits: Vec::new(),
+            origin: None,
         };
         (record, self.state)
     }
@@ -319,6 +320,9 @@ pub struct RunRecord {
     /// otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<PendingWait>,
+    /// The run and step this run was forked from or rewound to a copy of: `RUN@STEP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 impl RunRecord {

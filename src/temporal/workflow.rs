@@ -267,6 +267,7 @@ impl AtomicRun {
                 answer: Some(answer.answer),
                 wait: answer.wait,
                 reset: Vec::new(),
+                keep_changes: false,
             };
             let plan = Arc::clone(&plan);
             let id = run_id.clone();

@@ -11,7 +11,7 @@ use crate::lower::Outline;
 use crate::providers::{AgentEvent, Usage};
 use crate::runtime::executor::OutputStream;
 use crate::runtime::state::{Change, Delta, FieldChange};
-use crate::runtime::{RunEvent, StepOutcome};
+use crate::runtime::{FilesChanged, RunEvent, StepOutcome};
 
 /// How many events a view keeps (the oldest are dropped; the counts stay exact).
 pub const EVENT_WINDOW: usize = 2_000;
@@ -120,6 +120,9 @@ pub struct NodeView {
     pub error: Option<String>,
     /// What it produced, oldest first (the last [`OUTPUT_WINDOW`] items).
     pub output: Vec<OutputItem>,
+    /// The files its last finished step changed (snapshots before and after it, the paths
+    /// that differ), in a run that keeps snapshots of its workspace.
+    pub files: Option<FilesChanged>,
     /// The last text item is a complete message.
     #[serde(skip)]
     message_done: bool,
@@ -367,6 +370,7 @@ impl RunView {
                 node,
                 status,
                 delta,
+                files,
                 ..
             } => {
                 self.step = self.step.max(*step);
@@ -378,6 +382,7 @@ impl RunView {
                     NodeState::Done
                 };
                 view.runs += 1;
+                view.files.clone_from(files);
                 apply_delta(&mut self.state, delta);
             }
             RunEvent::Values {
@@ -704,6 +709,7 @@ mod tests {
             node: node("plan"),
             status: StepOutcome::Completed,
             delta,
+            files: None,
             branch: None,
         });
         let plan = view.node("plan").unwrap();
@@ -757,6 +763,65 @@ mod tests {
         assert_eq!(failed.state, NodeState::Failed);
         assert_eq!(failed.error.as_deref(), Some("timed out"));
         assert_eq!(view.nodes.len(), 4);
+    }
+
+    #[test]
+    fn a_step_keeps_the_files_its_last_finished_step_changed() {
+        use crate::workspace::snapshot::{Change as FileChange, ChangeStatus};
+        let finished = |step: u64, files: Option<FilesChanged>| RunEvent::StepFinished {
+            step,
+            node: node("ship"),
+            status: StepOutcome::Completed,
+            delta: Delta::default(),
+            files,
+            branch: None,
+        };
+        let files = |after: &str, path: &str, status: ChangeStatus| FilesChanged {
+            before: "b0".to_owned(),
+            after: after.to_owned(),
+            changed: vec![FileChange {
+                path: path.to_owned(),
+                status,
+                added: Some(1),
+                removed: Some(0),
+            }],
+        };
+        let mut view = RunView::new("r4", &outline());
+        assert_eq!(view.node("ship").unwrap().files, None);
+        view.apply(&finished(
+            1,
+            Some(files("a1", "out.txt", ChangeStatus::Added)),
+        ));
+        let ship = view.node("ship").unwrap();
+        assert_eq!(ship.files.as_ref().unwrap().after, "a1");
+        assert_eq!(ship.files.as_ref().unwrap().changed[0].path, "out.txt");
+        // Serialised for the web page with the step's other fields.
+        let json = serde_json::to_value(ship).unwrap();
+        assert_eq!(json["files"]["after"], "a1");
+        assert_eq!(json["files"]["changed"][0]["status"], "added");
+        assert_eq!(json["files"]["changed"][0]["added"], 1);
+        // A loop's step finishes again: the last one's files.
+        view.apply(&finished(
+            2,
+            Some(files("a2", "out.txt", ChangeStatus::Modified)),
+        ));
+        let ship = view.node("ship").unwrap();
+        assert_eq!(ship.files.as_ref().unwrap().after, "a2");
+        assert_eq!(ship.runs, 2);
+        // A step of a run without snapshots has none.
+        view.apply(&finished(3, None));
+        assert_eq!(view.node("ship").unwrap().files, None);
+        // Live events of a step laid over the view are taken back with it.
+        view.overlay(&[finished(
+            4,
+            Some(files("a4", "new.txt", ChangeStatus::Added)),
+        )]);
+        assert_eq!(
+            view.node("ship").unwrap().files.as_ref().unwrap().after,
+            "a4"
+        );
+        view.clear_overlay();
+        assert_eq!(view.node("ship").unwrap().files, None);
     }
 
     #[test]

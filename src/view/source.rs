@@ -262,6 +262,7 @@ mod tests {
                 node: Arc::from(node),
                 status: StepOutcome::Completed,
                 delta: crate::runtime::state::Delta::default(),
+                files: None,
                 branch: None,
             }),
         ];

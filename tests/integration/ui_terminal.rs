@@ -347,6 +347,89 @@ fn the_view_shows_steps_and_output_and_a_wait_answered_with_keys_moves_the_run_o
     );
 }
 
+/// A run whose tool step writes a file.
+const WRITE: &str = r#"workflow "write" {
+    tool "w" { run "sh" "-c" "echo hello > out.txt"; }
+}
+"#;
+
+#[test]
+fn a_steps_changed_files_are_listed_and_its_diff_opens_with_a_key() {
+    let project = CliProject::new();
+    project.write("write.kdl", WRITE);
+    let ran = project
+        .atomic()
+        .args(["run", "write.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
+    let run = project.last_run();
+    let Some(mut tty) = Tty::start(
+        &project,
+        &format!("exec {{atomic}} ui {run}"),
+        100,
+        30,
+        true,
+    ) else {
+        return;
+    };
+    // The step (the only one, selected) lists what it changed under its output.
+    let screen = tty.wait_for("the step's files", |s| {
+        s.contains("›✓ w") && s.contains("A out.txt")
+    });
+    assert!(row_with(&screen, "A out.txt").contains("+1 −0"), "{screen}");
+    assert!(screen.contains("files · 1 changed · D: diff"), "{screen}");
+    // The mark is green: an added file.
+    let parser = tty.parser();
+    let (row, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, line)| line.contains("A out.txt"))
+        .expect("the row");
+    let col = line[..line.find("A out.txt").unwrap()].chars().count();
+    let cell = parser
+        .screen()
+        .cell(u16::try_from(row).unwrap(), u16::try_from(col).unwrap())
+        .expect("a cell");
+    assert_eq!(cell.contents(), "A");
+    assert_eq!(cell.fgcolor(), vt100::Color::Idx(2), "green");
+
+    // Opened, the details list them too; `D` opens the diff over the screen.
+    tty.type_keys("\r");
+    tty.wait_for("the opened step", |s| {
+        s.contains("Esc/⏎ back") && s.contains("A out.txt")
+    });
+    tty.type_keys("D");
+    let screen = tty.wait_for("the diff", |s| s.contains("+hello"));
+    assert!(screen.contains("+++ b/out.txt"), "{screen}");
+    assert!(screen.contains("@@ -0,0 +1 @@"), "{screen}");
+    assert!(screen.contains("Esc/q close"), "{screen}");
+    let parser = tty.parser();
+    let row = screen
+        .lines()
+        .position(|line| line.contains("+hello"))
+        .expect("the row");
+    let line = screen.lines().nth(row).unwrap();
+    let col = line[..line.find("+hello").unwrap()].chars().count();
+    let cell = parser
+        .screen()
+        .cell(u16::try_from(row).unwrap(), u16::try_from(col).unwrap())
+        .expect("a cell");
+    assert_eq!(
+        cell.fgcolor(),
+        vt100::Color::Idx(2),
+        "an added line is green"
+    );
+    // `q` closes the pane, not the view.
+    tty.type_keys("q");
+    tty.wait_for("the pane closed", |s| {
+        !s.contains("+hello") && s.contains("A out.txt")
+    });
+    tty.type_keys("q");
+    let (code, _) = tty.finish();
+    assert_eq!(code, Some(0));
+}
+
 #[test]
 fn quitting_gives_the_terminal_back() {
     let (project, done, _) = project_with_runs();

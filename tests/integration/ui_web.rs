@@ -375,3 +375,153 @@ fn a_running_agents_text_reaches_the_page_before_its_step_commits() {
     assert_eq!(shown["run"]["status"], "completed", "{shown}");
     assert!(!shown.to_string().contains(KEY_HEAD), "{shown}");
 }
+
+/// A run whose tool step writes two files, one holding markup.
+const WRITE: &str = r#"workflow "write" {
+    tool "w" { run "sh" "-c" "echo hello > out.txt; echo '<script>alert(1)</script>' > page.html"; }
+}
+"#;
+
+/// A project with a finished `write` run; its id.
+fn project_with_written_files() -> (CliProject, String) {
+    let project = CliProject::new();
+    project.write("write.kdl", WRITE);
+    let ran = project
+        .atomic()
+        .args(["run", "write.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let id = project.last_run();
+    (project, id)
+}
+
+#[test]
+fn a_steps_diff_is_served_as_plain_text_and_unknown_runs_and_steps_are_404() {
+    let (project, id) = project_with_written_files();
+    let server = WebView::start(&project, &[]);
+    let client = http();
+    // The step lists its files, the run's summary how many.
+    let step = server.json(&client, &format!("api/runs/{id}/steps/w"));
+    let changed = step["files"]["changed"].as_array().expect("files").clone();
+    let paths: Vec<(&str, &str)> = changed
+        .iter()
+        .map(|change| {
+            (
+                change["path"].as_str().expect("a path"),
+                change["status"].as_str().expect("a status"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [("out.txt", "added"), ("page.html", "added")],
+        "{step}"
+    );
+    assert_eq!(changed[0]["added"], 1, "{step}");
+    let run = server.json(&client, &format!("api/runs/{id}"));
+    let w = run["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .find(|node| node["key"] == "w")
+        .expect("the step");
+    assert_eq!(w["files_changed"], 2, "{w}");
+    // The patch: plain text a browser never reads as a page.
+    let response = server.get(&client, &format!("api/runs/{id}/files/w"));
+    assert_eq!(response.status(), 200);
+    let headers = response.headers().clone();
+    assert_eq!(headers["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    let patch = response.text().expect("text");
+    assert!(patch.contains("+++ b/out.txt\n"), "{patch}");
+    assert!(patch.contains("\n+hello\n"), "{patch}");
+    assert!(
+        patch.contains("\n+<script>alert(1)</script>\n"),
+        "the file's text as it is: {patch}"
+    );
+    // A run id prefix works as for the other routes.
+    let prefix = &id[..id.len() - 2];
+    assert_eq!(
+        server
+            .get(&client, &format!("api/runs/{prefix}/files/w"))
+            .status(),
+        200
+    );
+    // Unknown runs and steps.
+    for path in [
+        "api/runs/nope/files/w".to_owned(),
+        format!("api/runs/{id}/files/nope"),
+    ] {
+        let response = server.get(&client, &path);
+        assert_eq!(response.status(), 404, "{path}");
+    }
+    // Another site's name is refused here too.
+    let rebound = client
+        .get(format!("{}api/runs/{id}/files/w", server.url))
+        .header("host", "attacker.example")
+        .send()
+        .expect("answered");
+    assert_eq!(rebound.status(), 421);
+}
+
+#[test]
+fn the_node_panel_lists_a_steps_files_and_shows_its_diff_escaped() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let (project, id) = project_with_written_files();
+    let server = WebView::start(&project, &[]);
+    browser.open(&format!("{}runs/{id}", server.url));
+    browser.wait_for(
+        "the graph",
+        Duration::from_secs(20),
+        "return document.querySelector(\"#graph .step[data-key='w']\") !== null;",
+    );
+    browser.click("#graph .step[data-key='w']");
+    browser.wait_for(
+        "the diff",
+        Duration::from_secs(20),
+        "return [...document.querySelectorAll('#diff .add')].some(l => l.textContent === '+hello');",
+    );
+    let files = browser.script(
+        "return [...document.querySelectorAll('#changed li')].map(li => li.textContent);",
+        &[],
+    );
+    assert_eq!(
+        files,
+        serde_json::json!(["Aout.txt+1 −0", "Apage.html+1 −0"]),
+        "{files}"
+    );
+    let mark = browser.script(
+        "return document.querySelector('#changed .mark').className;",
+        &[],
+    );
+    assert_eq!(mark, "mark added");
+    // The file's markup is text on the page, not an element.
+    let shown = browser.script(
+        "return {
+            scripts: document.querySelectorAll('#diff script, #changed script').length,
+            added: [...document.querySelectorAll('#diff .add')].map(l => l.textContent),
+            hunks: document.querySelectorAll('#diff .hunk').length,
+            files: document.querySelectorAll('#diff .file').length,
+        };",
+        &[],
+    );
+    assert_eq!(shown["scripts"], 0, "{shown}");
+    assert!(
+        shown["added"]
+            .as_array()
+            .expect("lines")
+            .iter()
+            .any(|line| line == "+<script>alert(1)</script>"),
+        "{shown}"
+    );
+    assert_eq!(shown["hunks"], 2, "{shown}");
+    assert!(shown["files"].as_u64().expect("a count") >= 4, "{shown}");
+}

@@ -107,6 +107,13 @@ fn declarations(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Workflow {
         default_provider: r.string(checked.prop("provider")),
         default_model: r.string(checked.prop("model")),
         limits: limits(r, checked),
+        workspace: checked
+            .child("workspace")
+            .and_then(|child| r.string(child.arg(0)))
+            .and_then(|mode| {
+                crate::ir::WorkspaceMode::named(&mode.value)
+                    .map(|value| Spanned::new(value, mode.span))
+            }),
         hooks: hooks(r, checked),
         mcp: mcp::resolve_mcp(r, checked),
         custom_tools: Vec::new(),

@@ -120,10 +120,13 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     let owner = Owner::this_process();
     match runtime.block_on(launch.store.acquire(&run_id, &owner)) {
         Ok(Acquired::Free) => {}
-        Ok(Acquired::TakenOver(previous)) => eprintln!(
-            "note: run `{run_id}` was held by {}, which is no longer running; taking it over (only the step it was running may run again)",
-            previous.describe()
-        ),
+        Ok(Acquired::TakenOver(previous)) => {
+            eprintln!(
+                "note: run `{run_id}` was held by {}, which is no longer running; taking it over (only the step it was running may run again)",
+                previous.describe()
+            );
+            end_orphans(&previous);
+        }
         Err(error) => {
             eprintln!("error: {error}");
             return Ended::Exit(match error {
@@ -431,4 +434,20 @@ fn print_route(loaded: &Loaded, route: &[String], outcome: &RunOutcome, redactor
     };
     out.push_str(&format!("  → {end}\n"));
     print!("{}", redactor.redact(&out));
+}
+
+/// Ends what the run's dead owner had started and left running (a tool's shell goes on
+/// after `kill -9` of its atomic), before the step runs again and any file is put back.
+/// Only on the owner's machine: elsewhere its processes are out of reach.
+fn end_orphans(previous: &Owner) {
+    if previous.host != Owner::this_process().host || previous.started.is_empty() {
+        return;
+    }
+    let ended = crate::process::orphans::end_orphans_of(previous.pid, &previous.started);
+    if ended > 0 {
+        eprintln!(
+            "note: ended {ended} process(es) that {} had started and left running",
+            previous.describe()
+        );
+    }
 }

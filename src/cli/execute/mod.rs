@@ -8,6 +8,7 @@ pub(crate) mod inputs;
 mod live;
 pub(crate) mod providers;
 mod setup;
+pub(crate) mod workspace;
 pub(crate) mod store;
 pub(crate) mod subgraphs;
 pub(crate) mod workflow;

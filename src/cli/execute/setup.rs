@@ -29,6 +29,8 @@ pub(crate) struct Setup {
     pub(crate) tool_env: Environment,
     /// Where the run's trace goes, if anywhere.
     pub(crate) telemetry: Option<crate::telemetry::Settings>,
+    /// The project's `workspace` setting, for workflows that do not say.
+    pub(crate) workspace: Option<crate::ir::WorkspaceMode>,
 }
 
 /// Builds the surroundings of `loaded`; providers only when `build_providers`, recording
@@ -46,6 +48,7 @@ pub(crate) fn setup(
     let (config, _) = project.config(&mut sources);
     let prices = crate::providers::PriceTable::with_overrides(config.prices().to_vec());
     let telemetry_config = config.telemetry().cloned();
+    let workspace = config.workspace();
     let loader = Arc::new(DiskLoader::new(config));
     // The one read of the process environment.
     let environment = Environment::from_process();
@@ -84,5 +87,6 @@ pub(crate) fn setup(
         redactor,
         tool_env,
         telemetry,
+        workspace,
     })
 }

@@ -84,6 +84,7 @@ impl View for Plain {
                 node,
                 status,
                 branch,
+                files,
                 ..
             } => {
                 let (kind, since) = self
@@ -94,11 +95,17 @@ impl View for Plain {
                     crate::runtime::StepOutcome::Completed => paint.ok("✓"),
                     _ => paint.warn("↷"),
                 };
-                let how = if *status == crate::runtime::StepOutcome::Completed {
+                let mut how = if *status == crate::runtime::StepOutcome::Completed {
                     String::new()
                 } else {
                     format!(" {status}")
                 };
+                if let Some(files) = files.as_ref().filter(|files| !files.changed.is_empty()) {
+                    how.push_str(&format!(
+                        " · {} changed",
+                        text::files_changed(files.changed.len())
+                    ));
+                }
                 self.line(&format!(
                     "{}{mark} [{step}] {kind} `{node}`{how} {}",
                     self.indent(node),

@@ -101,9 +101,38 @@ pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>,
             paint.warn("!"),
             hook_failure(*event, node.as_deref(), command, message, *blocked),
         ),
+        RunEvent::FilesPutBack { node, paths, kept } => (
+            None,
+            paint.warn("↺"),
+            format!(
+                "put back {} the interrupted step{} had changed (what it left is kept as {})",
+                files_changed(paths.len()),
+                node.as_ref()
+                    .map(|node| format!(" `{node}`"))
+                    .unwrap_or_default(),
+                &kept[..kept.len().min(12)]
+            ),
+        ),
+        RunEvent::FilesKept { paths, .. } => (
+            None,
+            paint.warn("!"),
+            format!(
+                "going on with {} changed while the run was stopped (--keep-changes)",
+                files_changed(paths.len())
+            ),
+        ),
         _ => return None,
     };
     Some((node, format!("{mark} {text}")))
+}
+
+/// `1 file changed`, `3 files changed`.
+pub(crate) fn files_changed(count: usize) -> String {
+    if count == 1 {
+        "1 file".to_owned()
+    } else {
+        format!("{count} files")
+    }
 }
 
 /// A failed hook, one line: what ran, on what, what happened, and whether it stopped

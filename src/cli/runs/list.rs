@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::show;
+use super::{diff, show};
 use crate::cli::Exit;
 use crate::cli::args::{DurabilityArg, RunsAction, RunsArgs};
 use crate::cli::execute::{self, store};
@@ -36,9 +36,25 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };
-    if let Some(RunsAction::Show { run, json, events }) = &args.action {
-        let format = show::Format::of(*json, *events);
-        return show::run(&runtime, &project, store.as_ref(), run, format);
+    match &args.action {
+        Some(RunsAction::Show { run, json, events }) => {
+            let format = show::Format::of(*json, *events);
+            return show::run(&runtime, &project, store.as_ref(), run, format);
+        }
+        Some(RunsAction::Diff {
+            run,
+            step,
+            stat,
+            json,
+        }) => {
+            let format = match (stat, json) {
+                (true, _) => diff::Format::Stat,
+                (_, true) => diff::Format::Json,
+                _ => diff::Format::Patch,
+            };
+            return diff::run(&runtime, &project, store.as_ref(), run, step.as_deref(), format);
+        }
+        None => {}
     }
     let status = match args
         .status

@@ -2,6 +2,8 @@
 //! steps with their state changes, its events, errors and final state), from the
 //! project's store. `--json` prints the same data for machines.
 
+mod diff;
+mod files;
 mod list;
 pub(super) mod show;
 

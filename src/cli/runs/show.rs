@@ -71,9 +71,14 @@ pub(in crate::cli) fn print(
             println!("{}", record.event);
         }
     } else if format == Format::Json {
+        let files: Vec<Value> = super::files::of_run(detail)
+            .into_iter()
+            .map(|found| json!({"step": found.seq, "node": found.node, "files": found.files}))
+            .collect();
         let value = json!({
             "run": detail.run,
             "steps": detail.steps,
+            "files": files,
             "events": detail.events,
             "state": state,
         });
@@ -140,8 +145,12 @@ fn text(detail: &RunDetail, state: &Value) -> String {
         .map(|step| step_name(step).chars().count())
         .max()
         .unwrap_or(0);
+    let files = super::files::of_run(detail);
     for step in &detail.steps {
         out.push_str(&step_line(step, width));
+        if let Some(found) = files.iter().find(|found| found.seq == step.seq) {
+            out.push_str(&files_line(&found.files));
+        }
     }
 
     let _ = writeln!(out, "\nevents ({})", detail.events.len());
@@ -168,6 +177,35 @@ fn text(detail: &RunDetail, state: &Value) -> String {
         }
     }
     out
+}
+
+/// The files a step changed, under its line: up to ten, each with how it changed.
+fn files_line(files: &crate::runtime::FilesChanged) -> String {
+    const SHOWN: usize = 10;
+    if files.changed.is_empty() {
+        return "        files  (none changed)\n".to_owned();
+    }
+    let mut named: Vec<String> = files
+        .changed
+        .iter()
+        .take(SHOWN)
+        .map(|change| format!("{} {}", status_letter(change.status), change.path))
+        .collect();
+    if files.changed.len() > SHOWN {
+        named.push(format!("… {} more", files.changed.len() - SHOWN));
+    }
+    format!("        files  {}\n", named.join(", "))
+}
+
+/// `git status --short`'s letter for how a file changed.
+fn status_letter(status: crate::workspace::snapshot::ChangeStatus) -> char {
+    use crate::workspace::snapshot::ChangeStatus;
+    match status {
+        ChangeStatus::Added => 'A',
+        ChangeStatus::Modified => 'M',
+        ChangeStatus::Deleted => 'D',
+        ChangeStatus::TypeChanged => 'T',
+    }
 }
 
 /// A step's node, with the block it ran in (`fan@3#1/review`).

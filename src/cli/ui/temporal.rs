@@ -199,6 +199,7 @@ fn unread_record(listed: &Listed, why: String) -> RunRecord {
             listed.status
         )),
         waits: Vec::new(),
+        origin: None,
     }
 }
 

@@ -314,6 +314,7 @@ fn branch_error(id: &str, branch: &str, stop: Stop) -> NodeError {
         Stop::Limit(message) => NodeError::fatal(message),
         Stop::Cancelled => NodeError::fatal(format!("`{id}` {branch} was cancelled")),
         Stop::Store(error) => NodeError::fatal(error.to_string()),
+        Stop::Workspace(message) => NodeError::fatal(message),
         Stop::Paused(_) => NodeError::fatal(format!("`{id}` {branch} paused where it cannot")),
     }
 }

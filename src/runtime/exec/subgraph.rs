@@ -99,6 +99,7 @@ pub(super) async fn execute(
                 Stop::Limit(message) => NodeError::fatal(format!("`{id}`: {message}")).into(),
                 Stop::Cancelled => NodeError::fatal(format!("`{id}` was cancelled")).into(),
                 Stop::Store(error) => NodeError::fatal(format!("`{id}`: {error}")).into(),
+                Stop::Workspace(message) => NodeError::fatal(format!("`{id}`: {message}")).into(),
             })?
     };
     {

@@ -338,6 +338,7 @@ impl TaskRun {
                 return Err(NodeError::fatal(format!("`{id}` was cancelled")).into());
             }
             Err(Stop::Store(error)) => return Err(NodeError::fatal(error.to_string()).into()),
+            Err(Stop::Workspace(message)) => return Err(NodeError::fatal(message).into()),
         };
         // Read, decide and write in one turn, so no other task's write interleaves.
         let turn = self.file.turn.lock().await;

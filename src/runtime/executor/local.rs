@@ -96,6 +96,10 @@ impl Executor for LocalExecutor {
         rand::random_range(0.0..1.0)
     }
 
+    fn snapshots(&self, ctx: &RunContext) -> Option<Arc<crate::workspace::snapshot::Snapshots>> {
+        ctx.workspace.snapshots()
+    }
+
     fn dropped_effects_ended(&self) -> BoxFuture<'static, ()> {
         Box::pin(crate::process::ended())
     }

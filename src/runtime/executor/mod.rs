@@ -18,6 +18,7 @@ mod scripted;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -33,6 +34,7 @@ pub(crate) use scripted::{Scripted, ScriptedExecutor};
 use super::RunContext;
 use crate::providers::{AgentRequest, EventSink, ProviderFuture};
 use crate::store::Timestamp;
+use crate::workspace::snapshot::Snapshots;
 
 /// Acts for the interpreter.
 pub trait Executor: Send + Sync + Debug {
@@ -74,6 +76,14 @@ pub trait Executor: Send + Sync + Debug {
     /// A random number in `0..1` (retry jitter): drawn afresh locally, from a seeded
     /// sequence on an engine that must decide the same way when it replays a run.
     fn random_unit(&self) -> f64;
+
+    /// The snapshots of the run's workspace, when this engine keeps them where the files
+    /// are: locally, the workspace's own (git, in this process). An engine whose steps
+    /// run where the files are not (Temporal's workers) keeps none here yet.
+    fn snapshots(&self, ctx: &RunContext) -> Option<Arc<Snapshots>> {
+        let _ = ctx;
+        None
+    }
 
     /// Resolves once what the effects dropped so far had started is gone: the processes
     /// of a race's losers, so the step after the race never runs beside them. Bounded

@@ -188,6 +188,7 @@ pub(super) async fn drive(
             RunEnd::Cancelled
         }
         Err(Stop::Store(error)) => return Err(error.into()),
+        Err(Stop::Workspace(message)) => return Err(RunError::Workspace(message)),
     };
     let (usage, cost_usd) = totals(shared);
     Ok(RunOutcome {

@@ -13,6 +13,8 @@
 mod answer;
 mod drive;
 mod edited;
+mod files;
+mod history;
 mod migrate;
 mod outcome;
 mod resume;
@@ -21,6 +23,9 @@ mod start;
 mod wait_choice;
 
 pub use answer::check_pending_answer;
+pub use history::{
+    ForkPlace, HistoryError, Moved, default_worktree, fork, rewind, undo_id, undo_rewind,
+};
 pub use outcome::{RunEnd, RunOutcome};
 pub use resume::{ResumeOptions, resume, resume_with};
 pub use resume_error::ResumeError;

@@ -53,6 +53,9 @@ pub struct ResumeOptions {
     /// State fields to set back to their declared default (unset without one) before
     /// continuing: for a workflow edited so that what they hold no longer fits.
     pub reset: Vec<String>,
+    /// Go on with the workspace's files as they are when some changed while the run was
+    /// stopped (by a person, by no step of the run); otherwise such a resume is refused.
+    pub keep_changes: bool,
 }
 
 /// [`resume`] with [`ResumeOptions`]. A workflow whose `state version` is above the one the
@@ -121,7 +124,19 @@ pub async fn resume_with(
         options.answer.as_deref(),
         options.wait.as_deref(),
     )?;
-    // Only now that the resume will go ahead: the migration or reset, once, as a step.
+    // Only now that the resume will go ahead: the files as the run left them, then the
+    // migration or reset, once, as a step.
+    let committed = cursor
+        .files
+        .iter()
+        .chain(
+            recovery
+                .latest_tally(&ScopePath::top())
+                .and_then(|latest| latest.files.as_ref()),
+        )
+        .cloned()
+        .collect();
+    let files = super::files::settle(&shared.ctx, run_id, committed, options.keep_changes).await?;
     if migrates {
         cursor.state_version = (version > 1).then_some(version);
         commit_fitted(&shared, run_id, &checkpoint, &cursor, changes).await?;
@@ -134,6 +149,9 @@ pub async fn resume_with(
     shared.journal.ledger.start_after(checkpoint.seq);
     shared.journal.recovery = Arc::new(recovery);
     let shared = Arc::new(shared);
+    if let Some(event) = files {
+        shared.emit(event);
+    }
     let frame = Frame {
         state: Arc::new(state),
         outputs: Arc::new(outputs),

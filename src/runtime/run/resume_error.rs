@@ -21,6 +21,27 @@ pub enum ResumeError {
         status: RunStatus,
     },
 
+    /// Files of the workspace changed while the run was stopped, by none of its steps.
+    #[error(
+        "run `{run}`: these files changed since the run stopped, and none of its steps changed them:{}\nresume with `--keep-changes` to go on with the files as they are, or put them back first (`atomic runs diff {run}` shows what the run's steps did)",
+        bullets("", paths)
+    )]
+    WorkspaceChanged {
+        /// The run.
+        run: RunId,
+        /// The files, by path.
+        paths: Vec<String>,
+    },
+
+    /// The workspace's files could not be read or put back.
+    #[error("run `{run}`: the workspace's files: {message}")]
+    Workspace {
+        /// The run.
+        run: RunId,
+        /// What went wrong.
+        message: String,
+    },
+
     /// The run's own cursor is not one this version of atomic can read.
     #[error("run `{run}` has an unreadable cursor: {error}")]
     UnreadableCursor {

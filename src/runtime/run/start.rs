@@ -57,6 +57,7 @@ pub async fn run_with_id(
             state: initial,
         })
         .await?;
+    super::files::record_start(&shared).await?;
     let frame = Frame {
         state: Arc::new(state),
         outputs: Arc::default(),

@@ -8,14 +8,26 @@ use futures_util::FutureExt;
 use tracing::Instrument;
 
 use super::commit::Ended;
+use super::files::StepFiles;
 use super::{Stop, Walker};
 use crate::ir::{NodeIdx, NodeKind, ValueType};
 use crate::lower::StepIdx;
+use crate::runtime::event::FilesChanged;
 use crate::runtime::exec::{self, Halt, Place};
 use crate::runtime::frame::Write;
 use crate::runtime::shared::Deadline;
 use crate::runtime::state::Delta;
 use crate::runtime::{NodeError, RunEvent, StepOutcome};
+
+/// A step's successful attempt.
+pub(super) struct Succeeded {
+    /// What it wrote.
+    pub(super) writes: Vec<Write>,
+    /// How many attempts it took.
+    pub(super) attempts: u32,
+    /// The files it changed (when the run keeps snapshots).
+    pub(super) files: Option<FilesChanged>,
+}
 
 impl Walker<'_> {
     /// Checks the run limits before an action step.
@@ -79,11 +91,9 @@ impl Walker<'_> {
         );
         let outcome = self.attempts(at, node).instrument(span).await?;
         match outcome {
-            Ok((writes, attempts)) => {
-                match self
-                    .complete(at, node, writes, attempts, started, started_at)
-                    .await?
-                {
+            Ok(done) => {
+                let attempts = done.attempts;
+                match self.complete(at, node, done, started, started_at).await? {
                     Ok(next) => Ok(next),
                     Err(error) => self.fail(at, node, error, attempts, started_at).await,
                 }
@@ -92,17 +102,22 @@ impl Walker<'_> {
         }
     }
 
-    /// Applies a succeeded step's writes and commits it; the inner error is a write the
+    /// Applies a succeeded step's writes and commits it (with the files it changed); the
+    /// inner error is a write the
     /// state refused (nothing applied, nothing committed).
     pub(super) async fn complete(
         &mut self,
         at: StepIdx,
         node: NodeIdx,
-        writes: Vec<Write>,
-        attempts: u32,
+        done: Succeeded,
         started: Instant,
         started_at: crate::store::Timestamp,
     ) -> Result<Result<StepIdx, NodeError>, Stop> {
+        let Succeeded {
+            writes,
+            attempts,
+            files,
+        } = done;
         let kept = self.keeps_writes().then(|| writes.clone());
         let mut delta = Delta::default();
         if let Err(error) = self.apply_checked(writes, &mut delta) {
@@ -112,6 +127,7 @@ impl Walker<'_> {
         self.finish(Ended {
             node,
             outcome: StepOutcome::Completed,
+            files,
             delta,
             writes: kept.unwrap_or_default(),
             attempts,
@@ -185,11 +201,53 @@ impl Walker<'_> {
         self.durable && !self.scope.is_top()
     }
 
-    /// Runs attempts of a step until one succeeds, the policy gives up, or the run stops.
+    /// Runs attempts of a step until one succeeds, the policy gives up, or the run stops;
+    /// a step that can change files starts each attempt from the files as they were
+    /// before the first (see `files`).
     async fn attempts(
         &mut self,
         at: StepIdx,
         node: NodeIdx,
+    ) -> Result<Result<Succeeded, (NodeError, u32)>, Stop> {
+        let files = self.files_before(node).await?;
+        let result = self.attempt_until_done(at, node, files.as_ref()).await;
+        let Some(files) = files else {
+            return result.map(|outcome| {
+                outcome.map(|(writes, attempts)| Succeeded {
+                    writes,
+                    attempts,
+                    files: None,
+                })
+            });
+        };
+        match result {
+            Ok(Ok((writes, attempts))) => {
+                let changed = files.after(self.shared).await?;
+                Ok(Ok(Succeeded {
+                    writes,
+                    attempts,
+                    files: Some(changed),
+                }))
+            }
+            Ok(Err(failure)) => {
+                files.failed(self.shared).await?;
+                Ok(Err(failure))
+            }
+            Err(Stop::Paused(waits)) => {
+                files.paused(self.shared).await?;
+                Err(Stop::Paused(waits))
+            }
+            // Cancelled, out of time, the store failed: the next resume puts the files
+            // back before the step runs again.
+            Err(stop) => Err(stop),
+        }
+    }
+
+    async fn attempt_until_done(
+        &mut self,
+        at: StepIdx,
+        node: NodeIdx,
+        files: Option<&StepFiles>,
     ) -> Result<Result<(Vec<Write>, u32), (NodeError, u32)>, Stop> {
         let shared = self.shared;
         let ir = shared.workflow().node(node);
@@ -269,6 +327,9 @@ impl Walker<'_> {
                 () = shared.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
                 () = deadline(shared.program.deadline.as_ref()) => return Err(Stop::Limit(self.timeout_message())),
                 () = shared.ctx.executor.timer(delay) => {}
+            }
+            if let Some(files) = files {
+                files.before_retry(attempt).await?;
             }
         }
     }

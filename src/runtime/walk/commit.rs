@@ -9,6 +9,7 @@ use super::{Stop, Walker};
 use crate::ir::{NodeIdx, NodeKind};
 use crate::lower::StepIdx;
 use crate::runtime::cursor::StoredWrite;
+use crate::runtime::event::FilesChanged;
 use crate::runtime::frame::Write;
 use crate::runtime::state::{Change, Delta, State};
 use crate::runtime::{RunEvent, StepOutcome};
@@ -29,6 +30,8 @@ pub(super) struct Ended {
     pub(super) outcome: StepOutcome,
     /// What it changed in this walk's state.
     pub(super) delta: Delta,
+    /// The files it changed (a step that can change them, in a run keeping snapshots).
+    pub(super) files: Option<FilesChanged>,
     /// What it wrote, kept by a block's commit ([`Walker::keeps_writes`]).
     pub(super) writes: Vec<Write>,
     pub(super) attempts: u32,
@@ -82,6 +85,7 @@ impl Walker<'_> {
                 node: id.clone(),
                 status: ended.outcome,
                 delta: ended.delta,
+                files: ended.files,
                 branch: self.frame.branch,
             });
         }

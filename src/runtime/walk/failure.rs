@@ -77,6 +77,7 @@ impl Walker<'_> {
                 StepOutcome::Skipped
             },
             delta,
+            files: None,
             writes: kept,
             attempts,
             started: Instant::now(),

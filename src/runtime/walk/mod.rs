@@ -17,6 +17,7 @@ mod attempt;
 mod block;
 mod commit;
 mod failure;
+mod files;
 mod mark;
 mod pause;
 mod scope;
@@ -47,6 +48,8 @@ pub(crate) enum Stop {
     Cancelled,
     /// The store failed.
     Store(StoreError),
+    /// The workspace's files could not be recorded or put back.
+    Workspace(String),
     /// Waits inside blocks are pending (each already committed in its block); the run
     /// pauses once every sibling that does not wait has ended.
     Paused(Vec<PendingWait>),

@@ -217,7 +217,17 @@ impl Walker<'_> {
         };
         let now = self.shared.ctx.executor.now();
         Ok(self
-            .complete(at, node, writes, 1, Instant::now(), now)
+            .complete(
+                at,
+                node,
+                super::attempt::Succeeded {
+                    writes,
+                    attempts: 1,
+                    files: None,
+                },
+                Instant::now(),
+                now,
+            )
             .await?
             .map_err(|error| error.message))
     }

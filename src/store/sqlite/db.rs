@@ -295,6 +295,81 @@ impl Db {
         self.live.remove(run);
         Ok(())
     }
+
+    /// [`Store::compact`](crate::store::Store::compact): the free pages deleted runs left
+    /// go back to the file system, and the write-ahead log is emptied (a reader in another
+    /// process may keep it from shrinking; nothing is lost then).
+    pub(super) fn compact(&mut self) -> Result<(), StoreError> {
+        let free: i64 = self
+            .conn
+            .query_row("PRAGMA freelist_count", [], |row| row.get(0))?;
+        if free > 0 {
+            self.conn.execute_batch("VACUUM")?;
+        }
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// [`Store::copy_run`](crate::store::Store::copy_run): first folds what `from`'s step
+    /// log holds beyond the database, as a reader does, then copies its row, steps,
+    /// keyframes and loose events up to `upto` in one transaction.
+    pub(super) fn copy_run(
+        &mut self,
+        from: &RunId,
+        to: &RunId,
+        upto: Option<u64>,
+        status: RunStatus,
+        origin: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.fold(from, false)?;
+        let upto = upto.map_or(i64::MAX, |upto| i64::try_from(upto).unwrap_or(i64::MAX));
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        ensure_run(&tx, from)?;
+        if ensure_run(&tx, to).is_ok() {
+            return Err(StoreError::AlreadyExists(to.to_string()));
+        }
+        let ids = params![from.as_str(), to.as_str(), upto];
+        tx.prepare_cached(
+            "INSERT INTO runs (id, workflow, path, hash, inputs, status, created_at, updated_at,
+                               error, wait, origin)
+             SELECT ?2, workflow, path, hash, inputs, ?3, created_at, ?4, NULL, NULL, ?5
+             FROM runs WHERE id = ?1",
+        )?
+        .execute(params![
+            from.as_str(),
+            to.as_str(),
+            status.as_str(),
+            now(),
+            origin
+        ])?;
+        tx.prepare_cached(
+            "INSERT INTO steps (run_id, seq, node_id, started_at, finished_at, status, attempts,
+                                delta, cursor, events, error, scope, outputs)
+             SELECT ?2, seq, node_id, started_at, finished_at, status, attempts,
+                    delta, cursor, events, error, scope, outputs
+             FROM steps WHERE run_id = ?1 AND seq <= ?3",
+        )?
+        .execute(ids)?;
+        tx.prepare_cached(
+            "INSERT INTO keyframes (run_id, seq, state, outputs)
+             SELECT ?2, seq, state, outputs FROM keyframes WHERE run_id = ?1 AND seq <= ?3",
+        )?
+        .execute(ids)?;
+        tx.prepare_cached(
+            "INSERT INTO run_events (run_id, after_step, event)
+             SELECT ?2, after_step, event FROM run_events
+             WHERE run_id = ?1 AND after_step <= ?3 ORDER BY id",
+        )?
+        .execute(ids)?;
+        // A log left by a deleted run of the same id is not this run's.
+        steplog::remove_log(&self.log_dir, to);
+        tx.commit()?;
+        self.live.remove(to);
+        Ok(())
+    }
 }
 
 impl Db {

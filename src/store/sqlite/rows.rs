@@ -12,7 +12,8 @@ use crate::store::{
 /// last step (alias `r` for runs), which gives the step count and the last change.
 pub(super) const RUN_SELECT: &str = "
     SELECT r.id, r.workflow, r.path, r.hash, r.inputs, r.status, r.created_at,
-           max(r.updated_at, coalesce(l.finished_at, 0)), coalesce(l.seq, 0), r.error, r.wait
+           max(r.updated_at, coalesce(l.finished_at, 0)), coalesce(l.seq, 0), r.error, r.wait,
+           r.origin
     FROM runs r
     LEFT JOIN steps l ON l.run_id = r.id
         AND l.seq = (SELECT max(seq) FROM steps WHERE run_id = r.id)";
@@ -33,6 +34,7 @@ pub(super) type RunRow = (
     i64,
     Option<String>,
     Option<String>,
+    Option<String>,
 );
 
 pub(super) fn run_row(row: &Row<'_>) -> rusqlite::Result<RunRow> {
@@ -48,11 +50,13 @@ pub(super) fn run_row(row: &Row<'_>) -> rusqlite::Result<RunRow> {
         row.get(8)?,
         row.get(9)?,
         row.get(10)?,
+        row.get(11)?,
     ))
 }
 
 pub(super) fn run_record(row: RunRow) -> Result<RunRecord, StoreError> {
-    let (id, workflow, path, hash, inputs, status, created, updated, last_seq, error, wait) = row;
+    let (id, workflow, path, hash, inputs, status, created, updated, last_seq, error, wait, origin) =
+        row;
     let status = RunStatus::parse(&status)
         .ok_or_else(|| corrupt(&id, format!("unknown run status `{status}`")))?;
     Ok(RunRecord {
@@ -70,6 +74,7 @@ pub(super) fn run_record(row: RunRow) -> Result<RunRecord, StoreError> {
         updated_at: timestamp(updated),
         steps: last_seq as u64,
         error,
+        origin,
     })
 }
 

@@ -97,6 +97,11 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE snapshots RENAME TO keyframes;
     ",
+    // 7: where a run came from when it is a copy of another (`atomic fork`, `atomic
+    // rewind`): `RUN@STEP`. NULL for every run stored before, and for runs started afresh.
+    "
+    ALTER TABLE runs ADD COLUMN origin TEXT;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -238,6 +238,33 @@ impl Store for SqliteStore {
         })
     }
 
+    /// Rewrites the database without its free pages (`VACUUM`, when it has any) and
+    /// empties its write-ahead log.
+    fn compact(&self) -> StoreFuture<'_, ()> {
+        self.worker.call(Db::compact)
+    }
+
+    /// Folds `from`'s step log into the database first, then copies in one transaction;
+    /// the copy's next step is counted from the database.
+    fn copy_run<'a>(
+        &'a self,
+        from: &'a RunId,
+        to: &'a RunId,
+        upto: Option<u64>,
+        status: RunStatus,
+        origin: Option<String>,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let (source, copy) = (from.clone(), to.clone());
+            self.worker
+                .call(move |db| db.copy_run(&source, &copy, upto, status, origin))
+                .await?;
+            self.log.forget(to);
+            self.next_seq().remove(to);
+            Ok(())
+        })
+    }
+
     fn save_progress<'a>(
         &'a self,
         run: &'a RunId,

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::db::WAL_KEPT_ON_CLOSE;
 use super::*;
 use crate::store::conformance::{self, expected_state, new_run, step};
-use crate::store::{Change, KeyframePolicy, RunId, StateDelta, Store, StoreError};
+use crate::store::{Change, KeyframePolicy, RunId, RunStatus, StateDelta, Store, StoreError};
 
 fn store_in(dir: &Path) -> SqliteStore {
     SqliteStore::open_project(dir, SqliteOptions::default()).unwrap()
@@ -88,6 +88,89 @@ async fn scoped_steps_stay_open_until_the_block_ends() {
 }
 
 #[tokio::test]
+async fn copies_a_run_up_to_a_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SqliteOptions {
+        keyframes: KeyframePolicy {
+            every_steps: 2,
+            min_bytes: usize::MAX,
+        },
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_project(dir.path(), options).unwrap();
+    conformance::copies_a_run_up_to_a_step(&store).await;
+    drop(store);
+    let conn = rusqlite::Connection::open(dir.path().join(DB_PATH)).unwrap();
+    let keyframes: Vec<i64> = conn
+        .prepare("SELECT seq FROM keyframes WHERE run_id = '01copytotototo' ORDER BY seq")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        keyframes,
+        [0, 2],
+        "the keyframes up to step 3, not the one at 4"
+    );
+}
+
+/// Steps a process acknowledged that are still only in the run's step log (its writer
+/// thread had not folded them) are copied too, and the copy reads back from a new store.
+#[tokio::test]
+async fn a_copy_includes_the_steps_only_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(dir.path());
+    let from = RunId::new("01logloglogfrom");
+    store.create_run(new_run(from.as_str(), "x")).await.unwrap();
+    for seq in 1..=3 {
+        store.commit_step(&from, step(seq)).await.unwrap();
+    }
+    // Steps 4 and 5 as the driving process logged them before it died.
+    let db = dir.path().join(DB_PATH);
+    let log = steplog::StepLog::new(steplog::log_dir(&db), false);
+    for seq in 4..=5 {
+        log.append(&from, &steplog::Encoded::new(step(seq)))
+            .unwrap();
+    }
+    let to = RunId::new("01loglogloguntil");
+    store
+        .copy_run(
+            &from,
+            &to,
+            Some(4),
+            RunStatus::Paused,
+            Some(format!("{from}@4")),
+        )
+        .await
+        .unwrap();
+    let all = RunId::new("01logloglogall");
+    store
+        .copy_run(&from, &all, None, RunStatus::Cancelled, None)
+        .await
+        .unwrap();
+    drop(store);
+
+    let store = store_in(dir.path());
+    let copy = store.checkpoint(&to).await.unwrap();
+    assert_eq!((copy.seq, copy.state), (4, expected_state(4, "x")));
+    assert_eq!(copy.run.origin, Some(format!("{from}@4")));
+    assert_eq!(copy.run.status, RunStatus::Paused);
+    let copy = store.checkpoint(&all).await.unwrap();
+    assert_eq!((copy.seq, copy.state), (5, expected_state(5, "x")));
+    assert_eq!(copy.run.origin, None);
+    assert!(
+        !steplog::log_path(&steplog::log_dir(&db), &to).exists(),
+        "a copy has no step log of its own"
+    );
+    store.commit_step(&to, step(5)).await.unwrap();
+    assert_eq!(
+        store.load_state(&to, 5).await.unwrap(),
+        expected_state(5, "x")
+    );
+}
+
+#[tokio::test]
 async fn reopened_store_continues_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let id = RunId::new("01gggggggggggg");
@@ -153,7 +236,7 @@ fn newer_schema_is_refused() {
             error,
             StoreError::TooNew {
                 found: 99,
-                supported: 6,
+                supported: schema::VERSION,
                 ..
             }
         ),
@@ -180,7 +263,7 @@ async fn a_version_1_database_gains_the_progress_table() {
     conn.execute_batch(
         r#"DROP TABLE progress; DROP TABLE leases; ALTER TABLE steps DROP COLUMN scope;
         ALTER TABLE steps DROP COLUMN outputs; ALTER TABLE keyframes DROP COLUMN outputs;
-        ALTER TABLE keyframes RENAME TO snapshots;
+        ALTER TABLE keyframes RENAME TO snapshots; ALTER TABLE runs DROP COLUMN origin;
         UPDATE runs SET status = 'paused',
             wait = '{"node_id":"ask","prompt":"Go?","answer":"yes-no","choices":[],"schema":null}';
         PRAGMA user_version = 1;"#,
@@ -237,7 +320,8 @@ async fn a_version_5_database_keeps_its_keyframes() {
     conn.execute("ATTACH DATABASE ?1 AS written", [source.to_str().unwrap()])
         .unwrap();
     conn.execute_batch(
-        "INSERT INTO runs SELECT * FROM written.runs;
+        "INSERT INTO runs SELECT id, workflow, path, hash, inputs, status, created_at,
+             updated_at, error, wait FROM written.runs;
          INSERT INTO steps SELECT * FROM written.steps;
          INSERT INTO run_events SELECT * FROM written.run_events;
          INSERT INTO snapshots SELECT * FROM written.keyframes;
@@ -288,7 +372,7 @@ async fn a_version_5_database_keeps_its_keyframes() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 6);
+    assert_eq!(version, schema::VERSION);
     let named: Vec<String> = conn
         .prepare(
             "SELECT name FROM sqlite_master WHERE tbl_name IN ('snapshots', 'keyframes')

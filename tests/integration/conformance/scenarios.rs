@@ -120,11 +120,30 @@ pub(super) async fn a_permitted_edit_changes_the_file(subject: Subject) {
         subject.adapter()
     );
     assert_eq!(kit.state()["summary"], DONE);
-    let events = kit.agent_events(&kit.last_run());
+    let run = kit.last_run();
+    let events = kit.agent_events(&run);
     assert!(
         events.iter().any(|event| event["type"] == "tool-start"),
         "`{}`: the edit was not reported as a tool: {events:#?}",
         subject.adapter()
+    );
+    // The workspace records the agent's edit, and only it (no CLI's own files).
+    let shown = kit.project.show(&run);
+    let changed: Vec<(&str, &str)> = shown["files"][0]["files"]["changed"]
+        .as_array()
+        .map(|changes| {
+            changes
+                .iter()
+                .filter_map(|change| Some((change["path"].as_str()?, change["status"].as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        changed,
+        [("target.txt", "modified")],
+        "`{}`: the step's recorded files: {}",
+        subject.adapter(),
+        shown["files"]
     );
 }
 

@@ -104,6 +104,7 @@ impl Wf {
                 default_provider: None,
                 default_model: None,
                 limits: Limits::default(),
+                workspace: None,
                 hooks: Vec::new(),
                 mcp: Vec::new(),
                 custom_tools: Vec::new(),

@@ -1,9 +1,11 @@
 //! The terminal view's state and what each key does to it. No drawing and no IO here: the
-//! session feeds in what the store has (runs, the shown run's view) and keys, and carries
-//! out the one [`Command`] a key may give (quit, show a run, answer a wait, cancel).
+//! session feeds in what the store has (runs, the shown run's view, a step's diff) and
+//! keys, and carries out the one [`Command`] a key may give (quit, show a run, answer a
+//! wait, cancel, read a diff).
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::files::{DiffLine, diff_lines};
 use crate::store::{RunId, RunRecord};
 use crate::view::{NodeState, NodeView, RunPhase, RunView, WaitView};
 
@@ -43,6 +45,25 @@ pub(super) enum Overlay {
     Answer(Answering),
     /// "Cancel the run?"
     ConfirmCancel,
+    /// A step's diff (`D`).
+    Diff(DiffPane),
+}
+
+/// The diff of what a step changed, shown over the screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct DiffPane {
+    /// The step's key.
+    pub(super) step: String,
+    /// The snapshot before the step.
+    pub(super) before: String,
+    /// The snapshot after it.
+    pub(super) after: String,
+    /// The paths it changed.
+    pub(super) files: usize,
+    /// The patch's lines once read, or why it could not be.
+    pub(super) patch: Option<Result<Vec<DiffLine>, String>>,
+    /// The first line shown.
+    pub(super) scroll: usize,
 }
 
 /// An answer being typed.
@@ -80,6 +101,13 @@ pub(super) enum Command {
     Cancel {
         /// The run.
         run: String,
+    },
+    /// Read the patch between two snapshots of the run's files (for the diff pane).
+    Diff {
+        /// The snapshot before.
+        before: String,
+        /// The snapshot after.
+        after: String,
     },
 }
 
@@ -126,6 +154,10 @@ pub(super) struct App {
     pub(super) notice: Option<Notice>,
     /// Colours are on (a terminal without `NO_COLOR`).
     pub(super) color: bool,
+    /// The terminal's rows, as last drawn (the diff pane scrolls by its height).
+    pub(super) height: u16,
+    /// The last diff read (before, after, its lines): opening it again reads nothing.
+    patch: Option<(String, String, Vec<DiffLine>)>,
 }
 
 impl App {
@@ -151,6 +183,8 @@ impl App {
             overlay: Overlay::None,
             notice: None,
             color,
+            height: 0,
+            patch: None,
         }
     }
 
@@ -207,7 +241,10 @@ impl App {
         self.selected = None;
         self.open = false;
         self.scroll = 0;
-        if matches!(self.overlay, Overlay::Answer(_) | Overlay::ConfirmCancel) {
+        if matches!(
+            self.overlay,
+            Overlay::Answer(_) | Overlay::ConfirmCancel | Overlay::Diff(_)
+        ) {
             self.overlay = Overlay::None;
         }
     }
@@ -274,6 +311,10 @@ impl App {
             Overlay::Help => return None,
             Overlay::ConfirmCancel => return self.confirm_cancel(key),
             Overlay::Answer(answering) => return self.answering(answering, key, ctrl),
+            Overlay::Diff(pane) => {
+                self.diff_key(pane, key);
+                return None;
+            }
         }
         if key.code == KeyCode::Char('?') {
             self.overlay = Overlay::Help;
@@ -341,6 +382,7 @@ impl App {
                 });
             }
             KeyCode::Char('a') => self.ask(),
+            KeyCode::Char('D') => return self.open_diff(),
             KeyCode::Char('c') => match self.view.as_ref().map(|view| view.phase) {
                 Some(RunPhase::Running | RunPhase::Paused) => self.overlay = Overlay::ConfirmCancel,
                 Some(phase) => self.say(&format!("the run is {}: nothing to cancel", phase.name())),
@@ -379,6 +421,92 @@ impl App {
             self.scroll = 0;
         }
         self.follow = false;
+    }
+
+    /// Opens the diff of what the selected step last changed; gives the command to read
+    /// it unless it was the last one read.
+    fn open_diff(&mut self) -> Option<Command> {
+        let node = self.selected_node()?;
+        let Some(files) = &node.files else {
+            let said = format!("`{}` has no recorded files", node.key);
+            self.say(&said);
+            return None;
+        };
+        if files.changed.is_empty() {
+            let said = format!("`{}` changed no files", node.key);
+            self.say(&said);
+            return None;
+        }
+        let mut pane = DiffPane {
+            step: node.key.clone(),
+            before: files.before.clone(),
+            after: files.after.clone(),
+            files: files.changed.len(),
+            patch: None,
+            scroll: 0,
+        };
+        let command = match self.patch.take() {
+            Some((before, after, lines)) if before == pane.before && after == pane.after => {
+                pane.patch = Some(Ok(lines));
+                None
+            }
+            kept => {
+                self.patch = kept;
+                Some(Command::Diff {
+                    before: pane.before.clone(),
+                    after: pane.after.clone(),
+                })
+            }
+        };
+        self.overlay = Overlay::Diff(pane);
+        command
+    }
+
+    /// Takes a patch read for the diff pane (or why it could not be read).
+    pub(super) fn take_patch(&mut self, before: &str, after: &str, patch: Result<String, String>) {
+        let Overlay::Diff(pane) = &mut self.overlay else {
+            return;
+        };
+        if pane.before != before || pane.after != after {
+            return;
+        }
+        pane.patch = Some(patch.map(|text| diff_lines(&text)));
+    }
+
+    /// The lines the diff pane shows at once: the screen inside its border.
+    pub(super) fn diff_rows(&self) -> usize {
+        usize::from(self.height.saturating_sub(2)).max(1)
+    }
+
+    /// A key while the diff pane is up: scroll it, or close it (Esc, q).
+    fn diff_key(&mut self, mut pane: DiffPane, key: KeyEvent) {
+        let page = self.diff_rows();
+        // The furthest it scrolls: the last line on the last row.
+        let last = match &pane.patch {
+            Some(Ok(lines)) => lines.len().saturating_sub(page),
+            _ => 0,
+        };
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q' | 'D') => {
+                // Kept, so opening it again reads nothing.
+                if let Some(Ok(lines)) = pane.patch {
+                    self.patch = Some((pane.before, pane.after, lines));
+                }
+                return;
+            }
+            KeyCode::Up | KeyCode::Char('k') => pane.scroll = pane.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => pane.scroll = (pane.scroll + 1).min(last),
+            KeyCode::PageUp | KeyCode::Char('u') => {
+                pane.scroll = pane.scroll.saturating_sub(page);
+            }
+            KeyCode::PageDown | KeyCode::Char('d' | ' ') => {
+                pane.scroll = (pane.scroll + page).min(last);
+            }
+            KeyCode::Home | KeyCode::Char('g') => pane.scroll = 0,
+            KeyCode::End | KeyCode::Char('G') => pane.scroll = last,
+            _ => {}
+        }
+        self.overlay = Overlay::Diff(pane);
     }
 
     /// Opens the answer prompt for the selected step's wait, else the run's first.
@@ -548,6 +676,7 @@ mod tests {
             node: "draft".into(),
             status: crate::runtime::StepOutcome::Completed,
             delta: crate::runtime::state::Delta::default(),
+            files: None,
             branch: None,
         });
         view.apply(&RunEvent::RunPaused {
@@ -637,6 +766,83 @@ mod tests {
         assert!(!app.open);
         assert_eq!(app.key(press(KeyCode::Esc)), Some(Command::Quit));
         assert_eq!(app.key(press(KeyCode::Char('q'))), Some(Command::Quit));
+    }
+
+    #[test]
+    fn the_diff_key_reads_a_steps_patch_once_and_scrolls_it() {
+        use crate::runtime::FilesChanged;
+        use crate::workspace::snapshot::{Change, ChangeStatus};
+        let mut view = view();
+        view.apply(&RunEvent::StepFinished {
+            step: 1,
+            node: "draft".into(),
+            status: crate::runtime::StepOutcome::Completed,
+            delta: crate::runtime::state::Delta::default(),
+            files: Some(FilesChanged {
+                before: "b1".to_owned(),
+                after: "a1".to_owned(),
+                changed: vec![Change {
+                    path: "out.txt".to_owned(),
+                    status: ChangeStatus::Added,
+                    added: Some(30),
+                    removed: Some(0),
+                }],
+            }),
+            branch: None,
+        });
+        let mut app = App::showing(view, false);
+        // Ten rows of diff inside the pane's border.
+        app.height = 12;
+        assert_eq!(app.selected.as_deref(), Some("draft"));
+        assert_eq!(
+            app.key(press(KeyCode::Char('D'))),
+            Some(Command::Diff {
+                before: "b1".to_owned(),
+                after: "a1".to_owned()
+            })
+        );
+        let pane = |app: &App| match &app.overlay {
+            Overlay::Diff(pane) => pane.clone(),
+            other => panic!("the diff is up: {other:?}"),
+        };
+        // A patch of another pair of snapshots is not this pane's.
+        app.take_patch("x", "y", Ok("+nope\n".to_owned()));
+        assert_eq!(pane(&app).patch, None);
+        let body: String = (0..30).map(|n| format!("+line {n}\n")).collect();
+        app.take_patch(
+            "b1",
+            "a1",
+            Ok(format!(
+                "diff --git a/out.txt b/out.txt\n@@ -0,0 +1,30 @@\n{body}"
+            )),
+        );
+        let lines = pane(&app).patch.expect("read").expect("a patch");
+        assert_eq!(lines.len(), 32);
+        assert_eq!(lines[2].tone, super::super::files::DiffTone::Added);
+        // Scrolled by line, by page, to the end (the last line on the last row); `q`
+        // closes the pane, not the view.
+        app.key(press(KeyCode::Char('j')));
+        assert_eq!(pane(&app).scroll, 1);
+        app.key(press(KeyCode::PageDown));
+        assert_eq!(pane(&app).scroll, 11);
+        app.key(press(KeyCode::Char('G')));
+        assert_eq!(pane(&app).scroll, 22);
+        app.key(press(KeyCode::Char('j')));
+        assert_eq!(pane(&app).scroll, 22);
+        app.key(press(KeyCode::Char('g')));
+        assert_eq!(pane(&app).scroll, 0);
+        assert_eq!(app.key(press(KeyCode::Char('q'))), None);
+        assert_eq!(app.overlay, Overlay::None);
+        // Opened again: read already, nothing to do.
+        assert_eq!(app.key(press(KeyCode::Char('D'))), None);
+        assert!(pane(&app).patch.is_some_and(|patch| patch.is_ok()));
+        assert_eq!(app.key(press(KeyCode::Esc)), None);
+        assert_eq!(app.overlay, Overlay::None);
+        // A step without recorded files says so.
+        app.key(press(KeyCode::Char('j')));
+        assert_eq!(app.key(press(KeyCode::Char('D'))), None);
+        assert_eq!(app.overlay, Overlay::None);
+        assert!(app.notice.is_some());
     }
 
     #[test]

@@ -35,6 +35,16 @@ pub(super) enum Loaded {
     View(RunId, Result<Box<RunView>, String>),
     /// The runs could not be read.
     Failed(String),
+    /// The patch between two snapshots of a run's files (for the diff pane), or why it
+    /// could not be read.
+    Patch {
+        /// The snapshot before.
+        before: String,
+        /// The snapshot after.
+        after: String,
+        /// Git's unified diff, without colours.
+        patch: Result<String, String>,
+    },
     /// A signal asks the view to close (SIGTERM, SIGHUP).
     Stop,
 }

@@ -1,14 +1,16 @@
 //! `atomic ui` in a terminal: a full-screen view of a run (ratatui on crossterm: plain
 //! escape codes and keys, so it works over SSH) — its steps with live states, the selected
-//! step's output as it streams, its state and events — with keys to move, follow the
-//! running step, open a step, answer a wait and cancel. When stdout is not a terminal the
-//! run is printed once as text instead.
+//! step's output as it streams, the files it changed, its state and events — with keys to
+//! move, follow the running step, open a step, read its diff, answer a wait and cancel.
+//! When stdout is not a terminal the run is printed once as text instead.
 //!
 //! `app` holds the state and what keys do, `draw` paints it, `loader` reads the store in
-//! the background, `session` owns the terminal and the loop, `summary` is the text form.
+//! the background, `session` owns the terminal and the loop, `summary` is the text form,
+//! `files` the text of what a step changed (its files, its diff).
 
 mod app;
 mod draw;
+mod files;
 mod loader;
 mod session;
 mod summary;

@@ -1,9 +1,11 @@
 //! The full-screen session: the terminal taken (raw mode, alternate screen, hidden cursor)
 //! by a [`Guard`] that gives it back on every way out — return, error, panic (a hook),
 //! SIGTERM (it stops the loop), a terminal that hangs up — and the loop that draws the app when something
-//! changed, reads keys, and carries out their commands.
+//! changed, reads keys, and carries out their commands (a step's diff is read from the
+//! project's snapshots on the blocking pool, so git never holds up a key).
 
 use std::io::{self, Stdout};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -19,6 +21,7 @@ use super::loader::{self, Loaded, Target};
 use crate::cli::Exit;
 use crate::cli::ui::{Watch, actions};
 use crate::store::RunId;
+use crate::workspace::snapshot::Snapshots;
 
 /// The longest a key waits to be read while nothing else happens.
 const KEY_WAIT: Duration = Duration::from_millis(50);
@@ -34,10 +37,22 @@ pub(super) fn run(
     let (target, targets) = tokio::sync::watch::channel(Target { run, list: false });
     let (sender, loaded) = mpsc::channel();
     let reader = runtime.spawn(loader::poll(watch.clone(), targets, sender.clone()));
-    let signals = runtime.spawn(stop_on_signals(sender));
+    let signals = runtime.spawn(stop_on_signals(sender.clone()));
     let actions = watch.actions();
+    let diffs = Diffs {
+        runtime: runtime.handle().clone(),
+        root: actions.project.clone(),
+        sender,
+    };
     let result = Guard::enter().and_then(|mut guard| {
-        event_loop(&mut guard.terminal, &mut app, &target, &loaded, &actions)
+        event_loop(
+            &mut guard.terminal,
+            &mut app,
+            &target,
+            &loaded,
+            &actions,
+            &diffs,
+        )
     });
     reader.abort();
     signals.abort();
@@ -56,6 +71,7 @@ fn event_loop(
     target: &tokio::sync::watch::Sender<Target>,
     loaded: &mpsc::Receiver<Loaded>,
     actions: &actions::Actions,
+    diffs: &Diffs,
 ) -> io::Result<()> {
     let mut dirty = true;
     loop {
@@ -70,10 +86,16 @@ fn event_loop(
                 }
                 Loaded::View(run, view) => app.take_view(&run, view.map(|view| *view)),
                 Loaded::Failed(error) => app.load_error = Some(error),
+                Loaded::Patch {
+                    before,
+                    after,
+                    patch,
+                } => app.take_patch(&before, &after, patch),
                 Loaded::Stop => return Ok(()),
             }
         }
         if dirty {
+            app.height = terminal.size()?.height;
             terminal.draw(|frame| draw::draw(frame, app))?;
             dirty = false;
         }
@@ -109,6 +131,7 @@ fn event_loop(
                                 app.warn(error.to_string());
                             }
                         }
+                        Some(Command::Diff { before, after }) => diffs.read(before, after),
                     }
                     let list = app.screen == Screen::Runs;
                     if target.borrow().list != list {
@@ -119,6 +142,30 @@ fn event_loop(
                 _ => {}
             }
         }
+    }
+}
+
+/// Where a step's diff is read: the project's snapshots, on the blocking pool, the patch
+/// sent back to the loop.
+struct Diffs {
+    runtime: tokio::runtime::Handle,
+    root: PathBuf,
+    sender: mpsc::Sender<Loaded>,
+}
+
+impl Diffs {
+    fn read(&self, before: String, after: String) {
+        let (root, sender) = (self.root.clone(), self.sender.clone());
+        self.runtime.spawn_blocking(move || {
+            let patch = Snapshots::open(&root)
+                .and_then(|snapshots| snapshots.patch(&before, &after, false))
+                .map_err(|error| error.to_string());
+            let _ = sender.send(Loaded::Patch {
+                before,
+                after,
+                patch,
+            });
+        });
     }
 }
 

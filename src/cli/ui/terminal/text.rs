@@ -305,6 +305,19 @@ pub(super) fn event_line(event: &RunEvent) -> String {
         RunEvent::RunFinished { steps, .. } => format!("run completed · {steps} steps"),
         RunEvent::RunFailed { message, .. } => format!("run failed: {message}"),
         RunEvent::RunCancelled { step, .. } => format!("run cancelled after step {step}"),
+        RunEvent::FilesPutBack { node, paths, .. } => format!(
+            "put back {} file(s) the interrupted step{} had changed",
+            paths.len(),
+            node.as_ref()
+                .map(|node| format!(" {node}"))
+                .unwrap_or_default()
+        ),
+        RunEvent::FilesKept { paths, .. } => {
+            format!(
+                "kept {} file(s) changed while the run was stopped",
+                paths.len()
+            )
+        }
     }
 }
 

@@ -1,6 +1,9 @@
-//! The web view's routes: two pages, their JSON, a run's server-sent events, three actions.
+//! The web view's routes: two pages, their JSON, a run's server-sent events, a step's
+//! diff, three actions.
 
 use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -18,6 +21,7 @@ use super::{assets, graph};
 use crate::cli::ui::{Watch, actions};
 use crate::store::{RunId, StoreError};
 use crate::view::RunPhase;
+use crate::workspace::snapshot::Snapshots;
 
 /// How often a run's stream looks at the store.
 const POLL: Duration = Duration::from_millis(200);
@@ -25,18 +29,25 @@ const POLL: Duration = Duration::from_millis(200);
 /// The most runs the list shows.
 const LIST_LIMIT: usize = 100;
 
+/// The most of a step's diff the page is sent, in bytes (the rest is left out, saying so).
+const PATCH_LIMIT: usize = 4 << 20;
+
 /// What every handler shares.
 #[derive(Clone)]
 struct App {
     watch: Watch,
     access: Access,
+    /// The project's root, where the runs' snapshots of their files are.
+    root: Arc<PathBuf>,
 }
 
 /// The router.
 pub(super) fn router(watch: Watch, access: Access) -> Router {
+    let root = Arc::new(watch.actions().project);
     let app = App {
         watch,
         access: access.clone(),
+        root,
     };
     Router::new()
         .route("/", get(runs_page))
@@ -46,6 +57,7 @@ pub(super) fn router(watch: Watch, access: Access) -> Router {
         .route("/api/runs/{id}", get(run_json))
         .route("/api/runs/{id}/graph.svg", get(run_graph))
         .route("/api/runs/{id}/steps/{key}", get(step_json))
+        .route("/api/runs/{id}/files/{key}", get(step_patch))
         .route("/api/runs/{id}/stream", get(run_stream))
         .route("/api/runs/{id}/answer", post(answer))
         .route("/api/runs/{id}/cancel", post(cancel))
@@ -142,6 +154,75 @@ async fn step_json(
             format!("run `{run}` has no step `{key}`"),
         )),
     }
+}
+
+/// The unified diff of what step `key` last changed, as plain text (never to be read as
+/// a page: a file's content is the step's, not ours); 404 for an unknown run or step, or a
+/// step with no files recorded.
+async fn step_patch(
+    State(app): State<App>,
+    Path((id, key)): Path<(String, String)>,
+) -> Result<Response, Failure> {
+    let run = run_id(&app, &id).await?;
+    let files = app
+        .watch
+        .read(&run, |view, _| {
+            let node = view.nodes.iter().find(|node| node.key == key)?;
+            Some(node.files.clone())
+        })
+        .await?;
+    let files = match files {
+        Some(Some(files)) => files,
+        Some(None) => {
+            return Err(Failure(
+                StatusCode::NOT_FOUND,
+                format!("step `{key}` of run `{run}` has no recorded files"),
+            ));
+        }
+        None => {
+            return Err(Failure(
+                StatusCode::NOT_FOUND,
+                format!("run `{run}` has no step `{key}`"),
+            ));
+        }
+    };
+    let root = Arc::clone(&app.root);
+    let patch = tokio::task::spawn_blocking(move || {
+        Snapshots::open(&root)
+            .and_then(|snapshots| snapshots.patch(&files.before, &files.after, false))
+    })
+    .await
+    .map_err(|error| Failure(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()))?
+    .map_err(|error| {
+        Failure(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read the snapshots of run `{run}`: {error}"),
+        )
+    })?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        limited(patch, PATCH_LIMIT),
+    )
+        .into_response())
+}
+
+/// `patch` cut after its last whole line within `limit` bytes, saying how much was left out.
+fn limited(mut patch: String, limit: usize) -> String {
+    if patch.len() <= limit {
+        return patch;
+    }
+    let mut end = limit;
+    while !patch.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = patch[..end].rfind('\n').map_or(0, |at| at + 1);
+    let left = patch.len() - end;
+    patch.truncate(end);
+    patch.push_str(&format!("… {left} more bytes of the diff are not shown\n"));
+    patch
 }
 
 /// JSON text as a response.
@@ -246,5 +327,22 @@ async fn act(
             StatusCode::INTERNAL_SERVER_ERROR,
             error.to_string(),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_diff_is_cut_after_a_whole_line() {
+        let patch = "+one\n+two\n+thrée\n".to_owned();
+        assert_eq!(limited(patch.clone(), 100), patch);
+        assert_eq!(
+            limited(patch.clone(), 12),
+            "+one\n+two\n… 8 more bytes of the diff are not shown\n"
+        );
+        // Never inside a character.
+        assert!(limited(patch, 15).starts_with("+one\n+two\n…"));
     }
 }

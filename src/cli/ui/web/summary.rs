@@ -1,5 +1,6 @@
 //! The JSON the pages read: a run's view without the steps' output (sent whenever it
-//! changes), one step with its output (fetched when opened), and the runs list.
+//! changes), one step with its output and the files it changed (fetched when opened), and
+//! the runs list.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -46,6 +47,8 @@ struct StepSummary<'a> {
     outputs: usize,
     /// The last line of its last text, for a glance.
     last: Option<&'a str>,
+    /// How many files its last finished step changed (none when no files were recorded).
+    files_changed: Option<usize>,
 }
 
 impl<'a> RunSummary<'a> {
@@ -88,6 +91,7 @@ impl<'a> StepSummary<'a> {
             error: node.error.as_deref(),
             outputs: node.output.len(),
             last,
+            files_changed: node.files.as_ref().map(|files| files.changed.len()),
         }
     }
 }

@@ -16,8 +16,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::app::{App, Screen};
+use super::files::DiffTone;
 use super::text::{Tone, clip};
 use crate::view::{NodeState, RunPhase};
+use crate::workspace::snapshot::ChangeStatus;
 
 /// Narrower than this, the compact step list is drawn instead of the panes.
 pub(super) const COMPACT_WIDTH: u16 = 60;
@@ -90,6 +92,28 @@ impl Theme {
             Tone::Call => self.fg(Color::Cyan),
             Tone::Result => self.fg(Color::Blue),
             Tone::Error => self.fg(Color::Red),
+        }
+    }
+
+    /// A changed file's mark.
+    pub(super) fn change(self, status: ChangeStatus) -> Style {
+        let style = match status {
+            ChangeStatus::Added => self.fg(Color::Green),
+            ChangeStatus::Modified => self.fg(Color::Yellow),
+            ChangeStatus::Deleted => self.fg(Color::Red),
+            ChangeStatus::TypeChanged => self.fg(Color::Blue),
+        };
+        style.add_modifier(Modifier::BOLD)
+    }
+
+    /// A line of a diff.
+    pub(super) fn diff(self, tone: DiffTone) -> Style {
+        match tone {
+            DiffTone::File => Style::new().add_modifier(Modifier::BOLD),
+            DiffTone::Hunk => self.fg(Color::Cyan),
+            DiffTone::Added => self.fg(Color::Green),
+            DiffTone::Removed => self.fg(Color::Red),
+            DiffTone::Context => Style::new(),
         }
     }
 

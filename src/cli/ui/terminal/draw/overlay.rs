@@ -1,5 +1,6 @@
 //! What is drawn over a screen: the keys (`?`), the answer prompt (`a`) and the cancel
-//! question (`c`), each in a box centred on the screen, the whole screen when it is small.
+//! question (`c`), each in a box centred on the screen, the whole screen when it is small;
+//! and a step's diff (`D`), which takes the whole screen.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,8 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::Theme;
-use crate::cli::ui::terminal::app::{Answering, App, Overlay};
-use crate::cli::ui::terminal::text::wrap;
+use crate::cli::ui::terminal::app::{Answering, App, DiffPane, Overlay};
+use crate::cli::ui::terminal::files::screen_line;
+use crate::cli::ui::terminal::text::{clip, wrap};
 
 /// The keys, as `?` lists them.
 const HELP: &[(&str, &str)] = &[
@@ -17,6 +19,7 @@ const HELP: &[(&str, &str)] = &[
     ("⏎", "open the step (details, whole output); again: back"),
     ("PgUp PgDn  u d", "scroll the output back, forward"),
     ("f", "follow: keep the running step selected"),
+    ("D", "the diff of the files the step changed"),
     ("a", "answer the wait the run is paused at"),
     ("c", "cancel the run (asks first)"),
     ("r", "the runs list, newest first"),
@@ -29,6 +32,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, theme: Theme, area: Rect) {
         Overlay::None => {}
         Overlay::Help => help(frame, theme, area),
         Overlay::Answer(answering) => answer(frame, answering, theme, area),
+        Overlay::Diff(pane) => diff(frame, pane, app.diff_rows(), theme, area),
         Overlay::ConfirmCancel => {
             let run = app
                 .run
@@ -109,6 +113,70 @@ fn answer(frame: &mut Frame<'_>, answering: &Answering, theme: Theme, area: Rect
     );
 }
 
+/// The diff pane: the patch from its scrolled-to line, coloured line by line, over the
+/// whole screen; `rows` is how many lines it shows (what the keys scroll by).
+fn diff(frame: &mut Frame<'_>, pane: &DiffPane, rows: usize, theme: Theme, area: Rect) {
+    frame.render_widget(Clear, area);
+    let (first, len) = match &pane.patch {
+        Some(Ok(patch)) => (
+            pane.scroll.min(patch.len().saturating_sub(rows)),
+            patch.len(),
+        ),
+        _ => (0, 0),
+    };
+    let files = if pane.files == 1 { "file" } else { "files" };
+    let mut title = format!("{} · {} {files} changed", pane.step, pane.files);
+    if len > rows {
+        title.push_str(&format!(
+            " · lines {}–{} of {len}",
+            first + 1,
+            (first + rows).min(len)
+        ));
+    }
+    title.push_str(" · ↑↓ PgUp/PgDn scroll · Esc/q close");
+    let block = Block::bordered().title(Span::styled(
+        format!(
+            " {} ",
+            clip(&title, usize::from(area.width.saturating_sub(4)))
+        ),
+        theme.accent(),
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = usize::from(inner.width);
+    let lines: Vec<Line<'_>> = match &pane.patch {
+        None => vec![Line::from(Span::styled("reading the diff…", theme.dim()))],
+        Some(Err(error)) => wrap_error(error, width, theme),
+        Some(Ok(patch)) if patch.is_empty() => {
+            vec![Line::from(Span::styled("no differences", theme.dim()))]
+        }
+        Some(Ok(patch)) => patch
+            .iter()
+            .skip(first)
+            .take(usize::from(inner.height))
+            .map(|line| {
+                Line::from(Span::styled(
+                    screen_line(&line.text, width),
+                    theme.diff(line.tone),
+                ))
+            })
+            .collect(),
+    };
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Why a diff could not be read, wrapped to `width`.
+fn wrap_error(error: &str, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let mut pieces = Vec::new();
+    for line in format!("cannot read the diff: {error}").lines() {
+        wrap(line, width, &mut pieces);
+    }
+    pieces
+        .into_iter()
+        .map(|piece| Line::from(Span::styled(piece, theme.error())))
+        .collect()
+}
+
 /// `lines` in a titled box at most `width` wide, centred in `area` and cleared beneath.
 fn boxed(
     frame: &mut Frame<'_>,
@@ -136,5 +204,82 @@ fn centred(area: Rect, width: u16, height: u16) -> Rect {
         y: area.y + (area.height - height) / 2,
         width,
         height,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    use crate::cli::ui::terminal::app::App;
+    use crate::lower::{Outline, OutlineStep};
+    use crate::runtime::{FilesChanged, RunEvent, StepOutcome};
+    use crate::view::RunView;
+    use crate::workspace::snapshot::{Change, ChangeStatus};
+
+    fn screen(app: &App, width: u16, height: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a terminal");
+        terminal
+            .draw(|frame| super::super::draw(frame, app))
+            .expect("drawn");
+        let buffer = terminal.backend().buffer();
+        buffer
+            .content()
+            .chunks(usize::from(width.max(1)))
+            .map(|row| row.iter().map(|cell| cell.symbol()).collect::<String>() + "\n")
+            .collect()
+    }
+
+    #[test]
+    fn the_files_and_the_diff_are_drawn_at_every_size() {
+        let outline = Outline {
+            steps: vec![OutlineStep {
+                key: "w".to_owned(),
+                node: Some("w".to_owned()),
+                kind: "tool",
+                label: "w".to_owned(),
+            }],
+            edges: Vec::new(),
+        };
+        let mut view = RunView::new("r1", &outline);
+        view.apply(&RunEvent::StepFinished {
+            step: 1,
+            node: "w".into(),
+            status: StepOutcome::Completed,
+            delta: crate::runtime::state::Delta::default(),
+            files: Some(FilesChanged {
+                before: "b".to_owned(),
+                after: "a".to_owned(),
+                changed: vec![Change {
+                    path: "out.txt".to_owned(),
+                    status: ChangeStatus::Added,
+                    added: Some(1),
+                    removed: Some(0),
+                }],
+            }),
+            branch: None,
+        });
+        let mut app = App::showing(view, true);
+        let shown = screen(&app, 100, 30);
+        assert!(shown.contains("A out.txt +1 −0"), "{shown}");
+        app.key(KeyEvent::new(KeyCode::Char('D'), KeyModifiers::SHIFT));
+        assert!(screen(&app, 100, 30).contains("reading the diff…"));
+        app.take_patch(
+            "b",
+            "a",
+            Ok("diff --git a/out.txt b/out.txt\n--- /dev/null\n+++ b/out.txt\n@@ -0,0 +1 @@\n+hello\n".to_owned()),
+        );
+        for (width, height) in [(100, 30), (40, 12), (20, 6), (10, 3), (1, 1), (0, 0)] {
+            app.height = height;
+            let shown = screen(&app, width, height);
+            if width >= 40 {
+                assert!(shown.contains("+hello"), "{width}×{height}:\n{shown}");
+            }
+        }
+        app.take_patch("b", "a", Err("git failed".to_owned()));
+        app.height = 30;
+        assert!(screen(&app, 100, 30).contains("cannot read the diff: git failed"));
     }
 }

@@ -1,6 +1,7 @@
 //! The run screen: a header with the run's totals, the step list with live states, the
-//! selected step's output, the state and the last events, a line for a pending wait, and
-//! the footer. An opened step (Enter) gives its details and output the whole body.
+//! selected step's output and the files it changed, the state and the last events, a line
+//! for a pending wait, and the footer. An opened step (Enter) gives its details, files and
+//! output the whole body.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -9,6 +10,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 use super::{Theme, fit, footer, offset, take_bottom, take_top};
 use crate::cli::ui::terminal::app::App;
+use crate::cli::ui::terminal::files;
 use crate::cli::ui::terminal::text::{self, clip, glyph};
 use crate::view::{NodeState, NodeView, RunView};
 
@@ -190,7 +192,58 @@ fn output(frame: &mut Frame<'_>, app: &App, theme: Theme, area: Rect) {
     let block = Block::bordered().title(Span::styled(title, theme.state(node.state)));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    // The files it changed below its output, a third of the pane at most.
+    let changed = node.files.as_ref().map_or(0, |files| files.changed.len());
+    let rows = if changed == 0 {
+        0
+    } else {
+        (changed + 1).min(usize::from(inner.height / 3).max(2))
+    };
+    let (inner, files_area) = take_bottom(inner, u16::try_from(rows).unwrap_or(u16::MAX));
+    let lines = files_lines(node, usize::from(files_area.width), rows, theme);
+    frame.render_widget(Paragraph::new(lines), files_area);
     output_lines(frame, app, node, theme, inner);
+}
+
+/// The files `node`'s last finished step changed, in at most `rows` lines: a heading, then
+/// a line a file (its mark, path and line counts), `… N more` for those that do not fit.
+fn files_lines(node: &NodeView, width: usize, rows: usize, theme: Theme) -> Vec<Line<'static>> {
+    let Some(changed) = node.files.as_ref().map(|files| &files.changed) else {
+        return Vec::new();
+    };
+    if rows == 0 {
+        return Vec::new();
+    }
+    let heading = match changed.len() {
+        0 => "files: none changed".to_owned(),
+        1 => "files · 1 changed · D: diff".to_owned(),
+        n => format!("files · {n} changed · D: diff"),
+    };
+    let mut lines = vec![Line::from(Span::styled(clip(&heading, width), theme.dim()))];
+    let room = rows - 1;
+    let shown = if changed.len() > room {
+        room.saturating_sub(1)
+    } else {
+        changed.len()
+    };
+    for change in changed.iter().take(shown) {
+        let counts = files::counts(change);
+        let path_width = width.saturating_sub(3 + counts.chars().count());
+        lines.push(Line::from(vec![
+            Span::styled(files::mark(change.status), theme.change(change.status)),
+            Span::raw(" "),
+            Span::raw(files::screen_line(&change.path, path_width)),
+            Span::raw(" "),
+            Span::styled(counts, theme.dim()),
+        ]));
+    }
+    if changed.len() > shown && lines.len() < rows {
+        lines.push(Line::from(Span::styled(
+            format!("… {} more (D: diff)", changed.len() - shown),
+            theme.dim(),
+        )));
+    }
+    lines
 }
 
 /// The lines of `node`'s output that fit `area`, its error on the last row.
@@ -283,6 +336,14 @@ fn opened(frame: &mut Frame<'_>, app: &App, view: &RunView, theme: Theme, area: 
             theme.state(NodeState::Waiting),
         )));
     }
+    let room = usize::from(inner.height / 3).max(2);
+    let changed = node.files.as_ref().map_or(0, |files| files.changed.len());
+    details.extend(files_lines(
+        node,
+        usize::from(inner.width),
+        (changed + 1).min(room),
+        theme,
+    ));
     let (top, rest) = take_top(inner, u16::try_from(details.len() + 1).unwrap_or(u16::MAX));
     frame.render_widget(Paragraph::new(details), top);
     output_lines(frame, app, node, theme, rest);

@@ -1,12 +1,15 @@
 "use strict";
 // A run's page: the graph (drawn by the server), the steps with their states, the selected
-// step's output, the state and the events, kept current by the server's events.
+// step's output and the files it changed (with their diff), the state and the events, kept
+// current by the server's events.
 const run = document.body.dataset.run;
 const token = document.querySelector('meta[name="atomic-token"]').content;
 const $ = (selector) => document.querySelector(selector);
 let view = null;
 let selected = null;      // the step key a person chose; null: follow the running step
-let shown = { key: null, outputs: -1, state: null };
+let shown = { key: null, outputs: -1, state: null, files: null };
+const patches = new Map(); // "before..after" → the diff's text (snapshots never change)
+const MARKS = { added: "A", modified: "M", deleted: "D", "type-changed": "T" };
 
 function post(path, body) {
   return fetch(`/api/runs/${encodeURIComponent(run)}/${path}`, {
@@ -67,6 +70,7 @@ function renderSteps() {
     if (node.attempts > 1) parts.push(`${node.attempts} attempts`);
     if (node.elapsed_ms != null) parts.push(duration(node.elapsed_ms));
     if (tokens(node.usage)) parts.push(tokens(node.usage));
+    if (node.files_changed) parts.push(`${node.files_changed} file${node.files_changed === 1 ? "" : "s"}`);
     if (node.error) parts.push(node.error);
     extra.textContent = parts.join(" · ");
     item.append(state, name, extra);
@@ -79,7 +83,7 @@ function renderOutput(step) {
   const out = $("#output");
   out.replaceChildren();
   $("#step-title").textContent = step ? `Step ${step.key} — ${step.state}` : "Steps";
-  if (!step) return;
+  if (!step) { renderFiles(null); return; }
   for (const item of step.output) {
     const line = document.createElement("div");
     switch (item.type) {
@@ -98,14 +102,87 @@ function renderOutput(step) {
     out.append(error);
   }
   out.scrollTop = out.scrollHeight;
+  renderFiles(step);
+}
+
+// The files the step last changed, each with its mark and counts, then its diff (read once
+// per pair of snapshots).
+async function renderFiles(step) {
+  const box = $("#files");
+  const files = step && step.files;
+  box.hidden = !files;
+  $("#changed").replaceChildren();
+  $("#diff").replaceChildren();
+  if (!files) return;
+  $("#files-count").textContent = files.changed.length ? `${files.changed.length} changed` : "none changed";
+  for (const change of files.changed) {
+    const item = document.createElement("li");
+    const mark = document.createElement("span");
+    mark.className = `mark ${change.status}`;
+    mark.textContent = MARKS[change.status] || "?";
+    const path = document.createElement("span");
+    path.className = "path";
+    path.textContent = change.path;
+    const counts = document.createElement("span");
+    counts.className = "muted";
+    counts.textContent = change.added != null && change.removed != null ? `+${change.added} −${change.removed}` : "binary";
+    item.append(mark, path, counts);
+    $("#changed").append(item);
+  }
+  if (!files.changed.length) return;
+  const id = `${files.before}..${files.after}`;
+  let patch = patches.get(id);
+  let failed = null;
+  if (patch === undefined) {
+    const response = await fetch(`/api/runs/${encodeURIComponent(run)}/files/${encodeURIComponent(step.key)}`);
+    if (response.ok) {
+      patch = await response.text();
+      patches.set(id, patch);
+    } else {
+      failed = await response.text();
+    }
+  }
+  // Another step may have been chosen meanwhile.
+  if (shown.key !== step.key) return;
+  renderDiff(patch, failed);
+}
+
+// A patch, a line a row, coloured by what each line is. Lines are set as text, never as
+// markup: a file that holds `<script>` shows it.
+function renderDiff(patch, failed) {
+  const out = $("#diff");
+  if (failed != null) {
+    const line = document.createElement("div");
+    line.className = "failed";
+    line.textContent = `cannot read the diff: ${failed}`;
+    out.replaceChildren(line);
+    return;
+  }
+  const lines = patch.split("\n");
+  if (lines.length && lines[lines.length - 1] === "") lines.pop();
+  let inHunk = false;
+  out.replaceChildren(...lines.map((text) => {
+    let kind;
+    if (text.startsWith("diff ")) { inHunk = false; kind = "file"; }
+    else if (text.startsWith("@@")) { inHunk = true; kind = "hunk"; }
+    else if (!inHunk) kind = "file";
+    else if (text.startsWith("+")) kind = "add";
+    else if (text.startsWith("-")) kind = "del";
+    else kind = "ctx";
+    const line = document.createElement("div");
+    line.className = kind;
+    line.textContent = text;
+    return line;
+  }));
 }
 
 async function refreshOutput(force) {
   const key = focusKey();
   const node = key && view.nodes.find((n) => n.key === key);
   if (!node) { renderOutput(null); return; }
-  if (!force && shown.key === key && shown.outputs === node.outputs && shown.state === node.state) return;
-  shown = { key, outputs: node.outputs, state: node.state };
+  if (!force && shown.key === key && shown.outputs === node.outputs && shown.state === node.state
+      && shown.files === node.files_changed) return;
+  shown = { key, outputs: node.outputs, state: node.state, files: node.files_changed };
   const response = await fetch(`/api/runs/${encodeURIComponent(run)}/steps/${encodeURIComponent(key)}`);
   if (response.ok) renderOutput(await response.json());
 }

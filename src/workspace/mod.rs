@@ -2,28 +2,57 @@
 //!
 //! A run has one; a step is given the run's (and, once parallel branches may work in git
 //! worktrees of their own, its branch's). It is the one place that says where files are,
-//! so what is kept about them hangs on it: snapshots of the files around each step,
-//! worktrees, the roots a sandbox lets a step write. Today it holds the root directory;
-//! relative paths of the workflow (a tool's `cwd=`, a task loop's file) are resolved
-//! against it.
+//! so what is kept about them hangs on it: [`snapshot`]s of the files around each step,
+//! worktrees, the roots a sandbox lets a step write. It holds the root directory, against
+//! which relative paths of the workflow (a tool's `cwd=`, a task loop's file) are
+//! resolved, and the run's snapshot store when the run keeps one.
 //!
 //! This module imports nothing else of atomic: the runtime and the providers import it.
 
+mod git;
+mod lock;
+pub mod snapshot;
+
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+use snapshot::Snapshots;
 
 /// The directory a run's agents and tools work in.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Workspace {
     root: PathBuf,
+    /// Where its files are recorded, when the run keeps snapshots (not sent over the wire:
+    /// a process reopens the store from the root).
+    #[serde(skip)]
+    snapshots: Option<Arc<Snapshots>>,
 }
 
 impl Workspace {
     /// The workspace rooted at `root` (the project's directory, usually).
     #[must_use]
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            snapshots: None,
+        }
+    }
+
+    /// The same workspace, its files recorded in `snapshots`.
+    #[must_use]
+    pub fn with_snapshots(self, snapshots: Arc<Snapshots>) -> Self {
+        Self {
+            snapshots: Some(snapshots),
+            ..self
+        }
+    }
+
+    /// Its snapshot store, when the run keeps snapshots.
+    #[must_use]
+    pub fn snapshots(&self) -> Option<Arc<Snapshots>> {
+        self.snapshots.clone()
     }
 
     /// Its root directory.

@@ -1,0 +1,154 @@
+//! The workspace when a run is resumed: the files must be as if each committed step ran
+//! once and the step the run continues at never started.
+//!
+//! The run's snapshot chain says which: its newest snapshot was taken *before* a step (or
+//! keeps a failed attempt's files, or *after* a step the store never committed) when a
+//! step was in flight as the run stopped — killed, cancelled, out of time — and its partial
+//! edits are put back to the files before it (kept in the chain). Otherwise the newest
+//! snapshot is the run's files, and anything that differs from it now was changed while
+//! the run was stopped, by no step of it: the resume refuses, listing the files, unless it
+//! was told to keep them (they become the run's files).
+
+use std::sync::Arc;
+
+use crate::runtime::event::RunEvent;
+use crate::runtime::shared::Shared;
+use crate::runtime::{RunContext, RunError};
+use crate::store::RunId;
+use crate::workspace::snapshot::{Mark, SnapshotError, Snapshots};
+
+use super::ResumeError;
+
+/// How far back the chain is read for the snapshot before an interrupted step (a step's
+/// retries add three entries each).
+const LOOK_BACK: usize = 256;
+
+/// What the workspace was found in on resume.
+#[derive(Debug)]
+enum Found {
+    /// As the run left it.
+    Settled,
+    /// A step was in flight: put back to this tree, the step's name if known.
+    InFlight { tree: String, step: Option<String> },
+    /// Changed while the run was stopped, by no step.
+    Changed(Vec<String>),
+}
+
+/// Makes the workspace fit the run about to resume (see the module), telling the run's
+/// sink what was put back or kept. `committed`: the snapshots the run's committed cursors
+/// name (the last step that recorded files).
+///
+/// # Errors
+/// [`ResumeError::WorkspaceChanged`] when files changed while the run was stopped and
+/// `keep_changes` is not set; [`ResumeError::Workspace`] when git fails.
+pub(super) async fn settle(
+    ctx: &RunContext,
+    run_id: &RunId,
+    committed: Vec<String>,
+    keep_changes: bool,
+) -> Result<Option<RunEvent>, ResumeError> {
+    let Some(snapshots) = ctx.executor.snapshots(ctx) else {
+        return Ok(None);
+    };
+    let run = run_id.to_string();
+    let failed = |error: SnapshotError| ResumeError::Workspace {
+        run: run_id.clone(),
+        message: error.to_string(),
+    };
+    let job = {
+        let run = run.clone();
+        let snapshots = Arc::clone(&snapshots);
+        move || -> Result<Option<RunEvent>, Result<Vec<String>, SnapshotError>> {
+            match inspect(&snapshots, &run, &committed).map_err(Err)? {
+                Found::Settled => Ok(None),
+                Found::InFlight { tree, step } => {
+                    let (kept, paths) = snapshots
+                        .restore(
+                            &run,
+                            &tree,
+                            step.as_deref(),
+                            "put back on resume: the step was interrupted",
+                        )
+                        .map_err(Err)?;
+                    Ok(Some(RunEvent::FilesPutBack {
+                        node: step.map(Arc::from),
+                        paths,
+                        kept: kept.commit,
+                    }))
+                }
+                Found::Changed(paths) if keep_changes => {
+                    let kept = snapshots
+                        .take(
+                            &run,
+                            Mark::Kept,
+                            None,
+                            "changed while the run was stopped; kept on resume",
+                        )
+                        .map_err(Err)?;
+                    Ok(Some(RunEvent::FilesKept {
+                        paths,
+                        snapshot: kept.commit,
+                    }))
+                }
+                Found::Changed(paths) => Err(Ok(paths)),
+            }
+        }
+    };
+    match tokio::task::spawn_blocking(job).await {
+        Ok(Ok(event)) => Ok(event),
+        Ok(Err(Ok(paths))) => Err(ResumeError::WorkspaceChanged {
+            run: run_id.clone(),
+            paths,
+        }),
+        Ok(Err(Err(error))) => Err(failed(error)),
+        Err(join) => Err(ResumeError::Workspace {
+            run: run_id.clone(),
+            message: join.to_string(),
+        }),
+    }
+}
+
+/// Reads the chain and the work tree (see [`Found`]).
+fn inspect(snapshots: &Snapshots, run: &str, committed: &[String]) -> Result<Found, SnapshotError> {
+    let entries = snapshots.entries(run, LOOK_BACK)?;
+    let Some(head) = entries.first() else {
+        return Ok(Found::Settled);
+    };
+    let in_flight = match head.mark {
+        Mark::Before | Mark::Abandoned => true,
+        Mark::After => !committed.contains(&head.snapshot.commit),
+        _ => false,
+    };
+    if in_flight && let Some(before) = entries.iter().find(|entry| entry.mark == Mark::Before) {
+        return Ok(Found::InFlight {
+            tree: before.snapshot.tree.clone(),
+            step: before.step.clone(),
+        });
+    }
+    let changed = snapshots.changed_since(&head.snapshot.tree)?;
+    Ok(if changed.is_empty() {
+        Found::Settled
+    } else {
+        Found::Changed(changed)
+    })
+}
+
+/// Records the workspace as a new run found it: what its first step starts from, and what
+/// a resume before any step compares the files with. The run's files from then on.
+///
+/// # Errors
+/// When git fails: the run does not start without the record it was asked to keep.
+pub(super) async fn record_start(shared: &Shared) -> Result<(), RunError> {
+    let Some(snapshots) = shared.ctx.executor.snapshots(&shared.ctx) else {
+        return Ok(());
+    };
+    let run = shared.program.run_id.to_string();
+    let start = tokio::task::spawn_blocking(move || {
+        snapshots.take(&run, Mark::Start, None, "the files the run started with")
+    })
+    .await
+    .map_err(|join| RunError::Workspace(join.to_string()))?
+    .map_err(|error| RunError::Workspace(error.to_string()))?;
+    shared.tally().files = Some(start.commit);
+    Ok(())
+}
