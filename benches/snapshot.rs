@@ -9,7 +9,7 @@
 //! - `changed_since` on an unchanged tree,
 //! - a restore of 10 changed files.
 //!
-//! `cargo bench --bench snapshot`. Prints medians of 15 runs (the cold first snapshot: 5).
+//! `cargo bench --bench snapshot`. Prints medians of 15 runs.
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports its figures")]
 
@@ -76,11 +76,10 @@ fn git(root: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-fn measure(label: &str, root: &Path, first: impl FnMut(usize), first_runs: usize) {
-    let mut first = first;
+fn measure(label: &str, root: &Path, mut first: impl FnMut(usize)) {
     let opened = time(RUNS, |_| {}, || drop(Snapshots::open(root).expect("opens")));
     let snapshots = Snapshots::open(root).expect("opens");
-    let cold = time(first_runs, &mut first, || {
+    let cold = time(RUNS, &mut first, || {
         Snapshots::open(root)
             .expect("opens")
             .take("r-first", Mark::Start, None, "")
@@ -156,10 +155,7 @@ fn measure(label: &str, root: &Path, first: impl FnMut(usize), first_runs: usize
     );
     println!("{label}:");
     println!("  open                         {:8.2} ms", ms(opened));
-    println!(
-        "  first snapshot               {:8.2} ms  ({first_runs} runs)",
-        ms(cold)
-    );
+    println!("  first snapshot               {:8.2} ms", ms(cold));
     println!("  unchanged snapshot           {:8.2} ms", ms(unchanged));
     println!("  after changing 1 file (2 KB) {:8.2} ms", ms(one));
     println!("  after changing 1 file (1 MB) {:8.2} ms", ms(big));
@@ -187,7 +183,6 @@ fn main() {
                 fs::remove_file(entry.path()).expect("remove the private index");
             }
         },
-        RUNS,
     );
 
     let bare = tempfile::tempdir().expect("a temporary directory");
@@ -199,6 +194,5 @@ fn main() {
         |_| {
             let _ = fs::remove_dir_all(root.join(".atomic"));
         },
-        5,
     );
 }

@@ -361,6 +361,30 @@ pub enum RunsAction {
         #[arg(long, conflicts_with = "stat")]
         json: bool,
     },
+    /// Delete runs: their history, step log, live feed and workspace snapshot refs. A run
+    /// a live process is running is refused (stop it with `atomic cancel` first).
+    Delete {
+        /// The run ids (or unique prefixes of them).
+        #[arg(required = true, num_args = 1..)]
+        runs: Vec<String>,
+    },
+    /// Delete the runs that match every filter given (at least one), never one a live
+    /// process is running; prints what went and the space freed.
+    Prune {
+        /// Only runs last changed longer ago than this: `90m`, `12h`, `30d`, `2w`.
+        #[arg(long, value_name = "AGE")]
+        older_than: Option<String>,
+        /// Keep the N newest runs (of those with the statuses given): only older ones go.
+        #[arg(long, value_name = "N")]
+        keep: Option<usize>,
+        /// Only runs with one of these statuses, comma-separated
+        /// (`completed,failed,cancelled`).
+        #[arg(long, value_name = "STATUS", value_delimiter = ',')]
+        status: Vec<String>,
+        /// List the runs that would go, and delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// `atomic rewind`.

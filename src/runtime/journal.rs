@@ -1,7 +1,10 @@
 //! An agent call's progress journal over the checkpoint store: the HTTP adapters' tool
 //! loop saves the conversation after each round of tool calls, and a run resumed after a
 //! crash gives the same call (same node, same call index) its saved conversation back, so
-//! the tools that ran are not run again.
+//! the tools that ran are not run again. In a run that records its files, the files are
+//! recorded first (a snapshot marked `before`): a resume puts the files back to where the
+//! saved conversation stands, not to before the whole step, so what those tools did stays
+//! done once.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,6 +15,7 @@ use serde_json::Value;
 
 use crate::providers::{CallJournal, JournalBackend};
 use crate::store::{RunId, Store};
+use crate::workspace::snapshot::{Mark, Snapshots};
 
 /// The journal of one call, stored under `<node>#<call index>`.
 pub(crate) struct StoreJournal {
@@ -21,6 +25,8 @@ pub(crate) struct StoreJournal {
     /// Whether the store may hold progress of this call (loaded or saved): only then is
     /// there anything to clear, so a call without tools costs no store write.
     touched: AtomicBool,
+    /// The run's snapshots, when it records its files.
+    files: Option<Arc<Snapshots>>,
 }
 
 impl StoreJournal {
@@ -31,7 +37,14 @@ impl StoreJournal {
             run,
             key: format!("{node}#{call_index}"),
             touched: AtomicBool::new(false),
+            files: None,
         }
+    }
+
+    /// The same journal, recording the files in `snapshots` before each save.
+    pub(crate) fn with_files(mut self, snapshots: Option<Arc<Snapshots>>) -> Self {
+        self.files = snapshots;
+        self
     }
 
     /// As the handle a request carries.
@@ -74,6 +87,19 @@ impl JournalBackend for StoreJournal {
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
         self.touched.store(true, Ordering::Relaxed);
         Box::pin(async move {
+            if let Some(snapshots) = &self.files {
+                let (snapshots, run, key) = (
+                    Arc::clone(snapshots),
+                    self.run.to_string(),
+                    self.key.clone(),
+                );
+                tokio::task::spawn_blocking(move || {
+                    snapshots.take(&run, Mark::Before, Some(&key), "the call's progress saved")
+                })
+                .await
+                .map_err(|error| error.to_string())?
+                .map_err(|error| format!("the workspace's files: {error}"))?;
+            }
             self.store
                 .save_progress(&self.run, &self.key, progress)
                 .await

@@ -1,32 +1,30 @@
-//! One recorder of a workspace at a time: a lock file beside its private index.
+//! One recorder of a workspace at a time: an advisory lock (`flock`) on a file beside its
+//! private index.
 //!
 //! git locks an index only while it writes it (`index.lock`, failing at once when taken),
-//! so two atomic processes recording one workspace — `add -A`, then `write-tree` — would
-//! fail each other or read a tree half of the other's making. The lock file serialises
-//! them: created with `create_new`, retried for [`WAIT`], removed when dropped. A lock
-//! older than [`STALE`] was left by a process that died and is broken; breaking one is
-//! best effort, and git's own `index.lock` still keeps the index whole if two recorders
-//! ever overlap.
+//! so two recorders of one workspace — `add -A`, `write-tree`, then moving a run's chain —
+//! would fail each other or read a tree half of the other's making. The lock serialises
+//! them. It is the kernel's: it goes with its holder, so an atomic killed while recording
+//! (`kill -9`) leaves nothing for the next one to wait on or break; a holder that hangs is
+//! waited for at most [`WAIT`].
 
-use std::fs::{self, OpenOptions};
-use std::io::{ErrorKind, Write};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::snapshot::SnapshotError;
 
 /// How long a recorder waits for another to finish.
-const WAIT: Duration = Duration::from_secs(10);
-
-/// The age of a lock whose holder is taken for dead.
-const STALE: Duration = Duration::from_secs(60);
+const WAIT: Duration = Duration::from_secs(30);
 
 /// The pause between attempts.
-const PAUSE: Duration = Duration::from_millis(5);
+const PAUSE: Duration = Duration::from_millis(2);
 
-/// The lock of one private index, held until dropped.
+/// The lock of one private index, held until dropped (closing the file releases it).
 #[derive(Debug)]
-pub(super) struct Lock(PathBuf);
+pub(super) struct Lock {
+    _held: File,
+}
 
 impl Lock {
     /// Takes the lock of `index`, waiting up to [`WAIT`] for its holder.
@@ -34,45 +32,32 @@ impl Lock {
         let mut path = index.as_os_str().to_owned();
         path.push(".atomic-lock");
         let path = PathBuf::from(path);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|error| SnapshotError::NotWritable {
+                path: path.clone(),
+                reason: error.to_string(),
+            })?;
         let deadline = Instant::now() + WAIT;
         loop {
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    // Who holds it, for a person looking; the lock is the file's existence.
-                    let _ = write!(file, "{}", std::process::id());
-                    return Ok(Self(path));
+            match file.try_lock() {
+                Ok(()) => return Ok(Self { _held: file }),
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(PAUSE);
                 }
-                Err(error) if error.kind() == ErrorKind::AlreadyExists => {}
-                Err(error) => {
+                Err(TryLockError::WouldBlock) => return Err(SnapshotError::Busy(path)),
+                Err(TryLockError::Error(error)) => {
                     return Err(SnapshotError::NotWritable {
                         path,
                         reason: error.to_string(),
                     });
                 }
             }
-            if is_stale(&path) {
-                let _ = fs::remove_file(&path);
-                continue;
-            }
-            if Instant::now() >= deadline {
-                return Err(SnapshotError::Busy(path));
-            }
-            std::thread::sleep(PAUSE);
         }
     }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.0);
-    }
-}
-
-/// Whether the lock at `path` was taken more than [`STALE`] ago.
-fn is_stale(path: &Path) -> bool {
-    fs::metadata(path)
-        .and_then(|metadata| metadata.modified())
-        .is_ok_and(|taken| taken.elapsed().is_ok_and(|age| age > STALE))
 }
 
 #[cfg(test)]
@@ -80,28 +65,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_second_taker_waits_for_the_first_and_a_stale_lock_is_broken() {
+    fn a_second_taker_waits_for_the_first() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let index = dir.path().join("index");
         let first = Lock::take(&index).expect("free");
         let waiter = {
             let index = index.clone();
-            std::thread::spawn(move || Lock::take(&index).map(drop))
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                Lock::take(&index).map(|_| started.elapsed())
+            })
         };
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(100));
         drop(first);
-        waiter.join().expect("joins").expect("taken once released");
+        let waited = waiter.join().expect("joins").expect("taken once released");
+        assert!(waited >= Duration::from_millis(80), "it waited: {waited:?}");
+    }
 
+    #[test]
+    fn a_lock_whose_holder_died_is_free() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let index = dir.path().join("index");
         let lock = dir.path().join("index.atomic-lock");
-        fs::write(&lock, "1").expect("a lock left behind");
-        let old = std::time::SystemTime::now() - Duration::from_secs(120);
-        fs::File::options()
-            .write(true)
-            .open(&lock)
-            .and_then(|file| file.set_modified(old))
-            .expect("aged");
-        let taken = Lock::take(&index).expect("a stale lock is broken");
-        drop(taken);
-        assert!(!lock.exists(), "removed when dropped");
+        #[allow(clippy::print_stderr, reason = "a skipped test says so")]
+        if std::process::Command::new("flock")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            eprintln!("SKIP: no flock(1) here to hold the lock from another process");
+            return;
+        }
+        // Another process takes the lock (`-o`: its child does not inherit it) and is
+        // killed holding it.
+        let mut holder = std::process::Command::new("flock")
+            .arg("-o")
+            .arg(&lock)
+            .args(["sleep", "30"])
+            .spawn()
+            .expect("spawn flock");
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            matches!(
+                File::open(&lock).map(|file| file.try_lock()),
+                Ok(Err(TryLockError::WouldBlock))
+            ),
+            "the other process holds it"
+        );
+        holder.kill().expect("kill -9 the holder");
+        holder.wait().expect("reaped");
+        let started = Instant::now();
+        drop(Lock::take(&index).expect("free once its holder is gone"));
+        assert!(started.elapsed() < Duration::from_secs(1));
     }
 }

@@ -13,15 +13,18 @@
 //! its linked work trees) and the refs under `refs/atomic/`: `refs/atomic/runs/<run>` is the
 //! head of a run's chain of snapshot commits, each marked ([`Mark`]) with why it was taken,
 //! its step and a note in its message; other refs (`refs/atomic/rewind/<run>`, …) point at
-//! snapshots kept aside. Outside any repository, a private bare repository at
+//! snapshots kept aside. Outside any repository (or in one that ignores the root, as a home
+//! directory kept in git with `*` in its `.gitignore` does), a private bare repository at
 //! `<root>/.atomic/snapshots.git` holds them, created on first use. The stat cache is a
 //! private index per workspace root, `<git dir>/atomic/index-<hash of the root>`, seeded
 //! from the project's own index (copied, never written) so the first snapshot of a large
-//! checkout hashes only what changed. One recorder at a time writes it (`lock.rs`).
+//! checkout hashes only what changed. One recorder at a time writes it (`workspace/lock.rs`).
 //!
 //! **What is recorded.** The files under the root, tracked or not, as `git add -A` sees
 //! them: ignored files are left out, so are untracked empty directories; a file git cannot
-//! read is skipped (the snapshot keeps what the index had of it). The root's `.atomic/` is
+//! read is skipped (the snapshot keeps what the index had of it); a git repository nested in
+//! the workspace is recorded as its commit (a gitlink), not its files, and a restore leaves
+//! its directory alone. Symlinks and the executable bit are kept. The root's `.atomic/` is
 //! never recorded, restored or removed, nor is `.git`. Files are stored byte for byte:
 //! attributes (filters, end-of-line conversion) are not applied. When the root is a
 //! directory below the top of a repository, git works from the top (so the `.gitignore`
@@ -220,8 +223,7 @@ impl Snapshots {
     fn private(root: PathBuf, index: String) -> Result<Self, SnapshotError> {
         let git_dir = root.join(".atomic").join("snapshots.git");
         if !git_dir.join("HEAD").is_file() {
-            fs::create_dir_all(&git_dir).map_err(|error| SnapshotError::io(&git_dir, &error))?;
-            git::init(&git_dir)?;
+            create_private(&git_dir)?;
         }
         Ok(Self {
             repo: Repo {
@@ -268,10 +270,10 @@ impl Snapshots {
         note: &str,
     ) -> Result<Snapshot, SnapshotError> {
         let chain = run_ref(run)?;
-        let tree = {
-            let _lock = Lock::take(&self.repo.index)?;
-            self.record()?
-        };
+        // Held to the chain's move too: two steps of one run (parallel branches) recording
+        // at once each find the other's snapshot as their parent.
+        let _lock = Lock::take(&self.repo.index)?;
+        let tree = self.record()?;
         let parent = self.resolve(&chain)?;
         self.commit(&chain, parent, tree, mark, step, note)
     }
@@ -691,3 +693,29 @@ fn index_name(root: &Path) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Creates the private repository `git_dir`: made beside it under a name of its own and
+/// renamed into place, so two atomic processes starting their first runs at once never
+/// see each other's half-made repository (git locks its config while it writes it).
+fn create_private(git_dir: &Path) -> Result<(), SnapshotError> {
+    let parent = git_dir.parent().unwrap_or(git_dir);
+    fs::create_dir_all(parent).map_err(|error| SnapshotError::io(parent, &error))?;
+    let making = parent.join(format!(
+        ".snapshots.git.{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    git::init(&making)?;
+    match fs::rename(&making, git_dir) {
+        Ok(()) => Ok(()),
+        // Another process put its repository there first: that one is as good.
+        Err(_) if git_dir.join("HEAD").is_file() => {
+            let _ = fs::remove_dir_all(&making);
+            Ok(())
+        }
+        Err(error) => {
+            let _ = fs::remove_dir_all(&making);
+            Err(SnapshotError::io(git_dir, &error))
+        }
+    }
+}

@@ -404,10 +404,12 @@ async fn a_resumed_tool_loop_does_not_repeat_completed_tools() {
         ".atomic/tools/bump.kdl",
         r#"tool "bump" description="Records that it ran" { command "sh" "-c" "echo ran >> runs.log; echo bumped"; }"#,
     );
-    // The first time, it kills atomic (its parent) while it is the call in flight.
+    // The first time, it kills atomic (its parent) while it is the call in flight. It
+    // remembers that in `.atomic/`, which is not the project's files: what it leaves in the
+    // workspace is put back on resume, as the files were when the call's progress was saved.
     project.write(
         ".atomic/tools/crash.kdl",
-        r#"tool "crash" description="Crashes atomic once" { command "sh" "-c" "if [ ! -f crashed ]; then touch crashed; kill -9 $PPID; sleep 2; fi; echo crash-done"; }"#,
+        r#"tool "crash" description="Crashes atomic once" { command "sh" "-c" "echo half >> partial.txt; if [ ! -f .atomic/crashed ]; then touch .atomic/crashed; kill -9 $PPID; sleep 2; fi; echo crash-done"; }"#,
     );
     project.write(
         "flow.kdl",
@@ -445,6 +447,11 @@ async fn a_resumed_tool_loop_does_not_repeat_completed_tools() {
     let resumed = run(vec!["resume".into(), id.clone(), "--quiet".into()]).await;
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(project.read("runs.log"), "ran\n", "`bump` ran once in all");
+    assert_eq!(
+        project.read("partial.txt"),
+        "half\n",
+        "the interrupted tool's own edit was put back before it ran again"
+    );
     assert_eq!(project.show(&id)["state"]["answer"], "Done.");
     assert_eq!(fake.requests().len(), 4, "bump, crash, crash again, done");
 }

@@ -367,7 +367,7 @@ async fn hooks_see_the_real_claude_codes_tool_calls() {
             bin.display().to_string(),
         ),
     );
-    let home = project.path().join("home");
+    let home = project.home().to_path_buf();
     std::fs::create_dir_all(&home).expect("home");
     let home = home.display().to_string();
     let config = project.path().join("claude").display().to_string();

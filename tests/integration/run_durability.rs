@@ -215,12 +215,25 @@ fn ctrl_c_kills_the_running_tool_saves_the_run_and_exits_130() {
         assert_eq!(runs[0]["status"], "cancelled");
         assert_eq!(runs[0]["steps"], 1, "only `before` was committed");
 
-        // Resume: the cancelled step runs again (and now finishes); `before` does not.
+        // Resume: the cancelled step runs again (and now finishes); `before` does not. The
+        // file that lets it finish is a person's change made while the run was stopped:
+        // refused, then kept.
         project.write("go.txt", "");
         let id = runs[0]["id"].as_str().expect("an id").to_owned();
-        let output = project
+        let refused = project
             .atomic()
             .args(["resume", &id, "--quiet"])
+            .output()
+            .expect("atomic resume");
+        assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+        assert!(
+            stderr(&refused).contains("- go.txt"),
+            "{}",
+            stderr(&refused)
+        );
+        let output = project
+            .atomic()
+            .args(["resume", &id, "--quiet", "--keep-changes"])
             .output()
             .expect("atomic resume");
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -71,7 +71,7 @@ async fn claude_code_calls_a_tool_of_a_declared_mcp_server() {
         .expect("atomic check");
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
 
-    let home = project.path().join("home");
+    let home = project.home().to_path_buf();
     std::fs::create_dir_all(&home).expect("home");
     let home = home.display().to_string();
     let mut command = project.atomic();

@@ -290,7 +290,7 @@ fn claude_project(
             bin.display().to_string(),
         ),
     );
-    let home = project.path().join("home");
+    let home = project.home().to_path_buf();
     std::fs::create_dir_all(&home).expect("home");
     let home = home.display().to_string();
     let env = vec![

@@ -147,7 +147,7 @@ fn write_flow(project: &CliProject, provider: &str) {
 
 /// The environment that keeps a CLI inside `project`: its own home and XDG directories.
 fn isolated_env(project: &CliProject) -> Vec<(&'static str, String)> {
-    let home = project.path().join("home");
+    let home = project.home().to_path_buf();
     std::fs::create_dir_all(&home).expect("home");
     let home = home.display().to_string();
     vec![

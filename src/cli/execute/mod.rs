@@ -8,10 +8,10 @@ pub(crate) mod inputs;
 mod live;
 pub(crate) mod providers;
 mod setup;
-pub(crate) mod workspace;
 pub(crate) mod store;
 pub(crate) mod subgraphs;
 pub(crate) mod workflow;
+pub(crate) mod workspace;
 
 pub(crate) use drive::{Ended, Launch, Start, drive, runtime};
 pub(crate) use setup::setup;

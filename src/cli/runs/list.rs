@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{diff, show};
+use super::{diff, retention, show};
 use crate::cli::Exit;
 use crate::cli::args::{DurabilityArg, RunsAction, RunsArgs};
 use crate::cli::execute::{self, store};
@@ -52,7 +52,31 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
                 (_, true) => diff::Format::Json,
                 _ => diff::Format::Patch,
             };
-            return diff::run(&runtime, &project, store.as_ref(), run, step.as_deref(), format);
+            return diff::run(
+                &runtime,
+                &project,
+                store.as_ref(),
+                run,
+                step.as_deref(),
+                format,
+            );
+        }
+        Some(RunsAction::Delete { runs }) => {
+            return retention::delete(&runtime, &project, store.as_ref(), runs);
+        }
+        Some(RunsAction::Prune {
+            older_than,
+            keep,
+            status,
+            dry_run,
+        }) => {
+            let filters = retention::Prune {
+                older_than: older_than.as_deref(),
+                keep: *keep,
+                status,
+                dry_run: *dry_run,
+            };
+            return retention::prune(&runtime, &project, store.as_ref(), &filters);
         }
         None => {}
     }
@@ -75,10 +99,11 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         status,
         limit: Some(args.limit),
     };
-    let runs = match runtime.block_on(store.list_runs(&filter)) {
+    let mut runs = match runtime.block_on(store.list_runs(&filter)) {
         Ok(runs) => runs,
         Err(error) => return store::report(&project, error),
     };
+    runs.retain(|run| !crate::runtime::is_undo_copy(&run.id));
     // Who runs each running run: a live process, or one that died holding it (the next
     // `atomic resume` takes it over).
     let owners: Vec<Option<String>> = runs
@@ -113,6 +138,13 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         );
     } else {
         print!("{}", table(&runs, &owners));
+        // Under a table, how much the whole store takes (every run, not only those listed).
+        if !runs.is_empty() {
+            let all = runtime
+                .block_on(store.list_runs(&RunFilter::default()))
+                .map_or(runs.len(), |all| all.len());
+            println!("{}", retention::size_line(&project, all));
+        }
     }
     Exit::Ok
 }
@@ -133,7 +165,17 @@ fn table(runs: &[RunRecord], owners: &[Option<String>]) -> String {
                 run.steps.to_string(),
                 utc(run.created_at),
                 crate::cli::progress::duration_ms(run.duration_millis()),
-                owner.clone().unwrap_or_default(),
+                // Where a fork came from goes with who runs it.
+                [
+                    owner.clone(),
+                    run.origin
+                        .as_ref()
+                        .map(|origin| format!("fork of {origin}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" · "),
             ]
         })
         .collect();

@@ -5,6 +5,7 @@
 mod diff;
 mod files;
 mod list;
+mod retention;
 pub(super) mod show;
 
 pub(super) use list::run;

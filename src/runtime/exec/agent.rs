@@ -202,12 +202,15 @@ pub(super) async fn execute(
     }
     // A dry run calls no provider and keeps nothing.
     let journal = (!shared.ctx.dry_run).then(|| {
-        Arc::new(StoreJournal::new(
-            Arc::clone(&shared.ctx.store),
-            shared.program.run_id.clone(),
-            &id,
-            call_index,
-        ))
+        Arc::new(
+            StoreJournal::new(
+                Arc::clone(&shared.ctx.store),
+                shared.program.run_id.clone(),
+                &id,
+                call_index,
+            )
+            .with_files(shared.ctx.executor.snapshots(&shared.ctx)),
+        )
     });
     // The hooks on what the agent does inside the call (`agent.tool.before`, …).
     let hooks = AgentHooks::new(shared, node, seq, provider_name);

@@ -2,12 +2,14 @@
 //! once and the step the run continues at never started.
 //!
 //! The run's snapshot chain says which: its newest snapshot was taken *before* a step (or
-//! keeps a failed attempt's files, or *after* a step the store never committed) when a
-//! step was in flight as the run stopped — killed, cancelled, out of time — and its partial
-//! edits are put back to the files before it (kept in the chain). Otherwise the newest
-//! snapshot is the run's files, and anything that differs from it now was changed while
-//! the run was stopped, by no step of it: the resume refuses, listing the files, unless it
-//! was told to keep them (they become the run's files).
+//! keeps what a step left when the run stopped in it, or *after* a step the store never
+//! committed) when a step was in flight as the run stopped — killed, cancelled, out of time
+//! — and its partial edits are put back to the files before it (kept in the chain).
+//! Otherwise the newest snapshot is the run's files. Anything that differs from the newest
+//! snapshot now was changed while the run was stopped, by no step of it (a run killed
+//! mid-step has no record of where its step stopped, so there every difference is the
+//! step's): the resume refuses, listing the files, unless told to keep them — then it goes
+//! on with the files as they are, and they become the run's.
 
 use std::sync::Arc;
 
@@ -120,6 +122,14 @@ fn inspect(snapshots: &Snapshots, run: &str, committed: &[String]) -> Result<Fou
         _ => false,
     };
     if in_flight && let Some(before) = entries.iter().find(|entry| entry.mark == Mark::Before) {
+        // A run that stopped mid-step recorded what the step left: what differs from that
+        // was changed since, by someone else, and is theirs to keep or not.
+        if head.mark == Mark::Abandoned {
+            let changed = snapshots.changed_since(&head.snapshot.tree)?;
+            if !changed.is_empty() {
+                return Ok(Found::Changed(changed));
+            }
+        }
         return Ok(Found::InFlight {
             tree: before.snapshot.tree.clone(),
             step: before.step.clone(),

@@ -109,6 +109,13 @@ pub fn undo_id(run: &RunId) -> RunId {
     RunId::new(format!("{run}-undo"))
 }
 
+/// Whether `id` is the copy a rewind keeps for `--undo` (not a run of its own: listings
+/// leave it out, deleting its run deletes it).
+#[must_use]
+pub fn is_undo_copy(id: &RunId) -> bool {
+    id.as_str().ends_with("-undo")
+}
+
 /// The ref keeping the files a rewind replaced.
 fn undo_ref(run: &RunId) -> String {
     format!("rewind/{run}")

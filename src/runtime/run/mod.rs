@@ -24,7 +24,8 @@ mod wait_choice;
 
 pub use answer::check_pending_answer;
 pub use history::{
-    ForkPlace, HistoryError, Moved, default_worktree, fork, rewind, undo_id, undo_rewind,
+    ForkPlace, HistoryError, Moved, default_worktree, fork, is_undo_copy, rewind, undo_id,
+    undo_rewind,
 };
 pub use outcome::{RunEnd, RunOutcome};
 pub use resume::{ResumeOptions, resume, resume_with};

@@ -129,11 +129,7 @@ pub async fn resume_with(
     let committed = cursor
         .files
         .iter()
-        .chain(
-            recovery
-                .latest_tally(&ScopePath::top())
-                .and_then(|latest| latest.files.as_ref()),
-        )
+        .chain(recovery.files())
         .cloned()
         .collect();
     let files = super::files::settle(&shared.ctx, run_id, committed, options.keep_changes).await?;

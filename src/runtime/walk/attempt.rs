@@ -237,8 +237,12 @@ impl Walker<'_> {
                 files.paused(self.shared).await?;
                 Err(Stop::Paused(waits))
             }
-            // Cancelled, out of time, the store failed: the next resume puts the files
-            // back before the step runs again.
+            // Cancelled or out of time: the next resume puts the files back before the step
+            // runs again.
+            Err(stop @ (Stop::Cancelled | Stop::Limit(_))) => {
+                files.stopped().await;
+                Err(stop)
+            }
             Err(stop) => Err(stop),
         }
     }

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::{Stop, Walker};
-use crate::ir::{NodeIdx, NodeKind};
+use crate::ir::{NodeIdx, NodeKind, Workflow};
 use crate::runtime::event::FilesChanged;
 use crate::runtime::shared::Shared;
 use crate::workspace::snapshot::{Mark, Snapshot, Snapshots};
@@ -31,9 +31,19 @@ pub(super) struct StepFiles {
     puts_back: bool,
 }
 
-/// Whether steps of this node kind can change files.
-fn changes_files(kind: &NodeKind) -> bool {
-    matches!(kind, NodeKind::Agent(_) | NodeKind::Tool(_))
+/// Whether a step of this node can change files: a tool, or an agent whose backend can
+/// (not one answering in this process or playing a recording back).
+fn changes_files(workflow: &Workflow, kind: &NodeKind) -> bool {
+    match kind {
+        NodeKind::Tool(_) => true,
+        NodeKind::Agent(agent) => workflow
+            .agent_provider_name(agent)
+            .and_then(|name| workflow.provider(&name.value))
+            .is_none_or(|provider| {
+                !matches!(provider.adapter.value.as_str(), "in-process" | "replay")
+            }),
+        _ => false,
+    }
 }
 
 /// Runs `work` on the blocking pool: git is a child process per call.
@@ -54,7 +64,8 @@ impl Walker<'_> {
     /// files or the run keeps no snapshots.
     pub(super) async fn files_before(&self, node: NodeIdx) -> Result<Option<StepFiles>, Stop> {
         let shared = self.shared;
-        if !changes_files(&shared.workflow().node(node).kind) {
+        let workflow = shared.workflow();
+        if !changes_files(workflow, &workflow.node(node).kind) {
             return Ok(None);
         }
         let Some(snapshots) = shared.ctx.executor.snapshots(&shared.ctx) else {
@@ -146,6 +157,26 @@ impl StepFiles {
         .await?;
         shared.tally().files = Some(kept.commit);
         Ok(())
+    }
+
+    /// The run stopped in the middle of the step (cancelled, out of time): what it left is
+    /// recorded, so a resume can tell its partial edits from what people change meanwhile.
+    /// Best effort: the stop goes on whatever git says, and a resume without this record
+    /// takes every difference since the step began for the step's.
+    pub(super) async fn stopped(self) {
+        let (snapshots, run, label) = self.parts();
+        let recorded = blocking(move || {
+            snapshots.take(
+                &run,
+                Mark::Abandoned,
+                Some(&label),
+                "the run stopped mid-step",
+            )
+        })
+        .await;
+        if let Err(Stop::Workspace(error)) = recorded {
+            tracing::warn!("could not record the files of a stopped step: {error}");
+        }
     }
 
     /// The step paused mid-way (a permission to ask): its session goes on with the files

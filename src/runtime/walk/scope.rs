@@ -167,6 +167,14 @@ impl Recovery {
             .map(|(_, cursor)| cursor)
     }
 
+    /// The workspace snapshots the open steps' cursors name (each the last one committed
+    /// by the walks sharing its tallies).
+    pub(crate) fn files(&self) -> impl Iterator<Item = &String> {
+        self.steps
+            .iter()
+            .filter_map(|(_, cursor)| cursor.files.as_ref())
+    }
+
     /// The open waits: each scope whose last step paused at a wait.
     pub(crate) fn waiting(&self) -> Vec<&str> {
         let mut last: HashMap<&str, &Cursor> = HashMap::new();

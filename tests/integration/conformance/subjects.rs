@@ -66,8 +66,7 @@ impl Subject {
     /// Makes the subject ready in `project` against the model at `url`; `None` when its CLI
     /// (or python3, for a model API's tools) is missing, which skips the scenario loudly.
     pub(super) fn setup(self, project: &CliProject, url: &str) -> Option<Setup> {
-        let root = project.path();
-        let home = root.join("home");
+        let home = project.home().to_path_buf();
         std::fs::create_dir_all(&home).expect("home");
         let home_text = home.display().to_string();
         let mut env: Vec<(String, String)> = [
@@ -92,7 +91,7 @@ impl Subject {
                 let bin = bin("claude", "@anthropic-ai/claude-code")?;
                 env.push((
                     "CLAUDE_CONFIG_DIR".to_owned(),
-                    root.join("claude").display().to_string(),
+                    home.join("claude").display().to_string(),
                 ));
                 env.push((
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
@@ -134,7 +133,7 @@ impl Subject {
                 env.push(("XDG_CACHE_HOME".to_owned(), cache.display().to_string()));
                 env.push((
                     "COPILOT_HOME".to_owned(),
-                    root.join("copilot").display().to_string(),
+                    home.join("copilot").display().to_string(),
                 ));
                 format!(
                     r#"provider "model" adapter="copilot" model="claude-sonnet-4-5" api-key-env="KIT_MODEL_KEY" base-url="{url}" {{
@@ -145,7 +144,7 @@ impl Subject {
             }
             Self::Codex => {
                 let bin = bin("codex", "@openai/codex")?;
-                env.push(("TMPDIR".to_owned(), root.display().to_string()));
+                env.push(("TMPDIR".to_owned(), home.display().to_string()));
                 format!(
                     r#"provider "model" adapter="codex" model="gpt-5" api-key-env="KIT_MODEL_KEY" base-url="{url}/v1" {{
         option "bin" {bin:?}
@@ -154,7 +153,7 @@ impl Subject {
             }
             Self::Gemini => {
                 let bin = bin("gemini", "@google/gemini-cli")?;
-                let gemini_home = root.join("gemini-home");
+                let gemini_home = home.join("gemini-home");
                 std::fs::create_dir_all(&gemini_home).expect("gemini home");
                 format!(
                     r#"provider "model" adapter="gemini" model="gemini-2.5-flash" api-key-env="KIT_MODEL_KEY" base-url="{url}" {{
@@ -167,7 +166,7 @@ impl Subject {
             Self::Acp => {
                 // The Gemini CLI in ACP mode, which reads its key from `GEMINI_API_KEY`.
                 let bin = bin("gemini", "@google/gemini-cli")?;
-                let gemini_home = crate::support::fake_gemini::acp_home(root);
+                let gemini_home = crate::support::fake_gemini::acp_home(&home);
                 key_var = "GEMINI_API_KEY";
                 env.push(("GEMINI_API_KEY".to_owned(), KEY.to_owned()));
                 format!(

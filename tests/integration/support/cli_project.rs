@@ -18,6 +18,9 @@ pub fn bin() -> PathBuf {
 /// A project in a temporary directory.
 pub struct CliProject {
     dir: tempfile::TempDir,
+    /// A home for agent CLIs run in the project, outside it: what a CLI keeps in its home
+    /// (npm caches, session files) is not the project's files, which runs record.
+    home: tempfile::TempDir,
 }
 
 impl CliProject {
@@ -25,7 +28,13 @@ impl CliProject {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         std::fs::create_dir_all(dir.path().join(".atomic")).expect("create .atomic");
-        Self { dir }
+        let home = tempfile::tempdir().expect("a temporary home");
+        Self { dir, home }
+    }
+
+    /// A home directory for the CLIs a test runs, outside the project.
+    pub fn home(&self) -> &Path {
+        self.home.path()
     }
 
     /// The project directory.
