@@ -2,6 +2,9 @@
 //! history and the workspace's files moved together (see `runtime::run::history`).
 
 use std::path::Path;
+use std::sync::Arc;
+
+use tokio::runtime::Runtime;
 
 use super::Exit;
 use super::args::{DurabilityArg, ForkArgs, RewindArgs};
@@ -14,11 +17,8 @@ use crate::workspace::snapshot::{SnapshotError, Snapshots};
 /// Runs `atomic rewind`.
 pub(super) fn rewind(args: &RewindArgs) -> Exit {
     let project = Project::discover();
-    let Some((store, runtime)) = open(&project) else {
-        return Exit::Fatal;
-    };
-    let snapshots = match snapshots(&project) {
-        Ok(snapshots) => snapshots,
+    let (store, runtime, snapshots) = match open(&project) {
+        Ok(opened) => opened,
         Err(exit) => return exit,
     };
     let moved = runtime.block_on(async {
@@ -64,11 +64,8 @@ pub(super) fn rewind(args: &RewindArgs) -> Exit {
 /// Runs `atomic fork`.
 pub(super) fn fork(args: &ForkArgs) -> Exit {
     let project = Project::discover();
-    let Some((store, runtime)) = open(&project) else {
-        return Exit::Fatal;
-    };
-    let snapshots = match snapshots(&project) {
-        Ok(snapshots) => snapshots,
+    let (store, runtime, snapshots) = match open(&project) {
+        Ok(opened) => opened,
         Err(exit) => return exit,
     };
     let fork_id = RunId::generate();
@@ -129,10 +126,14 @@ pub(super) fn fork(args: &ForkArgs) -> Exit {
     Exit::Ok
 }
 
-fn open(project: &Project) -> Option<(std::sync::Arc<dyn Store>, tokio::runtime::Runtime)> {
-    let store = store::open_for_run(project, DurabilityArg::Normal).ok()?;
-    let runtime = execute::runtime().ok()?;
-    Some((store, runtime))
+/// The project's store, a runtime to read it on, and its snapshots.
+type Opened = (Arc<dyn Store>, Runtime, Option<Snapshots>);
+
+/// Opens what `rewind` and `fork` work on (see [`Opened`]).
+fn open(project: &Project) -> Result<Opened, Exit> {
+    let store = store::open_for_run(project, DurabilityArg::Normal)?;
+    let runtime = execute::runtime()?;
+    Ok((store, runtime, snapshots(project)?))
 }
 
 /// The project's snapshots, `None` where git is missing (history moves without files).

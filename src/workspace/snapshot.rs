@@ -53,6 +53,9 @@ mod put_back;
 
 pub use error::SnapshotError;
 
+/// How many loose objects [`Snapshots::pack`] waits for.
+pub const PACK_AFTER: u64 = 256;
+
 /// The empty tree id (a first step's "before"; SHA-1, the id every git repository but a
 /// SHA-256 one uses, where the store maps it to its own).
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -504,6 +507,29 @@ impl Snapshots {
         self.repo
             .run(&["update-ref", "-d", &reference], None)
             .map(drop)
+    }
+
+    /// Packs the loose objects snapshots leave once there are [`PACK_AFTER`] or more: each
+    /// is a file of its own (a block of the file system at the least, 4 KB on most), and a
+    /// step's commits and trees are a few of them, where packed they share a file and
+    /// their deltas. Only loose objects are packed (`repack -d`, not `-a`), so the cost
+    /// follows what runs added, not the repository's size. Returns whether it packed.
+    ///
+    /// # Errors
+    /// When git fails.
+    pub fn pack(&self) -> Result<bool, SnapshotError> {
+        let counted = self.repo.run(&["count-objects"], None)?;
+        let loose = String::from_utf8_lossy(&counted)
+            .split_whitespace()
+            .next()
+            .and_then(|count| count.parse::<u64>().ok())
+            .unwrap_or(0);
+        if loose < PACK_AFTER {
+            return Ok(false);
+        }
+        self.repo
+            .run(&["repack", "-d", "-q", "--no-write-bitmap-index"], None)?;
+        Ok(true)
     }
 
     /// Deletes run `run`'s refs — its chain and every `refs/atomic/<kind>/<run>` (and below

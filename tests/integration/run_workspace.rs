@@ -577,3 +577,43 @@ fn files_of<'a>(dir: &Path, names: &[&'a str]) -> Vec<(&'a str, String)> {
         .filter_map(|name| Some((*name, std::fs::read_to_string(dir.join(name)).ok()?)))
         .collect()
 }
+
+/// An agent on the `command` adapter that edits files in pieces: its first two calls fail
+/// after a half-made edit, the third finishes.
+fn command_agent(counter: &Path) -> String {
+    format!(
+        r#"workflow "agent" {{
+    provider "local" adapter="command" {{
+        command "sh" "-c" "cat > /dev/null; echo start >> src.txt; echo x >> {counter}; test $(wc -l < {counter}) -ge 3 || exit 9; echo done >> src.txt; echo edited"
+    }}
+    agent "edit" provider="local" {{
+        prompt "edit src.txt"
+        retry "process-exit" attempts=3 backoff="10ms"
+    }}
+}}
+"#,
+        counter = counter.display()
+    )
+}
+
+#[test]
+fn a_command_agents_edits_are_recorded_and_its_retries_start_from_the_files_before_it() {
+    if !git() {
+        return;
+    }
+    let project = CliProject::new();
+    let counter = tempfile::NamedTempFile::new().expect("a counter file");
+    project.write("agent.kdl", &command_agent(counter.path()));
+    project.write("src.txt", "original\n");
+    run_ok(&project, &["run", "agent.kdl", "--quiet"]);
+    assert_eq!(
+        project.read("src.txt"),
+        "original\nstart\ndone\n",
+        "one attempt's edit, on the original file"
+    );
+    let run = project.last_run();
+    let diff = stdout(&run_ok(&project, &["runs", "diff", &run, "edit"]));
+    assert!(diff.contains("+start\n+done"), "{diff}");
+    let stat = stdout(&run_ok(&project, &["runs", "diff", &run, "--stat"]));
+    assert!(stat.contains("src.txt  modified +2 -0"), "{stat}");
+}

@@ -219,6 +219,13 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     // Children ended on the way (a cancelled step, a timeout) get their grace period to
     // exit, then SIGKILL: none outlives the run.
     crate::process::settle();
+    // What the run's snapshots left as loose objects is packed once there are many; a
+    // failure only leaves them loose.
+    if let Some(snapshots) = launch.workspace.snapshots()
+        && let Err(error) = snapshots.pack()
+    {
+        tracing::warn!("could not pack the workspace snapshots: {error}");
+    }
     // A failed release leaves a lease whose holder is gone: the next taker takes it over.
     let _ = runtime.block_on(launch.store.release(&run_id, &owner));
     let seen = reporter.finish();

@@ -11,11 +11,13 @@
 //! step's): the resume refuses, listing the files, unless told to keep them — then it goes
 //! on with the files as they are, and they become the run's.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::ir::NodeKind;
+use crate::runtime::RunError;
 use crate::runtime::event::RunEvent;
 use crate::runtime::shared::Shared;
-use crate::runtime::{RunContext, RunError};
 use crate::store::RunId;
 use crate::workspace::snapshot::{Mark, SnapshotError, Snapshots};
 
@@ -44,14 +46,16 @@ enum Found {
 /// [`ResumeError::WorkspaceChanged`] when files changed while the run was stopped and
 /// `keep_changes` is not set; [`ResumeError::Workspace`] when git fails.
 pub(super) async fn settle(
-    ctx: &RunContext,
+    shared: &Shared,
     run_id: &RunId,
     committed: Vec<String>,
     keep_changes: bool,
 ) -> Result<Option<RunEvent>, ResumeError> {
+    let ctx = &shared.ctx;
     let Some(snapshots) = ctx.executor.snapshots(ctx) else {
         return Ok(None);
     };
+    let own = own_files(shared);
     let run = run_id.to_string();
     let failed = |error: SnapshotError| ResumeError::Workspace {
         run: run_id.clone(),
@@ -61,9 +65,15 @@ pub(super) async fn settle(
         let run = run.clone();
         let snapshots = Arc::clone(&snapshots);
         move || -> Result<Option<RunEvent>, Result<Vec<String>, SnapshotError>> {
-            match inspect(&snapshots, &run, &committed).map_err(Err)? {
+            match inspect(&snapshots, &run, &committed, &own).map_err(Err)? {
                 Found::Settled => Ok(None),
                 Found::InFlight { tree, step } => {
+                    // The run's own files (task-loop statuses) are where its committed
+                    // steps left them: read before, written back after.
+                    let kept_own: Vec<(PathBuf, Vec<u8>)> = own
+                        .iter()
+                        .filter_map(|(path, _)| Some((path.clone(), std::fs::read(path).ok()?)))
+                        .collect();
                     let (kept, paths) = snapshots
                         .restore(
                             &run,
@@ -72,6 +82,18 @@ pub(super) async fn settle(
                             "put back on resume: the step was interrupted",
                         )
                         .map_err(Err)?;
+                    for (path, text) in kept_own {
+                        std::fs::write(&path, text).map_err(|error| {
+                            Err(SnapshotError::NotWritable {
+                                path,
+                                reason: error.to_string(),
+                            })
+                        })?;
+                    }
+                    let paths = paths
+                        .into_iter()
+                        .filter(|path| !own.iter().any(|(_, relative)| relative == path))
+                        .collect();
                     Ok(Some(RunEvent::FilesPutBack {
                         node: step.map(Arc::from),
                         paths,
@@ -111,7 +133,18 @@ pub(super) async fn settle(
 }
 
 /// Reads the chain and the work tree (see [`Found`]).
-fn inspect(snapshots: &Snapshots, run: &str, committed: &[String]) -> Result<Found, SnapshotError> {
+fn inspect(
+    snapshots: &Snapshots,
+    run: &str,
+    committed: &[String],
+    own: &[(PathBuf, String)],
+) -> Result<Found, SnapshotError> {
+    let others = |changed: Vec<String>| -> Vec<String> {
+        changed
+            .into_iter()
+            .filter(|path| !own.iter().any(|(_, relative)| relative == path))
+            .collect()
+    };
     let entries = snapshots.entries(run, LOOK_BACK)?;
     let Some(head) = entries.first() else {
         return Ok(Found::Settled);
@@ -125,7 +158,7 @@ fn inspect(snapshots: &Snapshots, run: &str, committed: &[String]) -> Result<Fou
         // A run that stopped mid-step recorded what the step left: what differs from that
         // was changed since, by someone else, and is theirs to keep or not.
         if head.mark == Mark::Abandoned {
-            let changed = snapshots.changed_since(&head.snapshot.tree)?;
+            let changed = others(snapshots.changed_since(&head.snapshot.tree)?);
             if !changed.is_empty() {
                 return Ok(Found::Changed(changed));
             }
@@ -135,7 +168,7 @@ fn inspect(snapshots: &Snapshots, run: &str, committed: &[String]) -> Result<Fou
             step: before.step.clone(),
         });
     }
-    let changed = snapshots.changed_since(&head.snapshot.tree)?;
+    let changed = others(snapshots.changed_since(&head.snapshot.tree)?);
     Ok(if changed.is_empty() {
         Found::Settled
     } else {
@@ -161,4 +194,31 @@ pub(super) async fn record_start(shared: &Shared) -> Result<(), RunError> {
     .map_err(|error| RunError::Workspace(error.to_string()))?;
     shared.tally().files = Some(start.commit);
     Ok(())
+}
+
+/// The files the run itself keeps its work in, written between steps rather than by them:
+/// the tasks files of its task-loops (where the file is named plainly, not by a template),
+/// as absolute paths and relative to the workspace's root.
+fn own_files(shared: &Shared) -> Vec<(PathBuf, String)> {
+    let workspace = &shared.ctx.workspace;
+    shared
+        .workflow()
+        .nodes
+        .iter()
+        .filter_map(|node| match &node.kind {
+            NodeKind::Parallel(parallel) if parallel.tasks.is_some() => parallel.for_each.as_ref(),
+            _ => None,
+        })
+        .map(|each| each.items.source.trim())
+        .filter(|file| !file.contains("{{") && !file.contains("{%"))
+        .filter_map(|file| {
+            let path = workspace.resolve(file);
+            let relative = path
+                .strip_prefix(workspace.root())
+                .ok()?
+                .to_str()?
+                .to_owned();
+            Some((path, relative))
+        })
+        .collect()
 }

@@ -132,7 +132,7 @@ pub async fn resume_with(
         .chain(recovery.files())
         .cloned()
         .collect();
-    let files = super::files::settle(&shared.ctx, run_id, committed, options.keep_changes).await?;
+    let files = super::files::settle(&shared, run_id, committed, options.keep_changes).await?;
     if migrates {
         cursor.state_version = (version > 1).then_some(version);
         commit_fitted(&shared, run_id, &checkpoint, &cursor, changes).await?;

@@ -140,7 +140,7 @@ pub(super) async fn a_permitted_edit_changes_the_file(subject: Subject) {
         .unwrap_or_default();
     assert_eq!(
         changed,
-        [("target.txt", "modified")],
+        [("target.txt", "added")],
         "`{}`: the step's recorded files: {}",
         subject.adapter(),
         shown["files"]
