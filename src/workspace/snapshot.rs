@@ -53,6 +53,9 @@ mod put_back;
 
 pub use error::SnapshotError;
 
+/// How often a snapshot looks again at a tree whose files moved while git read it.
+const VANISHED_TRIES: u32 = 20;
+
 /// How many loose objects [`Snapshots::pack`] waits for.
 pub const PACK_AFTER: u64 = 256;
 
@@ -603,9 +606,35 @@ impl Snapshots {
             prefix => pathspec(prefix, ""),
         };
         let private = pathspec(&format!("{}.atomic", self.prefix), "exclude");
+        // The half-written side of a file the run replaces atomically (`<name>.atomic-tmp`,
+        // at any depth: a pathspec's `*` crosses `/`).
+        let half_written = ":(exclude)*.atomic-tmp";
         // `--ignore-errors`: a file git cannot read is skipped (status 1), not the snapshot.
-        let add = ["add", "-A", "--ignore-errors", "--", &scope, &private];
-        self.repo.run_allowing(&add, None, &[1])?;
+        let add = [
+            "add",
+            "-A",
+            "--ignore-errors",
+            "--",
+            &scope,
+            &private,
+            half_written,
+        ];
+        // A file that goes between git's listing and its reading (a temporary file renamed
+        // over another, as the run's own task files are written) fails the whole `add`:
+        // a second look finds the tree as it settled.
+        let mut tries = 0;
+        loop {
+            let output = self.repo.output(&add, None)?;
+            let vanished = String::from_utf8_lossy(&output.stderr).contains("unable to stat");
+            match output.status.code() {
+                Some(0 | 1) => break,
+                _ if vanished && tries < VANISHED_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                _ => return Err(git::failed(&add, &output)),
+            }
+        }
         self.write_tree()
     }
 

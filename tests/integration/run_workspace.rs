@@ -486,14 +486,15 @@ fn rewind_takes_state_and_files_back_and_undo_puts_them_again() {
         .expect("the run is listed");
     assert_eq!(record["status"], "paused");
     assert!(
-        project
-            .runs()
-            .iter()
-            .all(|record| !record["id"].as_str().unwrap_or_default().ends_with("-undo")),
+        project.runs().iter().all(|record| !record["id"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("undo-")),
         "the copy kept for --undo is not listed"
     );
 
-    run_ok(&project, &["rewind", &run, "--undo"]);
+    // A prefix of the run's id names the run, not the copy kept for `--undo`.
+    run_ok(&project, &["rewind", &run[..6], "--undo"]);
     assert_eq!(state_n(&project, &run), 3);
     assert_eq!(
         files_of(project.path(), &["one.txt", "two.txt", "three.txt"]),

@@ -142,7 +142,11 @@ pub(in crate::cli) fn run(args: &RunsArgs) -> Exit {
         if !runs.is_empty() {
             let all = runtime
                 .block_on(store.list_runs(&RunFilter::default()))
-                .map_or(runs.len(), |all| all.len());
+                .map_or(runs.len(), |all| {
+                    all.iter()
+                        .filter(|run| !crate::runtime::is_undo_copy(&run.id))
+                        .count()
+                });
             println!("{}", retention::size_line(&project, all));
         }
     }

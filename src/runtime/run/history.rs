@@ -5,10 +5,10 @@
 //! that step in a git worktree of its own or in place.
 //!
 //! The store copies runs ([`Store::copy_run`]); the workspace's snapshots hold the files.
-//! A rewind first keeps the run as it was under a second id (`RUN-undo`) and the files as
-//! they were as a snapshot, so `--undo` loses nothing. Only steps of the run itself can be
-//! a rewind or fork point: a step inside a parallel branch or a subgraph is part of a block
-//! that resumes as a whole.
+//! A rewind first keeps the run as it was under a second id (`undo-RUN`, which no prefix of
+//! the run's id names) and the files as they were as a snapshot, so `--undo` loses nothing.
+//! Only steps of the run itself can be a rewind or fork point: a step inside a parallel
+//! branch or a subgraph is part of a block that resumes as a whole.
 
 use std::path::{Path, PathBuf};
 
@@ -106,14 +106,14 @@ pub struct Moved {
 /// The id a rewind keeps the run's previous history under.
 #[must_use]
 pub fn undo_id(run: &RunId) -> RunId {
-    RunId::new(format!("{run}-undo"))
+    RunId::new(format!("undo-{run}"))
 }
 
 /// Whether `id` is the copy a rewind keeps for `--undo` (not a run of its own: listings
 /// leave it out, deleting its run deletes it).
 #[must_use]
 pub fn is_undo_copy(id: &RunId) -> bool {
-    id.as_str().ends_with("-undo")
+    id.as_str().starts_with("undo-")
 }
 
 /// The ref keeping the files a rewind replaced.
