@@ -185,6 +185,11 @@ pub(super) async fn record_start(shared: &Shared) -> Result<(), RunError> {
     let Some(snapshots) = shared.ctx.executor.snapshots(&shared.ctx) else {
         return Ok(());
     };
+    // A workflow of `set`s and waits has no files to keep (its subgraphs record their own
+    // steps' files, each with a snapshot before it).
+    if !crate::runtime::walk::any_changes_files(shared.workflow()) {
+        return Ok(());
+    }
     let run = shared.program.run_id.to_string();
     let start = tokio::task::spawn_blocking(move || {
         snapshots.take(&run, Mark::Start, None, "the files the run started with")

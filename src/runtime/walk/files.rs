@@ -31,6 +31,15 @@ pub(super) struct StepFiles {
     puts_back: bool,
 }
 
+/// Whether any step of `workflow` can change files (see [`changes_files`]): a run of one
+/// that cannot records nothing at all.
+pub(crate) fn any_changes_files(workflow: &Workflow) -> bool {
+    workflow
+        .nodes
+        .iter()
+        .any(|node| changes_files(workflow, &node.kind))
+}
+
 /// Whether a step of this node can change files: a tool, or an agent whose backend can
 /// (not one answering in this process or playing a recording back).
 fn changes_files(workflow: &Workflow, kind: &NodeKind) -> bool {

@@ -34,6 +34,7 @@ use crate::lower::{StepIdx, StepKind};
 use crate::store::{PendingWait, StoreError};
 
 pub(crate) use block::resume_block;
+pub(crate) use files::any_changes_files;
 pub(crate) use mark::{Mark, commit_mark};
 pub(crate) use scope::{Recovery, ScopePath};
 
