@@ -9,6 +9,7 @@ use tokio::runtime::Runtime;
 use super::Exit;
 use super::args::{DurabilityArg, ForkArgs, RewindArgs};
 use super::execute::{self, store};
+use super::progress::text::files_changed;
 use super::project::Project;
 use crate::runtime::{ForkPlace, HistoryError, Moved};
 use crate::store::{RunId, Store};
@@ -47,7 +48,7 @@ pub(super) fn rewind(args: &RewindArgs) -> Exit {
                 match &moved.files {
                     Some(paths) => format!(
                         " and files as that step left them ({} put back)",
-                        count(paths.len())
+                        files_changed(paths.len())
                     ),
                     None =>
                         " (the run recorded no files, so they were left as they are)".to_owned(),
@@ -110,7 +111,7 @@ pub(super) fn fork(args: &ForkArgs) -> Exit {
         ),
         (None, Some(paths)) => format!(
             "its files as that step left them are in place ({} put back)\n  atomic resume {}",
-            count(paths.len()),
+            files_changed(paths.len()),
             moved.run
         ),
         (None, None) => format!(
@@ -174,16 +175,8 @@ fn share_store(state_dir: &Path, worktree: &Path) -> std::io::Result<()> {
 
 fn files_note(moved: &Moved, verb: &str) -> String {
     match &moved.files {
-        Some(paths) => format!(", and its files ({} {verb})", count(paths.len())),
+        Some(paths) => format!(", and its files ({} {verb})", files_changed(paths.len())),
         None => String::new(),
-    }
-}
-
-fn count(files: usize) -> String {
-    if files == 1 {
-        "1 file".to_owned()
-    } else {
-        format!("{files} files")
     }
 }
 

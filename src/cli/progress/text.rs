@@ -126,7 +126,7 @@ pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>,
     Some((node, format!("{mark} {text}")))
 }
 
-/// `1 file changed`, `3 files changed`.
+/// A count of files in words: `1 file`, `3 files`.
 pub(crate) fn files_changed(count: usize) -> String {
     if count == 1 {
         "1 file".to_owned()

@@ -154,16 +154,9 @@ impl StepFiles {
     /// After the step failed for good: what it left stays for whatever the run does next
     /// (a step `on-error` routes to, a person looking) and is the run's files now.
     pub(super) async fn failed(self, shared: &Shared) -> Result<(), Stop> {
-        let (snapshots, run, label) = self.parts();
-        let kept = blocking(move || {
-            snapshots.take(
-                &run,
-                Mark::Kept,
-                Some(&label),
-                "failed; what it left is kept",
-            )
-        })
-        .await?;
+        let kept = self
+            .take(Mark::Kept, "failed; what it left is kept")
+            .await?;
         shared.tally().files = Some(kept.commit);
         Ok(())
     }
@@ -173,17 +166,9 @@ impl StepFiles {
     /// Best effort: the stop goes on whatever git says, and a resume without this record
     /// takes every difference since the step began for the step's.
     pub(super) async fn stopped(self) {
-        let (snapshots, run, label) = self.parts();
-        let recorded = blocking(move || {
-            snapshots.take(
-                &run,
-                Mark::Abandoned,
-                Some(&label),
-                "the run stopped mid-step",
-            )
-        })
-        .await;
-        if let Err(Stop::Workspace(error)) = recorded {
+        if let Err(Stop::Workspace(error)) =
+            self.take(Mark::Abandoned, "the run stopped mid-step").await
+        {
             tracing::warn!("could not record the files of a stopped step: {error}");
         }
     }
@@ -191,18 +176,17 @@ impl StepFiles {
     /// The step paused mid-way (a permission to ask): its session goes on with the files
     /// as they are, so they are the run's files now.
     pub(super) async fn paused(self, shared: &Shared) -> Result<(), Stop> {
-        let (snapshots, run, label) = self.parts();
-        let kept = blocking(move || {
-            snapshots.take(
-                &run,
-                Mark::Kept,
-                Some(&label),
-                "paused mid-step to ask a person",
-            )
-        })
-        .await?;
+        let kept = self
+            .take(Mark::Kept, "paused mid-step to ask a person")
+            .await?;
         shared.tally().files = Some(kept.commit);
         Ok(())
+    }
+
+    /// One snapshot of the step's files, marked `mark`.
+    async fn take(&self, mark: Mark, note: &'static str) -> Result<Snapshot, Stop> {
+        let (snapshots, run, label) = self.parts();
+        blocking(move || snapshots.take(&run, mark, Some(&label), note)).await
     }
 
     fn parts(&self) -> (Arc<Snapshots>, String, Arc<str>) {
