@@ -227,6 +227,8 @@ codes! {
     InlineSecret = "inline-secret", Error, "safety";
     /// `shell=#true` runs a command line through a shell.
     ShellCommand = "shell-command", Warning, "safety";
+    /// Agents that can edit files run at once in one `parallel` without `isolation="worktree"`.
+    ParallelSharedEdits = "parallel-shared-edits", Warning, "safety";
 
     // ---- lint -------------------------------------------------------------------------
     /// A state field is neither read nor written.

@@ -387,6 +387,11 @@ impl Code {
                 why: r#"A shell parses the command line: quoting mistakes, globbing and word splitting change what runs, and any interpolated value becomes code. An argv runs exactly the program and arguments written."#,
                 advice: r#"Write `run` as an argv; when a pipeline is really needed, keep `shell=#true` and silence the warning with `// atomic-ignore: shell-command`."#,
             },
+            Code::ParallelSharedEdits => Explanation {
+                fires: r#"Agents that can change files (a coding-agent CLI allowed to edit — one that is read-only by default needs `permission=` or `tools`; a model API granted tools or MCP servers; never `in-process`, `replay` or `permission="plan"`) sit in two branches of a `parallel`, or in a `for-each` body that may run several items at once, and the parallel has no `isolation="worktree"`."#,
+                why: r#"They edit the same working tree at the same moment: one overwrites what the other just wrote, a build one runs sees the other's half-made change, and a retry cannot put the files back while a sibling is at work."#,
+                advice: r#"Add `isolation="worktree"`: each branch edits a git worktree of its own, made from the files before the parallel, and their changes are merged in branch order when it ends (a conflict fails the parallel with class `conflict`, which `on-error` can route to an agent). Or run the agents one after another."#,
+            },
             Code::UnusedStateField => Explanation {
                 fires: r#"A state field is neither read nor written. (A field that is written but never read is a result of the run, and is not reported.)"#,
                 why: r#"A field nothing touches is dead weight in every checkpoint, or the sign of a misspelled name somewhere else."#,

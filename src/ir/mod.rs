@@ -26,9 +26,9 @@ pub use definition::{DefinitionKind, UsedDefinition};
 pub use mcp::{McpEnv, McpServer, McpTransport};
 pub use node::{
     Agent, AnswerType, AutoApprove, Branch, ContextAction, ContextPolicy, Decision, Emit, ForEach,
-    Jump, Loop, Node, NodeKeyword, NodeKind, OnError, OutputMap, OutputSource, Parallel, ParseMode,
-    PermissionMode, Retry, Route, Set, Strategy, Subgraph, TaskLoop, TaskStatus, Tool, Wait,
-    WaitChoice,
+    Isolation, Jump, Loop, Node, NodeKeyword, NodeKind, OnError, OutputMap, OutputSource, Parallel,
+    ParseMode, PermissionMode, Retry, Route, Set, Strategy, Subgraph, TaskLoop, TaskStatus, Tool,
+    Wait, WaitChoice,
 };
 pub use price::{ModelPrice, PriceOverride, model_matches};
 pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};

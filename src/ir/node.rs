@@ -501,6 +501,9 @@ pub struct Parallel {
     pub max_concurrency: Option<Spanned<u32>>,
     /// `for-each=`: one copy of the single branch per item.
     pub for_each: Option<ForEach>,
+    /// `isolation=`: where the branches' agents and tools change files.
+    #[serde(default, skip_serializing_if = "Isolation::is_shared")]
+    pub isolation: Isolation,
     /// The branches (for `for-each`, exactly one: the body).
     pub branches: Vec<Branch>,
     /// A `task-loop`: the items are the ready tasks of a tasks file, read again before
@@ -568,6 +571,26 @@ pub enum Strategy {
     Race,
     /// The first branch to succeed wins; the rest are cancelled; fails only if all fail.
     Any,
+}
+
+/// `isolation=`: where a parallel's branches change files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// In the run's workspace, all at once.
+    #[default]
+    Shared,
+    /// Each in a git worktree of its own made from the files before the parallel; their
+    /// changes are merged back, in branch order, when it ends.
+    Worktree,
+}
+
+impl Isolation {
+    /// Whether branches share the run's workspace (the default).
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        *self == Self::Shared
+    }
 }
 
 /// `for-each="<expr>" as="<name>"`.

@@ -232,6 +232,9 @@ pub enum ErrorClass {
     /// `budget`: the call would spend more than the node's `budget-usd` or the run's
     /// `limits max-budget-usd`, and was stopped. Never retried by default.
     Budget,
+    /// `conflict`: the branches of a `parallel … isolation="worktree"` changed the same
+    /// parts of a file; `error.paths` lists them. Never retried by default.
+    Conflict,
 }
 
 impl ErrorClass {
@@ -250,6 +253,7 @@ impl ErrorClass {
         Self::Auth,
         Self::Provider,
         Self::Budget,
+        Self::Conflict,
     ];
 
     /// The KDL spelling.
@@ -269,6 +273,7 @@ impl ErrorClass {
             Self::Auth => "auth",
             Self::Provider => "provider",
             Self::Budget => "budget",
+            Self::Conflict => "conflict",
         }
     }
 

@@ -405,6 +405,7 @@ impl Builder {
                 as_: Spanned::new("item".to_owned(), span),
             }),
             branches: Vec::new(),
+            isolation: crate::ir::Isolation::Shared,
             tasks: None,
         };
         let idx = self.push(id, NodeKind::Parallel(Box::new(ir))).idx;

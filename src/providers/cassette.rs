@@ -238,7 +238,7 @@ impl From<&ProviderError> for RecordedError {
 
 impl RecordedError {
     /// The error to raise, attributed to `adapter`; `None` for classes a provider cannot
-    /// raise (`schema`, `tool-exit`).
+    /// raise (`schema`, `tool-exit`, `conflict`).
     #[must_use]
     pub fn to_error(&self, adapter: &'static str) -> Option<ProviderError> {
         let message = self.message.clone();
@@ -264,7 +264,7 @@ impl RecordedError {
                 ProviderError::rejected(adapter, self.status.unwrap_or(0), message)
             }
             ErrorClass::Budget => ProviderError::over_budget(adapter, message),
-            ErrorClass::Schema | ErrorClass::ToolExit => return None,
+            ErrorClass::Schema | ErrorClass::ToolExit | ErrorClass::Conflict => return None,
         })
     }
 }

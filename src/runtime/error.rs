@@ -25,6 +25,9 @@ pub struct NodeError {
     /// The adapter already retried it under the step's policy (a model request); the
     /// step is not run again for it.
     pub retried: bool,
+    /// The files it is about (a `conflict`'s paths), which a recovery node reads as
+    /// `error.paths`.
+    pub paths: Vec<String>,
 }
 
 impl NodeError {
@@ -35,6 +38,7 @@ impl NodeError {
             message: message.into(),
             retry_after: None,
             retried: false,
+            paths: Vec::new(),
         }
     }
 
@@ -45,6 +49,7 @@ impl NodeError {
             message: message.into(),
             retry_after: None,
             retried: false,
+            paths: Vec::new(),
         }
     }
 
@@ -57,11 +62,15 @@ impl NodeError {
     /// The value templates see as `error` at a recovery node.
     #[must_use]
     pub fn to_json(&self, node: &str) -> serde_json::Value {
-        serde_json::json!({
+        let mut error = serde_json::json!({
             "node": node,
             "class": self.failure_class().name(),
             "message": self.message,
-        })
+        });
+        if !self.paths.is_empty() {
+            error["paths"] = self.paths.clone().into();
+        }
+        error
     }
 }
 
@@ -72,6 +81,7 @@ impl From<ProviderError> for NodeError {
             retry_after: error.retry_after(),
             retried: error.was_retried(),
             message: error.to_string(),
+            paths: Vec::new(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! parallel branch (which works on a copy-on-write clone and records its writes so the
 //! join can merge them in branch order).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use minijinja::Value as Template;
 use serde_json::Value;
@@ -11,6 +11,7 @@ use crate::lower::Counters;
 use crate::runtime::NodeError;
 use crate::runtime::state::{Delta, FieldIdx, State};
 use crate::runtime::template::{Locals, Outputs};
+use crate::workspace::Workspace;
 
 /// One write a step makes.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +36,42 @@ pub(crate) struct Frame {
     pub(crate) branch: Option<u32>,
     /// In a branch: every write, in order, for the join to replay.
     pub(crate) log: Option<Vec<Write>>,
+    /// In a branch of a `parallel … isolation="worktree"` (and the blocks inside it): the
+    /// worktree its agents and tools work in. `None`: the run's workspace.
+    pub(crate) tree: Option<Arc<BranchTree>>,
+}
+
+/// The git worktree a branch of a `parallel … isolation="worktree"` works in: its agents
+/// and tools run there, and its steps' snapshots go on a chain of its own.
+#[derive(Debug)]
+pub(crate) struct BranchTree {
+    /// The worktree: its root and its snapshot store.
+    pub(crate) workspace: Workspace,
+    /// Its snapshot chain, `<run>/<parallel key>/<branch>`.
+    pub(crate) chain: String,
+    /// The block levels (`#`) of the branch's scope: a step below more of them shares the
+    /// worktree with siblings (a parallel inside the branch).
+    pub(crate) depth: usize,
+    /// The snapshot the branch's last committed step left: what its commits' cursors name.
+    pub(crate) committed: Mutex<Option<String>>,
+}
+
+impl BranchTree {
+    /// The snapshot the branch's last committed step left.
+    pub(crate) fn committed(&self) -> Option<String> {
+        self.committed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records the snapshot a step of the branch left.
+    pub(crate) fn set_committed(&self, commit: String) {
+        *self
+            .committed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(commit);
+    }
 }
 
 impl Frame {

@@ -25,8 +25,8 @@ pub(crate) struct StoreJournal {
     /// Whether the store may hold progress of this call (loaded or saved): only then is
     /// there anything to clear, so a call without tools costs no store write.
     touched: AtomicBool,
-    /// The run's snapshots, when it records its files.
-    files: Option<Arc<Snapshots>>,
+    /// Where and on which chain the files are recorded before each save.
+    files: Option<(Arc<Snapshots>, String)>,
 }
 
 impl StoreJournal {
@@ -41,9 +41,10 @@ impl StoreJournal {
         }
     }
 
-    /// The same journal, recording the files in `snapshots` before each save.
-    pub(crate) fn with_files(mut self, snapshots: Option<Arc<Snapshots>>) -> Self {
-        self.files = snapshots;
+    /// The same journal, recording the files before each save (in the store, on the
+    /// chain: the run's, or its branch's).
+    pub(crate) fn with_files(mut self, recorder: Option<(Arc<Snapshots>, String)>) -> Self {
+        self.files = recorder;
         self
     }
 
@@ -87,14 +88,16 @@ impl JournalBackend for StoreJournal {
     ) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send + '_>> {
         self.touched.store(true, Ordering::Relaxed);
         Box::pin(async move {
-            if let Some(snapshots) = &self.files {
-                let (snapshots, run, key) = (
-                    Arc::clone(snapshots),
-                    self.run.to_string(),
-                    self.key.clone(),
-                );
+            if let Some((snapshots, chain)) = &self.files {
+                let (snapshots, chain, key) =
+                    (Arc::clone(snapshots), chain.clone(), self.key.clone());
                 tokio::task::spawn_blocking(move || {
-                    snapshots.take(&run, Mark::Before, Some(&key), "the call's progress saved")
+                    snapshots.take(
+                        &chain,
+                        Mark::Before,
+                        Some(&key),
+                        "the call's progress saved",
+                    )
                 })
                 .await
                 .map_err(|error| error.to_string())?

@@ -25,6 +25,8 @@ use crate::ir::{AnswerType, NodeIdx, NodeKind, OnError, Workflow};
 use crate::lower::{CounterIdx, Plan, StepIdx, StepKind};
 use crate::providers::Usage;
 use crate::store::{Json, RunId};
+use crate::workspace::Workspace;
+use crate::workspace::snapshot::Snapshots;
 
 /// Run-wide tallies, persisted in the cursor.
 #[derive(Debug, Default)]
@@ -296,11 +298,36 @@ impl Shared {
             usage: tally.usage,
             cost_usd: tally.cost_usd,
             steps_taken: self.tallies.steps_taken.load(Ordering::Relaxed),
-            files: tally.files.clone(),
+            files: match &frame.tree {
+                Some(tree) => tree.committed(),
+                None => tally.files.clone(),
+            },
             error: frame.error.clone(),
             state_version: self.workflow().state_version.as_ref().map(|v| v.value),
             local: 0,
             writes: Vec::new(),
+        }
+    }
+
+    /// Where `frame`'s agents and tools work: its branch's worktree, or the run's
+    /// workspace.
+    pub(crate) fn workspace<'a>(&'a self, frame: &'a Frame) -> &'a Workspace {
+        frame
+            .tree
+            .as_ref()
+            .map_or(&self.ctx.workspace, |tree| &tree.workspace)
+    }
+
+    /// Where `frame`'s steps record the files, and on which chain: its branch's worktree
+    /// on the branch's chain, or the run's workspace on the run's; `None` when the run
+    /// keeps no snapshots.
+    pub(crate) fn recorder(&self, frame: &Frame) -> Option<(Arc<Snapshots>, String)> {
+        match &frame.tree {
+            Some(tree) => Some((tree.workspace.snapshots()?, tree.chain.clone())),
+            None => Some((
+                self.ctx.executor.snapshots(&self.ctx)?,
+                self.program.run_id.to_string(),
+            )),
         }
     }
 

@@ -250,23 +250,41 @@ impl Repo {
     /// `git worktree add --detach PATH COMMIT`: a work tree and index of its own, so neither
     /// ours is named.
     pub(super) fn add_worktree(&self, path: &Path, commit: &str) -> Result<(), SnapshotError> {
+        self.worktree(&["add", "--detach", "-q"], Some((path, commit)))
+    }
+
+    /// `git worktree ARGS [PATH [COMMIT]]`, run in the git dir (a worktree command reads
+    /// no work tree of ours).
+    pub(super) fn worktree(
+        &self,
+        args: &[&str],
+        place: Option<(&Path, &str)>,
+    ) -> Result<(), SnapshotError> {
         let mut command = git();
         command
             .current_dir(&self.git_dir)
             .env("GIT_DIR", &self.git_dir)
             .env("GIT_ATTR_SOURCE", self.empty_tree)
-            .args(["worktree", "add", "--detach", "-q"])
-            .arg(path)
-            .arg(commit);
+            .arg("worktree")
+            .args(args);
+        let mut shown: Vec<String> = std::iter::once("worktree")
+            .chain(args.iter().copied())
+            .map(str::to_owned)
+            .collect();
+        if let Some((path, commit)) = place {
+            command.arg(path);
+            shown.push(path.display().to_string());
+            if !commit.is_empty() {
+                command.arg(commit);
+                shown.push(commit.to_owned());
+            }
+        }
         let done = output(command, None)?;
         if done.status.success() {
             Ok(())
         } else {
-            let path = path.display().to_string();
-            Err(failed(
-                &["worktree", "add", "--detach", "-q", &path, commit],
-                &done,
-            ))
+            let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+            Err(failed(&shown, &done))
         }
     }
 }

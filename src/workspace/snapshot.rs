@@ -49,9 +49,11 @@ use chain::{atomic_ref, parse_entry, run_ref};
 
 mod chain;
 mod error;
+mod merge;
 mod put_back;
 
 pub use error::SnapshotError;
+pub use merge::Merged;
 
 /// How often a snapshot looks again at a tree whose files moved while git read it.
 const VANISHED_TRIES: u32 = 20;
@@ -80,6 +82,17 @@ pub struct Snapshot {
     pub commit: String,
     /// Its tree: the files.
     pub tree: String,
+}
+
+/// What [`Snapshots::restore`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Restored {
+    /// What was there before, kept (marked [`Mark::Abandoned`]).
+    pub kept: Snapshot,
+    /// The files as put back (marked [`Mark::Restored`]).
+    pub restored: Snapshot,
+    /// The paths put back, sorted.
+    pub paths: Vec<String>,
 }
 
 /// Why a snapshot was taken.
@@ -331,8 +344,7 @@ impl Snapshots {
     /// differ: what is there first kept as a snapshot marked [`Mark::Abandoned`], files of
     /// `tree` written, files absent from it removed (`.atomic/` is untouched, and so are
     /// ignored files but one at a path `tree` holds a file at), then the result recorded as
-    /// [`Mark::Restored`]; both for `step` with `note`. Returns the kept snapshot and the
-    /// paths put back, sorted.
+    /// [`Mark::Restored`]; both for `step` with `note`, on the chain `run`.
     ///
     /// # Errors
     /// When git fails or a file cannot be written or removed.
@@ -342,7 +354,7 @@ impl Snapshots {
         tree: &str,
         step: Option<&str>,
         note: &str,
-    ) -> Result<(Snapshot, Vec<String>), SnapshotError> {
+    ) -> Result<Restored, SnapshotError> {
         let chain = run_ref(run)?;
         let target = self.object(tree)?;
         let _lock = Lock::take(&self.repo.index)?;
@@ -356,13 +368,17 @@ impl Snapshots {
         // The index is the files as put back: no `add -A` needed to record them.
         let restored = self.write_tree()?;
         let parent = Some(kept.commit.clone());
-        self.commit(&chain, parent, restored, Mark::Restored, step, note)?;
+        let restored = self.commit(&chain, parent, restored, Mark::Restored, step, note)?;
         let mut paths: Vec<String> = differences
             .iter()
             .map(|difference| String::from_utf8_lossy(&difference.path).into_owned())
             .collect();
         paths.sort();
-        Ok((kept, paths))
+        Ok(Restored {
+            kept,
+            restored,
+            paths,
+        })
     }
 
     /// The files that differ between two trees (or snapshots), sorted by path; renames are
@@ -541,6 +557,9 @@ impl Snapshots {
     /// # Errors
     /// [`SnapshotError::BadName`], or when git fails.
     pub fn forget_run(&self, run: &str) -> Result<usize, SnapshotError> {
+        if run.contains('/') {
+            return Err(SnapshotError::BadName(run.to_owned()));
+        }
         run_ref(run)?;
         let listed = self.repo.run(
             &["for-each-ref", "--format=%(refname)", "refs/atomic/"],

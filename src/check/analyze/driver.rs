@@ -87,6 +87,8 @@ fn run_rules(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     rules::unguarded_side_effect::check(facts, out);
     rules::inline_secret::check(facts, out);
     rules::shell_command::check(facts, out);
+    rules::isolation_needs_snapshots::check(facts, out);
+    rules::parallel_shared_edits::check(facts, out);
     rules::unused_state_field::check(facts, out);
     rules::unused_input::check(facts, out);
     rules::unused_provider::check(facts, out);

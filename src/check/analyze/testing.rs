@@ -371,6 +371,7 @@ impl Builder {
                 strategy,
                 max_concurrency: None,
                 for_each,
+                isolation: crate::ir::Isolation::Shared,
                 branches: Vec::new(),
                 tasks: None,
             })),

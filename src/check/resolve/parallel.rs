@@ -10,7 +10,7 @@ use super::statement::{resolve_block, resolve_statement};
 use crate::check::structure::Checked;
 use crate::check::value::is_name;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{Block, Branch, ForEach, NodeIdx, Parallel, Strategy};
+use crate::ir::{Block, Branch, ForEach, Isolation, NodeIdx, Parallel, Strategy};
 use crate::source::Spanned;
 
 /// The branches and how they run.
@@ -59,6 +59,14 @@ pub(super) fn resolve_parallel(
         strategy,
         max_concurrency: r.integer(checked.prop("max-concurrency")),
         for_each,
+        isolation: match r
+            .string(checked.prop("isolation"))
+            .as_deref()
+            .map(String::as_str)
+        {
+            Some("worktree") => Isolation::Worktree,
+            _ => Isolation::Shared,
+        },
         branches,
         tasks: None,
     }

@@ -83,6 +83,7 @@ pub(super) fn resolve_task_loop(
         strategy: Strategy::All,
         max_concurrency: r.integer(checked.prop("max-concurrency")),
         for_each: Some(ForEach { items, as_ }),
+        isolation: crate::ir::Isolation::Shared,
         branches,
         tasks: Some(Box::new(TaskLoop {
             max_iterations,

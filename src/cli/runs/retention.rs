@@ -205,10 +205,11 @@ impl<'a> Remover<'a> {
             let _ = std::fs::remove_file(feed);
         }
         let project = self.project;
-        if let Some(snapshots) = self.snapshots.get_or_insert_with(|| snapshots(project))
-            && let Err(error) = snapshots.forget_run(run.as_str())
-        {
-            eprintln!("warning: the workspace snapshots of run `{run}` are kept: {error}");
+        if let Some(snapshots) = self.snapshots.get_or_insert_with(|| snapshots(project)) {
+            remove_branch_worktrees(snapshots, &project.state_dir(), run);
+            if let Err(error) = snapshots.forget_run(run.as_str()) {
+                eprintln!("warning: the workspace snapshots of run `{run}` are kept: {error}");
+            }
         }
         Ok(())
     }
@@ -222,6 +223,28 @@ impl<'a> Remover<'a> {
             eprintln!("warning: the store keeps the space of the deleted runs for now: {error}");
         }
     }
+}
+
+/// Removes the worktrees the branches of the run's isolated parallels left (a run stopped
+/// in one): `.atomic/worktrees/<run>/`. A fork's worktree (`.atomic/worktrees/<fork>`, a
+/// work tree itself) holds people's work and stays.
+fn remove_branch_worktrees(snapshots: &Snapshots, state_dir: &Path, run: &RunId) {
+    let dir = state_dir.join("worktrees").join(run.as_str());
+    if dir.join(".git").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if let Err(error) = snapshots.remove_worktree(&entry.path()) {
+            eprintln!(
+                "warning: the worktree {} is kept: {error}",
+                entry.path().display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir(&dir);
 }
 
 /// The project's snapshot store, where there is one: in the project's git repository, or

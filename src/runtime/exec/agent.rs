@@ -209,7 +209,7 @@ pub(super) async fn execute(
                 &id,
                 call_index,
             )
-            .with_files(shared.ctx.executor.snapshots(&shared.ctx)),
+            .with_files(shared.recorder(frame)),
         )
     });
     // The hooks on what the agent does inside the call (`agent.tool.before`, …).
@@ -251,7 +251,7 @@ pub(super) async fn execute(
             resume: resume_session,
             compact: continued.compact(),
         },
-        workspace: shared.ctx.workspace.clone(),
+        workspace: shared.workspace(frame).clone(),
         grants: Grants {
             approvals,
             mcp,

@@ -15,6 +15,7 @@ mod task_file;
 mod task_loop;
 mod tool;
 mod wait;
+mod worktree;
 
 use std::sync::Arc;
 

@@ -15,6 +15,9 @@
 //! with every pending wait, and resumes with the answered branch continuing and the
 //! finished ones replayed.
 //!
+//! With `isolation="worktree"`, each branch works in a git worktree of its own and the
+//! branches' changes are merged when the parallel ends (see `worktree`).
+//!
 //! An `all` parallel whose branches hold only plain `set`s runs them one after another on
 //! the current task instead: such a branch never waits, so running it concurrently gains
 //! nothing, while a task per branch was most of a small branch's cost (spawn, poll on a
@@ -27,7 +30,7 @@ use futures_util::{FutureExt, future::BoxFuture};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::ir::{NodeIdx, NodeKind, Parallel, Strategy};
+use crate::ir::{Isolation, NodeIdx, NodeKind, Parallel, Strategy};
 use crate::lower::StepIdx;
 use crate::runtime::NodeError;
 use crate::runtime::frame::{Frame, Write};
@@ -35,6 +38,7 @@ use crate::runtime::shared::Shared;
 use crate::runtime::walk::{Block, Start, Stop, resume_block, walk_block};
 use crate::store::PendingWait;
 
+use super::worktree::{ENDED, Worktrees};
 use super::{Halt, Place};
 
 struct BranchRun {
@@ -78,6 +82,7 @@ pub(super) async fn execute(
         error: frame.error.clone(),
         branch: Some(index),
         log: Some(Vec::new()),
+        tree: frame.tree.clone(),
     };
     let mut runs = Vec::new();
     if let Some(for_each) = &parallel.for_each {
@@ -173,6 +178,18 @@ pub(super) async fn execute(
         return Ok(writes);
     }
 
+    let entry = place.entry();
+    // Branches in worktrees of their own: made as each branch starts, removed as it ends.
+    let trees = if parallel.isolation == Isolation::Worktree {
+        let at = place.scope.as_str().unwrap_or_default();
+        let depth = at.matches('#').count() + 1;
+        let where_ = format!("{at}/{id}@{entry}");
+        Some(Arc::new(
+            Worktrees::begin(shared, frame, &id, &where_, depth).await?,
+        ))
+    } else {
+        None
+    };
     let limit = parallel
         .max_concurrency
         .as_ref()
@@ -183,41 +200,54 @@ pub(super) async fn execute(
     let mut logs: Vec<Option<Vec<Write>>> = vec![None; count];
     // A resumed parallel: branches that had finished are not run again.
     let mut finished_before = None;
-    let entry = place.entry();
     for mut run in runs {
         let scope = place.scope.branch(&id, &entry, run.index);
         let resumed = resume_block(shared, &mut run.frame, &scope, run.entry, Some(join))?;
         if resumed.finished {
             finished_before.get_or_insert(run.index);
             logs[run.index as usize] = Some(run.frame.log.take().unwrap_or_default());
+            if let Some(trees) = &trees {
+                // It ended as the run stopped, before its worktree went.
+                trees.close(&id, run.index, ENDED).await?;
+            }
             continue;
         }
-        let block = Block {
-            shared: shared.clone(),
-            frame: run.frame,
-            scope,
-            number: seq,
-            local: resumed.local,
-            durable: true,
-        };
-        let walk = walk_block(block, resumed.start, Some(join));
-        let semaphore = semaphore.clone();
-        let index = run.index;
+        let (shared, trees, semaphore) = (shared.clone(), trees.clone(), semaphore.clone());
+        let (id, index) = (id.clone(), run.index);
         set.push(
             async move {
                 // The semaphore is never closed; holding the permit bounds concurrency.
                 let _permit = semaphore.acquire_owned().await;
+                let mut frame = run.frame;
+                if let Some(trees) = &trees {
+                    match trees.open(&shared, &id, index, &scope).await {
+                        Ok(tree) => frame.tree = Some(tree),
+                        Err(error) => return (index, Err(Stop::Failed { node: id, error })),
+                    }
+                }
+                let block = Block {
+                    shared,
+                    frame,
+                    scope,
+                    number: seq,
+                    local: resumed.local,
+                    durable: true,
+                };
+                let walk = walk_block(block, resumed.start, Some(join));
                 // A branch that panics fails its parallel, not the process.
                 let result = std::panic::AssertUnwindSafe(walk).catch_unwind().await;
-                (
-                    index,
-                    result.unwrap_or_else(|_| {
-                        Err(Stop::Failed {
-                            node: Arc::from("?"),
-                            error: NodeError::fatal("the branch panicked"),
-                        })
-                    }),
-                )
+                let mut result = result.unwrap_or_else(|_| {
+                    Err(Stop::Failed {
+                        node: Arc::from("?"),
+                        error: NodeError::fatal("the branch panicked"),
+                    })
+                });
+                if let (Some(trees), Ok(_)) = (&trees, &result)
+                    && let Err(error) = trees.close(&id, index, ENDED).await
+                {
+                    result = Err(Stop::Failed { node: id, error });
+                }
+                (index, result)
             }
             .boxed(),
         );
@@ -254,6 +284,9 @@ pub(super) async fn execute(
                         if others {
                             shared.ctx.executor.dropped_effects_ended().await;
                         }
+                        if let Some(trees) = &trees {
+                            trees.close_all(&id, count).await;
+                        }
                         return Err(error.into());
                     }
                     Strategy::Any => last_error = Some(error),
@@ -267,6 +300,12 @@ pub(super) async fn execute(
     drop(set);
     if losers {
         shared.ctx.executor.dropped_effects_ended().await;
+    }
+    if let Some(trees) = &trees
+        && (winner.is_some() || paused.is_empty())
+    {
+        // The losers' (and failed branches') work is kept on their chains, not merged.
+        trees.close_all(&id, count).await;
     }
     if winner.is_none() && !paused.is_empty() {
         paused.sort_by_key(|(index, _)| *index);
@@ -282,6 +321,19 @@ pub(super) async fn execute(
             ..error
         }
         .into());
+    }
+    if let Some(trees) = &trees {
+        let merged: Vec<u32> = match winner {
+            Some(winner) => vec![winner],
+            None => (0..count)
+                .filter_map(|index| u32::try_from(index).ok())
+                .collect(),
+        };
+        let named = merged
+            .into_iter()
+            .map(|index| (index, branch_name(parallel, index)))
+            .collect();
+        trees.merge(&id, named).await?;
     }
     let mut writes: Vec<Write> = logs.into_iter().flatten().flatten().collect();
     writes.push(Write::Output(

@@ -65,6 +65,7 @@ pub(super) async fn execute(
         error: None,
         branch: frame.branch,
         log: None,
+        tree: frame.tree.clone(),
     };
     let resumed = resume_block(
         &callee,

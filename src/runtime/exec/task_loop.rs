@@ -168,6 +168,7 @@ pub(super) async fn execute(
                 error: frame.error.clone(),
                 branch: Some(index),
                 log: Some(Vec::new()),
+                tree: frame.tree.clone(),
             };
             let scope = place.scope.task(&id, &entry, &task_id);
             let resumed = resume_block(shared, &mut branch, &scope, start, Some(join))?;

@@ -72,8 +72,8 @@ pub(super) async fn execute(
         argv: invocation.argv,
         shell: invocation.shell,
         cwd: match cwd {
-            Some(dir) => shared.ctx.workspace.resolve(dir),
-            None => shared.ctx.workspace.root().to_path_buf(),
+            Some(dir) => shared.workspace(frame).resolve(dir),
+            None => shared.workspace(frame).root().to_path_buf(),
         },
         env,
         stdin: invocation.stdin,

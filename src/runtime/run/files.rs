@@ -19,7 +19,7 @@ use crate::runtime::RunError;
 use crate::runtime::event::RunEvent;
 use crate::runtime::shared::Shared;
 use crate::store::RunId;
-use crate::workspace::snapshot::{Mark, SnapshotError, Snapshots};
+use crate::workspace::snapshot::{Mark, Restored, SnapshotError, Snapshots};
 
 use super::ResumeError;
 
@@ -74,7 +74,7 @@ pub(super) async fn settle(
                         .iter()
                         .filter_map(|(path, _)| Some((path.clone(), std::fs::read(path).ok()?)))
                         .collect();
-                    let (kept, paths) = snapshots
+                    let Restored { kept, paths, .. } = snapshots
                         .restore(
                             &run,
                             &tree,

@@ -364,10 +364,10 @@ fn put_files(
     let tree = snapshots
         .tree_of(commit)
         .map_err(|error| files_error(run, error))?;
-    let (kept, paths) = snapshots
+    let restored = snapshots
         .restore(run.as_str(), &tree, None, note)
         .map_err(|error| files_error(run, error))?;
-    Ok((kept.commit, paths))
+    Ok((restored.kept.commit, restored.paths))
 }
 
 fn files_error(run: &RunId, error: SnapshotError) -> HistoryError {

@@ -156,6 +156,7 @@ pub async fn resume_with(
         error: cursor.error.clone(),
         branch: None,
         log: None,
+        tree: None,
     };
     drive(&shared, frame, start, cursor.local).await
 }

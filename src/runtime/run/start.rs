@@ -66,6 +66,7 @@ pub async fn run_with_id(
         error: None,
         branch: None,
         log: None,
+        tree: None,
     };
     let start = shared.program.plan.start();
     drive(&shared, frame, Start::At(start), 0).await

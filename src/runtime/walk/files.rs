@@ -8,20 +8,24 @@
 //! was taken; `run::files` reads that chain on resume to tell a step that was in flight
 //! (its partial edits are rolled back) from files a person changed while the run was
 //! stopped (reported). Steps of parallel branches and task-loop tasks share one tree with
-//! siblings at work, so their retries record the files but do not put them back.
+//! siblings at work, so their retries record the files but do not put them back — unless
+//! the branch works in a git worktree of its own (`isolation="worktree"`): its steps record
+//! that tree on the branch's chain, and put it back like the run's own steps do.
 
 use std::sync::Arc;
 
 use super::{Stop, Walker};
-use crate::ir::{NodeIdx, NodeKind, Workflow};
+use crate::ir::{Isolation, NodeIdx, NodeKind, Workflow};
 use crate::runtime::event::FilesChanged;
+use crate::runtime::frame::BranchTree;
 use crate::runtime::shared::Shared;
 use crate::workspace::snapshot::{Mark, Snapshot, Snapshots};
 
 /// A step's workspace while it runs.
 pub(super) struct StepFiles {
     snapshots: Arc<Snapshots>,
-    run: String,
+    /// The chain it records on: the run's, or its branch's.
+    chain: String,
     /// How the chain names the step: its node id.
     label: Arc<str>,
     /// The files before its first attempt.
@@ -29,6 +33,8 @@ pub(super) struct StepFiles {
     /// Whether a retry puts the files back: not in a parallel branch or a task of a
     /// task-loop, whose siblings work in the same tree at the same time.
     puts_back: bool,
+    /// The branch worktree it works in, if any: its files are the branch's, not the run's.
+    tree: Option<Arc<BranchTree>>,
 }
 
 /// Whether any step of `workflow` can change files (see [`changes_files`]): a run of one
@@ -40,11 +46,13 @@ pub(crate) fn any_changes_files(workflow: &Workflow) -> bool {
         .any(|node| changes_files(workflow, &node.kind))
 }
 
-/// Whether a step of this node can change files: a tool, or an agent whose backend can
-/// (not one answering in this process or playing a recording back).
+/// Whether a step of this node can change files: a tool, an agent whose backend can (not
+/// one answering in this process or playing a recording back), or a parallel whose
+/// branches' work in worktrees is merged into the files when it ends.
 fn changes_files(workflow: &Workflow, kind: &NodeKind) -> bool {
     match kind {
         NodeKind::Tool(_) => true,
+        NodeKind::Parallel(parallel) => parallel.isolation == Isolation::Worktree,
         NodeKind::Agent(agent) => workflow
             .agent_provider_name(agent)
             .and_then(|name| workflow.provider(&name.value))
@@ -77,23 +85,28 @@ impl Walker<'_> {
         if !changes_files(workflow, &workflow.node(node).kind) {
             return Ok(None);
         }
-        let Some(snapshots) = shared.ctx.executor.snapshots(&shared.ctx) else {
+        let Some((snapshots, chain)) = shared.recorder(&self.frame) else {
             return Ok(None);
         };
         let label = shared.id(node).clone();
-        let run = shared.program.run_id.to_string();
         let before = {
-            let (snapshots, run, label) = (Arc::clone(&snapshots), run.clone(), label.clone());
-            blocking(move || snapshots.take(&run, Mark::Before, Some(&label), "before attempt 1"))
+            let (snapshots, chain, label) = (Arc::clone(&snapshots), chain.clone(), label.clone());
+            blocking(move || snapshots.take(&chain, Mark::Before, Some(&label), "before attempt 1"))
                 .await?
         };
-        let shares_tree = self.scope.as_str().is_some_and(|scope| scope.contains('#'));
+        let tree = self.frame.tree.clone();
+        let own_levels = tree.as_ref().map_or(0, |tree| tree.depth);
+        let levels = self
+            .scope
+            .as_str()
+            .map_or(0, |scope| scope.matches('#').count());
         Ok(Some(StepFiles {
             snapshots,
-            run,
+            chain,
             label,
             before,
-            puts_back: !shares_tree,
+            puts_back: levels == own_levels,
+            tree,
         }))
     }
 }
@@ -102,27 +115,27 @@ impl StepFiles {
     /// Puts the files back as they were before the first attempt, ahead of attempt
     /// `attempt`; what the failed attempt left is kept in the chain.
     pub(super) async fn before_retry(&self, attempt: u32) -> Result<(), Stop> {
-        let (snapshots, run, label) = self.parts();
+        let (snapshots, chain, label) = self.parts();
         let tree = self.before.tree.clone();
         let puts_back = self.puts_back;
         blocking(move || {
             if puts_back {
                 snapshots.restore(
-                    &run,
+                    &chain,
                     &tree,
                     Some(&label),
                     &format!("put back before attempt {attempt}"),
                 )?;
             } else {
                 snapshots.take(
-                    &run,
+                    &chain,
                     Mark::Abandoned,
                     Some(&label),
                     &format!("attempt {} failed; siblings share the files", attempt - 1),
                 )?;
             }
             snapshots.take(
-                &run,
+                &chain,
                 Mark::Before,
                 Some(&label),
                 &format!("before attempt {attempt}"),
@@ -135,10 +148,10 @@ impl StepFiles {
     /// Records the files the step left and what it changed; the run's files are now
     /// those (the snapshot the next commit names as committed).
     pub(super) async fn after(self, shared: &Shared) -> Result<FilesChanged, Stop> {
-        let (snapshots, run, label) = self.parts();
+        let (snapshots, chain, label) = self.parts();
         let before = self.before;
         let changed = blocking(move || {
-            let after = snapshots.take(&run, Mark::After, Some(&label), "succeeded")?;
+            let after = snapshots.take(&chain, Mark::After, Some(&label), "succeeded")?;
             let changed = snapshots.changes(&before.tree, &after.tree)?;
             Ok(FilesChanged {
                 before: before.commit,
@@ -147,7 +160,10 @@ impl StepFiles {
             })
         })
         .await?;
-        shared.tally().files = Some(changed.after.clone());
+        match &self.tree {
+            Some(tree) => tree.set_committed(changed.after.clone()),
+            None => shared.tally().files = Some(changed.after.clone()),
+        }
         Ok(changed)
     }
 
@@ -157,7 +173,7 @@ impl StepFiles {
         let kept = self
             .take(Mark::Kept, "failed; what it left is kept")
             .await?;
-        shared.tally().files = Some(kept.commit);
+        self.now_committed(shared, kept.commit);
         Ok(())
     }
 
@@ -179,20 +195,28 @@ impl StepFiles {
         let kept = self
             .take(Mark::Kept, "paused mid-step to ask a person")
             .await?;
-        shared.tally().files = Some(kept.commit);
+        self.now_committed(shared, kept.commit);
         Ok(())
     }
 
     /// One snapshot of the step's files, marked `mark`.
     async fn take(&self, mark: Mark, note: &'static str) -> Result<Snapshot, Stop> {
-        let (snapshots, run, label) = self.parts();
-        blocking(move || snapshots.take(&run, mark, Some(&label), note)).await
+        let (snapshots, chain, label) = self.parts();
+        blocking(move || snapshots.take(&chain, mark, Some(&label), note)).await
+    }
+
+    /// `commit` is the files the next commit names: the run's, or its branch's.
+    fn now_committed(&self, shared: &Shared, commit: String) {
+        match &self.tree {
+            Some(tree) => tree.set_committed(commit),
+            None => shared.tally().files = Some(commit),
+        }
     }
 
     fn parts(&self) -> (Arc<Snapshots>, String, Arc<str>) {
         (
             Arc::clone(&self.snapshots),
-            self.run.clone(),
+            self.chain.clone(),
             self.label.clone(),
         )
     }

@@ -79,10 +79,19 @@ pub(super) fn atomic_ref(name: &str) -> Result<String, SnapshotError> {
     }
 }
 
-/// The chain of run `run`: `refs/atomic/runs/<run>`.
-pub(super) fn run_ref(run: &str) -> Result<String, SnapshotError> {
-    atomic_ref(run)?;
-    atomic_ref(&format!("runs/{run}"))
+/// The chain named `chain`: a run's, `refs/atomic/runs/<run>`; or, for a name
+/// `<run>/<more>`, one that work of that run done elsewhere keeps (a branch of an isolated
+/// `parallel` in its git worktree), `refs/atomic/branches/<run>/<more>`, so that
+/// [`Snapshots::forget_run`] takes it with its run.
+pub(super) fn run_ref(chain: &str) -> Result<String, SnapshotError> {
+    atomic_ref(chain)?;
+    match chain.split_once('/') {
+        Some((run, _)) => {
+            atomic_ref(run)?;
+            atomic_ref(&format!("branches/{chain}"))
+        }
+        None => atomic_ref(&format!("runs/{chain}")),
+    }
 }
 
 /// A snapshot's commit message: `atomic <mark> <step or ->`, then the note after a blank

@@ -56,7 +56,7 @@ pub enum SnapshotError {
 
 impl SnapshotError {
     /// An IO error at `path`: not writable when permission was refused.
-    pub(super) fn io(path: &Path, error: &io::Error) -> Self {
+    pub(crate) fn io(path: &Path, error: &io::Error) -> Self {
         let (path, reason) = (path.to_path_buf(), error.to_string());
         match error.kind() {
             io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {

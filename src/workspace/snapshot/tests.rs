@@ -261,9 +261,10 @@ fn a_workspace_below_the_top_of_a_repository_records_its_own_files_relative_to_i
         snapshots.changed_since(&first.tree).expect("compares"),
         ["deep/y.txt", "x.txt"]
     );
-    let (_, paths) = snapshots
+    let paths = snapshots
         .restore("r-1", &first.tree, None, "put back")
-        .expect("restores");
+        .expect("restores")
+        .paths;
     assert_eq!(paths, ["deep/y.txt", "x.txt"]);
     assert_eq!(fs::read(root.join("x.txt")).expect("back"), b"x\n");
     assert_eq!(fs::read(root.join("deep/y.txt")).expect("back"), b"y\n");
@@ -333,7 +334,7 @@ fn restores_exactly(root: &Path) {
     write(root, "link", b"now a file\n");
     write(root, "kept.log", b"ignored, after\n");
 
-    let (kept, paths) = snapshots
+    let Restored { kept, paths, .. } = snapshots
         .restore("r-1", &start.tree, Some("fix"), "put back after it failed")
         .expect("restores");
     assert_eq!(

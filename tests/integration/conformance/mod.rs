@@ -295,6 +295,11 @@ macro_rules! kit {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn isolated_branches_merge_the_agents_edits() {
+                scenarios::isolated_branches_merge_the_agents_edits(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn usage_and_cost_are_recorded() {
                 scenarios::usage_and_cost_are_recorded(SUBJECT).await;
             }

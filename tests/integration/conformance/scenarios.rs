@@ -177,6 +177,79 @@ pub(super) async fn edits_by_default_only_where_declared(subject: Subject) {
     kit.agent_events(&kit.last_run());
 }
 
+/// An agent and a tool in the branches of a `parallel … isolation="worktree"`: the agent
+/// edits `target.txt` with its own shell, from its working directory — the branch's git
+/// worktree — while the tool writes `other.txt` in its own, neither seeing the other's
+/// file; both land in the project's files when the parallel ends, and no worktree stays.
+pub(super) async fn isolated_branches_merge_the_agents_edits(subject: Subject) {
+    let edit = format!(
+        "printf '%s' {} > target.txt",
+        super::subjects::quoted(EDITED)
+    );
+    let brain = script(vec![subject.shell(&edit), Move::Say(DONE.to_owned())]);
+    let Some(kit) = kit(subject, brain) else {
+        return;
+    };
+    let (permission, tools) = if subject.model_api() {
+        ("", "tools \"shell\" \"write-file\"")
+    } else {
+        subject.act()
+    };
+    kit.flow(&format!(
+        r#"    state {{ field "summary" type="string" default=""; }}
+    parallel "apart" isolation="worktree" {{
+        agent "act" provider="model" {permission} {{
+            prompt "Do what the kit asks."
+            {tools}
+            output "summary"
+        }}
+        tool "other" {{
+            run "sh" "-c" "sleep 0.2; test ! -e target.txt && echo other > other.txt"
+        }}
+    }}"#
+    ));
+    kit.run(&[], 0).await;
+    let adapter = subject.adapter();
+    assert_eq!(kit.project.read("target.txt"), EDITED, "`{adapter}`");
+    assert_eq!(kit.project.read("other.txt"), "other\n", "`{adapter}`");
+    assert_eq!(kit.state()["summary"], DONE, "`{adapter}`");
+    let worktrees = kit.project.path().join(".atomic/worktrees");
+    let left: Vec<_> = std::fs::read_dir(&worktrees)
+        .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "`{adapter}`: worktrees left: {left:?}");
+    // The agent's step recorded its edit in its worktree; the parallel, both merged.
+    let shown = kit.project.show(&kit.last_run());
+    let changed = |node: &str| -> Vec<String> {
+        shown["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|step| step["node"] == node)
+            .flat_map(|step| {
+                step["files"]["changed"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|change| Some(change["path"].as_str()?.to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        changed("act"),
+        ["target.txt"],
+        "`{adapter}`: {}",
+        shown["files"]
+    );
+    assert_eq!(
+        changed("apart"),
+        ["other.txt", "target.txt"],
+        "`{adapter}`: {}",
+        shown["files"]
+    );
+    kit.agent_events(&kit.last_run());
+}
+
 pub(super) async fn usage_and_cost_are_recorded(subject: Subject) {
     let Some(kit) = kit(subject, script(vec![Move::Say(DONE.to_owned())])) else {
         return;

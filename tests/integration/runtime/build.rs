@@ -228,6 +228,7 @@ pub(crate) fn parallel(
             items: t(items),
             as_: sp(name.to_owned()),
         }),
+        isolation: atomic::ir::Isolation::Shared,
         branches: Vec::new(),
         tasks: None,
     }))

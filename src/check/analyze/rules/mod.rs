@@ -5,6 +5,8 @@
 pub(super) mod custom_tool_use;
 pub(super) mod inline_secret;
 pub(super) mod invalid_answer_type;
+pub(super) mod isolation_needs_snapshots;
+pub(super) mod parallel_shared_edits;
 pub(super) mod parallel_write_conflict;
 pub(super) mod possibly_unset;
 pub(super) mod schema_file;
