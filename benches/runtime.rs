@@ -136,6 +136,7 @@ fn fan(
                 items: t(items),
                 as_: sp("item".to_owned()),
             }),
+            isolation: atomic::ir::Isolation::Shared,
             branches: vec![Branch {
                 name: sp("body".to_owned()),
                 body: Block {

@@ -147,9 +147,10 @@ fn measure(label: &str, root: &Path, mut first: impl FnMut(usize)) {
             }
         },
         || {
-            let (_, paths) = snapshots
+            let paths = snapshots
                 .restore("r-bench", &base.tree, None, "")
-                .expect("restores");
+                .expect("restores")
+                .paths;
             assert!(paths.len() >= 10, "{paths:?}");
         },
     );

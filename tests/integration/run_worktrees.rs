@@ -298,7 +298,10 @@ fn a_run_killed_inside_a_branch_resumes_to_the_uninterrupted_files() {
         let run = project.last_run();
         let stopped = project.runs()[0]["status"] != "completed";
         // The slow branch takes 750 ms: a kill at 250 ms finds it half done.
-        assert!(stopped || after > 250, "the run ended before the kill at {after} ms");
+        assert!(
+            stopped || after > 250,
+            "the run ended before the kill at {after} ms"
+        );
         if stopped {
             run_ok(&project, &["resume", &run, "--quiet"]);
         }
