@@ -421,6 +421,14 @@ pub struct ForkArgs {
     /// Where the fork's git worktree goes (default: `.atomic/worktrees/<fork>`).
     #[arg(long, value_name = "DIR")]
     pub worktree: Option<std::path::PathBuf>,
+    /// An input of the fork, `name=value` (repeatable): the run's own inputs with these
+    /// over them, for the steps after the fork point.
+    #[arg(long = "input", short = 'i', value_name = "NAME=VALUE")]
+    pub inputs: Vec<String>,
+    /// The workflow the fork goes on with (an edited copy, or the file edited in place),
+    /// checked against the fork point as `resume --force` would; default: the run's.
+    #[arg(value_name = "FILE")]
+    pub workflow: Option<std::path::PathBuf>,
 }
 
 /// `atomic cancel`.

@@ -26,6 +26,10 @@ pub struct AdapterInfo {
     pub system_prompt: bool,
     /// Can resume a session (`session=`).
     pub sessions: bool,
+    /// A fork's agent can continue the session it inherits without changing the
+    /// original's (Claude Code's `--fork-session`, OpenCode's session fork; nothing is
+    /// kept outside atomic for `in-process` and `replay`); otherwise it starts afresh.
+    pub forks_sessions: bool,
     /// Accepts `max-turns=`.
     pub max_turns: bool,
     /// Needs `api-key-env=`.
@@ -212,6 +216,10 @@ impl AdapterInfo {
         }
         if !self.sessions {
             limits.push("no resumed sessions (`session=`)");
+        } else if !self.forks_sessions {
+            limits.push(
+                "a fork's agent starts its session afresh: the backend cannot fork the one it inherits",
+            );
         }
         if !self.max_turns {
             limits.push("no turn limit (`max-turns=`)");
@@ -390,6 +398,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: false,
         system_prompt: true,
         sessions: false,
+        forks_sessions: false,
         max_turns: true,
         options: ANTHROPIC_OPTIONS,
         env_options: false,
@@ -407,6 +416,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: false,
         system_prompt: true,
         sessions: false,
+        forks_sessions: false,
         max_turns: true,
         options: OPENAI_OPTIONS,
         env_options: false,
@@ -424,6 +434,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: true,
         max_turns: true,
         options: CLAUDE_CODE_OPTIONS,
         env_options: true,
@@ -441,6 +452,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: true,
         max_turns: false,
         options: OPENCODE_OPTIONS,
         env_options: true,
@@ -458,6 +470,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: false,
         max_turns: false,
         options: COPILOT_OPTIONS,
         env_options: true,
@@ -475,6 +488,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: false,
         max_turns: false,
         options: CODEX_OPTIONS,
         env_options: true,
@@ -492,6 +506,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: false,
         max_turns: false,
         options: GEMINI_OPTIONS,
         env_options: true,
@@ -509,6 +524,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: false,
         max_turns: false,
         options: ACP_OPTIONS,
         env_options: true,
@@ -526,6 +542,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: false,
         system_prompt: false,
         sessions: false,
+        forks_sessions: false,
         max_turns: false,
         options: COMMAND_OPTIONS,
         env_options: true,
@@ -543,6 +560,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: true,
         max_turns: true,
         options: REPLAY_OPTIONS,
         env_options: false,
@@ -560,6 +578,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         permission_modes: true,
         system_prompt: true,
         sessions: true,
+        forks_sessions: true,
         max_turns: true,
         options: IN_PROCESS_OPTIONS,
         env_options: false,

@@ -70,6 +70,11 @@ pub struct Continuation {
     /// threshold). Only set for providers whose [`Provider::can_compact`](super::Provider::can_compact) is true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub compact: bool,
+    /// Continue a copy of `resume`, leaving the original as it was (a fork's agent going on
+    /// from the session it inherited). Only set for adapters that can fork a session
+    /// ([`AdapterInfo::forks_sessions`](crate::ir::AdapterInfo::forks_sessions)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fork: bool,
 }
 
 /// What the agent may do: its permission mode, its tools, what a person decided, its MCP

@@ -47,7 +47,7 @@ pub use hooks::HookEvent;
 pub use output::{Schemas, parse_output};
 pub use redacted::RedactingStore;
 pub use run::{
-    ForkPlace, HistoryError, Moved, ResumeError, ResumeOptions, RunEnd, RunOutcome,
+    ForkPlace, HistoryError, Moved, ResumeError, ResumeOptions, RunEnd, RunOutcome, check_fits,
     check_pending_answer, default_worktree, fork, is_undo_copy, resume, resume_with, rewind, run,
     run_with_id, undo_id, undo_rewind,
 };

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::providers::Redactor;
 use crate::store::{
-    Acquired, Beat, Change, Checkpoint, Json, Lease, NewRun, Owner, PendingWait, RunDetail,
-    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, Store, StoreFuture,
+    Acquired, Beat, Change, Checkpoint, Json, Lease, NewRun, Owner, PendingWait, RunAmend,
+    RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, Store, StoreFuture,
 };
 
 /// A store whose writes are redacted.
@@ -167,6 +167,10 @@ impl Store for RedactingStore {
         origin: Option<String>,
     ) -> StoreFuture<'a, ()> {
         self.inner.copy_run(from, to, upto, status, origin)
+    }
+
+    fn amend_run<'a>(&'a self, run: &'a RunId, amend: RunAmend) -> StoreFuture<'a, ()> {
+        self.inner.amend_run(run, amend)
     }
 
     fn save_progress<'a>(

@@ -115,6 +115,9 @@ pub(crate) struct Journal {
     pub(crate) log: Mutex<Vec<Json>>,
     /// A subgraph's run: its events are not logged.
     pub(crate) nested: bool,
+    /// In a fork (`atomic fork`): the sessions its agents inherited from the original run,
+    /// which they must not extend (see `exec::agent`).
+    pub(crate) inherited_sessions: Arc<std::collections::BTreeSet<String>>,
 }
 
 /// What a run has used, persisted in its cursors.
@@ -206,6 +209,9 @@ impl Shared {
                     .map_or_else(Arc::default, |caller| caller.journal.recovery.clone()),
                 log: Mutex::new(Vec::new()),
                 nested: caller.is_some(),
+                inherited_sessions: caller.map_or_else(Arc::default, |caller| {
+                    caller.journal.inherited_sessions.clone()
+                }),
             },
             tallies: Tallies::default(),
         })

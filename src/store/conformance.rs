@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    Change, NewRun, PendingWait, RunFilter, RunId, RunStatus, State, StateDelta, StepCommit,
-    StepStatus, Store, StoreError, Timestamp,
+    Change, NewRun, PendingWait, RunAmend, RunFilter, RunId, RunStatus, State, StateDelta,
+    StepCommit, StepStatus, Store, StoreError, Timestamp,
 };
 
 /// A run of workflow `flow` with state `{"n": 0, "log": [], "big": <text>}`.
@@ -505,6 +505,53 @@ pub(crate) async fn scoped_steps_stay_open_until_the_block_ends(store: &dyn Stor
             Some("fan@2#0"),
             None
         ]
+    );
+}
+
+/// [`Store::amend_run`]: a run's inputs and workflow file change as asked and stay so when
+/// read back; what is not asked for stays; an unknown run is `NotFound`.
+pub(crate) async fn amends_a_run(store: &dyn Store) {
+    let run = RunId::new("01amendamendam");
+    store.create_run(new_run(run.as_str(), "x")).await.unwrap();
+    let before = store.run(&run).await.unwrap();
+    store
+        .amend_run(
+            &run,
+            RunAmend {
+                inputs: Some(json!({"target": "docs"})),
+                workflow: None,
+            },
+        )
+        .await
+        .unwrap();
+    let amended = store.run(&run).await.unwrap();
+    assert_eq!(amended.inputs, json!({"target": "docs"}));
+    assert_eq!(
+        (amended.path.as_str(), amended.hash.as_str()),
+        (before.path.as_str(), before.hash.as_str())
+    );
+    store
+        .amend_run(
+            &run,
+            RunAmend {
+                inputs: None,
+                workflow: Some(("edited.kdl".to_owned(), "h2".to_owned())),
+            },
+        )
+        .await
+        .unwrap();
+    let amended = store.run(&run).await.unwrap();
+    assert_eq!(amended.inputs, json!({"target": "docs"}));
+    assert_eq!(
+        (amended.path.as_str(), amended.hash.as_str()),
+        ("edited.kdl", "h2")
+    );
+    let missing = store
+        .amend_run(&RunId::new("01nosuchrunnnn"), RunAmend::default())
+        .await;
+    assert!(
+        matches!(missing, Err(StoreError::NotFound(_))),
+        "{missing:?}"
     );
 }
 

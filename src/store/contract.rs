@@ -6,8 +6,8 @@ use std::pin::Pin;
 use serde_json::Value;
 
 use super::{
-    Acquired, Beat, Checkpoint, Lease, LogPosition, LogTail, NewRun, Owner, PendingWait, RunDetail,
-    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, StepTime, StoreError,
+    Acquired, Beat, Checkpoint, Lease, LogPosition, LogTail, NewRun, Owner, PendingWait, RunAmend,
+    RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, StepTime, StoreError,
 };
 
 /// The future a store operation returns.
@@ -127,6 +127,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         status: RunStatus,
         origin: Option<String>,
     ) -> StoreFuture<'a, ()>;
+
+    /// Changes run `run`'s record as `amend` says (its inputs, its workflow file).
+    ///
+    /// [`StoreError::NotFound`] when the run does not exist.
+    fn amend_run<'a>(&'a self, run: &'a RunId, amend: RunAmend) -> StoreFuture<'a, ()>;
 
     /// Gives the space deleted runs held back to the file system (after `atomic runs
     /// delete` or `prune`); nothing for stores in memory.

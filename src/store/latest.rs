@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::{
-    Checkpoint, Json, NewRun, OpenStep, PendingWait, RunDetail, RunFilter, RunId, RunRecord,
-    RunStatus, State, StepCommit, Store, StoreError, StoreFuture, Timestamp,
+    Checkpoint, Json, NewRun, OpenStep, PendingWait, RunAmend, RunDetail, RunFilter, RunId,
+    RunRecord, RunStatus, State, StepCommit, Store, StoreError, StoreFuture, Timestamp,
 };
 
 #[derive(Debug)]
@@ -261,6 +261,20 @@ impl Store for LatestStore {
         })
     }
 
+    fn amend_run<'a>(&'a self, run: &'a RunId, amend: RunAmend) -> StoreFuture<'a, ()> {
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        ready(match runs.get_mut(run) {
+            Some(kept) => {
+                amend.apply(&mut kept.record);
+                Ok(())
+            }
+            None => Err(StoreError::NotFound(run.to_string())),
+        })
+    }
+
     /// Copies only the latest checkpoint: a copy up to an earlier step is refused (those
     /// states were not kept).
     fn copy_run<'a>(
@@ -379,6 +393,11 @@ mod tests {
             run_status: RunStatus::Running,
             wait: None,
         }
+    }
+
+    #[tokio::test]
+    async fn amends_a_run() {
+        crate::store::conformance::amends_a_run(&LatestStore::new()).await;
     }
 
     #[tokio::test]

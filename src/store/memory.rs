@@ -11,9 +11,9 @@ use serde_json::Value;
 use super::delta::approx_state_len;
 use super::keyframe::LiveState;
 use super::{
-    Checkpoint, EventRecord, Json, KeyframePolicy, NewRun, OpenStep, PendingWait, RunDetail,
-    RunFilter, RunId, RunRecord, RunStatus, State, StateDelta, StepCommit, StepRecord, StepStatus,
-    Store, StoreError, StoreFuture, Timestamp,
+    Checkpoint, EventRecord, Json, KeyframePolicy, NewRun, OpenStep, PendingWait, RunAmend,
+    RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StateDelta, StepCommit, StepRecord,
+    StepStatus, Store, StoreError, StoreFuture, Timestamp,
 };
 
 /// An in-memory store. Cloning shares the same data.
@@ -557,6 +557,13 @@ impl Store for MemoryStore {
         ))
     }
 
+    fn amend_run<'a>(&'a self, run: &'a RunId, amend: RunAmend) -> StoreFuture<'a, ()> {
+        Box::pin(ready(self.with_run(run, |data| {
+            amend.apply(&mut data.record);
+            Ok(())
+        })))
+    }
+
     fn copy_run<'a>(
         &'a self,
         from: &'a RunId,
@@ -650,6 +657,11 @@ mod tests {
     #[tokio::test]
     async fn scoped_steps_stay_open_until_the_block_ends() {
         conformance::scoped_steps_stay_open_until_the_block_ends(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn amends_a_run() {
+        conformance::amends_a_run(&MemoryStore::new()).await;
     }
 
     #[tokio::test]

@@ -35,8 +35,8 @@ pub use lease::{Acquired, Beat, HEARTBEAT_EVERY, Lease, Owner, STALE_AFTER};
 pub use memory::{CarriedRun, MemoryStore};
 pub use model::{
     Checkpoint, EventRecord, LogPosition, LogTail, NewRun, OpenStep, PendingWait, PermissionPause,
-    RunDetail, RunFilter, RunRecord, RunStatus, StepCommit, StepRecord, StepStatus, StepTime,
-    Timestamp, WaitChoice,
+    RunAmend, RunDetail, RunFilter, RunRecord, RunStatus, StepCommit, StepRecord, StepStatus,
+    StepTime, Timestamp, WaitChoice,
 };
 pub use payload::{Json, ToJson};
 pub use run_id::RunId;

@@ -119,6 +119,30 @@ impl StepStatus {
     }
 }
 
+/// Changes to a run's record before it goes on: a fork's own inputs, or the edited
+/// workflow file it continues with.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunAmend {
+    /// The run's inputs from now on (a JSON object); `None`: unchanged.
+    pub inputs: Option<Value>,
+    /// The workflow file it runs and the file's hash; `None`: unchanged.
+    pub workflow: Option<(String, String)>,
+}
+
+impl RunAmend {
+    /// Applies the changes to a record kept in memory.
+    pub fn apply(self, record: &mut RunRecord) {
+        if let Some(inputs) = self.inputs {
+            record.inputs = inputs;
+        }
+        if let Some((path, hash)) = self.workflow {
+            record.path = path;
+            record.hash = hash;
+        }
+        record.updated_at = Timestamp::now();
+    }
+}
+
 /// What `atomic run` knows when a run starts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewRun {

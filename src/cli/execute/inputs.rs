@@ -24,29 +24,65 @@ pub(crate) fn gather(
         None => Map::new(),
     };
     for pair in pairs {
-        let Some((name, value)) = pair.split_once('=') else {
-            return Err(format!(
-                "`--input {pair}` is not `name=value`; write `--input {pair}=…`"
-            ));
-        };
-        given.insert(name.trim().to_owned(), Value::String(value.to_owned()));
+        let (name, value) = split(pair)?;
+        given.insert(name, value);
     }
     let mut typed = Map::new();
     for (name, value) in given {
-        let Some(input) = workflow.input(&name) else {
-            return Err(unknown(workflow, &name));
-        };
-        let value = match (&input.ty, value) {
-            // `any` inputs given on the command line are JSON when they parse as JSON.
-            (ValueType::Any, Value::String(text)) => {
-                serde_json::from_str(&text).unwrap_or(Value::String(text))
-            }
-            (ty, value) => coerce(ty, value).map_err(|message| {
-                format!("input `{name}` is declared `{}`: {message}", ty.name())
-            })?,
-        };
+        let value = typed_value(workflow, &name, value)?;
         typed.insert(name, value);
     }
+    check_required(workflow, &typed)?;
+    Ok(typed)
+}
+
+/// `base` (a run's inputs) with each `--input name=value` of `pairs` over it, typed and
+/// checked like [`gather`]'s: a fork's own inputs.
+///
+/// # Errors
+/// A message naming the input and what is wrong with it.
+pub(crate) fn gather_over(
+    workflow: &Workflow,
+    base: Map<String, Value>,
+    pairs: &[String],
+) -> Result<Map<String, Value>, String> {
+    let mut typed = base;
+    for pair in pairs {
+        let (name, value) = split(pair)?;
+        let value = typed_value(workflow, &name, value)?;
+        typed.insert(name, value);
+    }
+    check_required(workflow, &typed)?;
+    Ok(typed)
+}
+
+/// `name=value` split, the name trimmed.
+fn split(pair: &str) -> Result<(String, Value), String> {
+    let Some((name, value)) = pair.split_once('=') else {
+        return Err(format!(
+            "`--input {pair}` is not `name=value`; write `--input {pair}=…`"
+        ));
+    };
+    Ok((name.trim().to_owned(), Value::String(value.to_owned())))
+}
+
+/// `value` as input `name` of `workflow` takes it.
+fn typed_value(workflow: &Workflow, name: &str, value: Value) -> Result<Value, String> {
+    let Some(input) = workflow.input(name) else {
+        return Err(unknown(workflow, name));
+    };
+    Ok(match (&input.ty, value) {
+        // `any` inputs given on the command line are JSON when they parse as JSON.
+        (ValueType::Any, Value::String(text)) => {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        }
+        (ty, value) => coerce(ty, value)
+            .map_err(|message| format!("input `{name}` is declared `{}`: {message}", ty.name()))?,
+    })
+}
+
+/// Every required input (one without a default) is in `typed`.
+fn check_required(workflow: &Workflow, typed: &Map<String, Value>) -> Result<(), String> {
     if let Some(missing) = workflow
         .inputs
         .iter()
@@ -62,7 +98,7 @@ pub(crate) fn gather(
                 .unwrap_or_default()
         ));
     }
-    Ok(typed)
+    Ok(())
 }
 
 fn read_file(path: &Path) -> Result<Map<String, Value>, String> {

@@ -249,6 +249,10 @@ fn args(cli: &Cli, request: &AgentRequest) -> Result<Vec<String>, ProviderError>
     }
     if let Some(session) = &request.session.resume {
         args.push(format!("--resume={session}"));
+        if request.session.fork {
+            // A new session id from the old session's history: the old one stays as it was.
+            args.push("--fork-session".to_owned());
+        }
     }
     for (option, flag) in [
         ("max-budget-usd", "--max-budget-usd"),

@@ -381,6 +381,25 @@ impl CliAgent for OpenCode {
         let base = &server.base;
 
         let session_id = match &request.session.resume {
+            // A fork's copy of the session it inherited (`POST /session/{id}/fork`): the
+            // original stays as it was.
+            Some(id) if request.session.fork => {
+                let session = self
+                    .send(
+                        server,
+                        self.client
+                            .post(format!("{base}/session/{id}/fork"))
+                            .json(&json!({})),
+                        &directory,
+                        REQUEST_LIMIT,
+                    )
+                    .await?;
+                session
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .ok_or_else(|| bad_output("`POST /session/{id}/fork` returned no session id"))?
+            }
             Some(id) => id.clone(),
             None => {
                 let body = json!({

@@ -223,6 +223,23 @@ pub(super) async fn execute(
             resume_session = continuation.session_id.or(resume_session);
         }
     }
+    // A fork's agent going on from a session the original run left must not extend that
+    // session (the original may go on too): it continues a copy where the backend can
+    // fork one, and starts afresh where it cannot.
+    let mut fork_session = false;
+    if resume_session
+        .as_ref()
+        .is_some_and(|session| shared.journal.inherited_sessions.contains(session))
+    {
+        let forks = declared
+            .and_then(|provider| adapter_info(&provider.adapter.value))
+            .is_some_and(|info| info.forks_sessions);
+        if forks {
+            fork_session = true;
+        } else {
+            resume_session = None;
+        }
+    }
     // The workflow's MCP servers reach agents whose adapter takes them; an agent's own
     // (nearest in its `use=` chain) add to or replace them by name.
     let mcp = match declared {
@@ -250,6 +267,7 @@ pub(super) async fn execute(
         session: Continuation {
             resume: resume_session,
             compact: continued.compact(),
+            fork: fork_session,
         },
         workspace: shared.workspace(frame).clone(),
         grants: Grants {

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::runtime::Cursor;
-use crate::store::{RunDetail, RunId, RunStatus, StepRecord, Store, StoreError};
+use crate::store::{RunAmend, RunDetail, RunId, RunStatus, StepRecord, Store, StoreError};
 use crate::workspace::snapshot::{SnapshotError, Snapshots};
 
 /// Why a run cannot be rewound or forked. Each message names the run and what to do.
@@ -239,7 +239,8 @@ pub enum ForkPlace {
 }
 
 /// Starts run `fork` from run `run`'s history up to its step `at`, paused there; its
-/// files as that step left them, `place` says where.
+/// files as that step left them, `place` says where; its own inputs or workflow file as
+/// `amend` says (see [`check_fits`](super::check_fits) for whether it can go on so).
 ///
 /// # Errors
 /// See [`HistoryError`].
@@ -250,6 +251,7 @@ pub async fn fork(
     at: &str,
     fork: &RunId,
     place: &ForkPlace,
+    amend: RunAmend,
 ) -> Result<Moved, HistoryError> {
     let detail = store.run_detail(run).await?;
     let step = find_step(&detail, at)?;
@@ -293,6 +295,9 @@ pub async fn fork(
             Some(format!("{run}@{seq}")),
         )
         .await?;
+    if amend != RunAmend::default() {
+        store.amend_run(fork, amend).await?;
+    }
     Ok(moved)
 }
 

@@ -28,6 +28,6 @@ pub use history::{
     undo_rewind,
 };
 pub use outcome::{RunEnd, RunOutcome};
-pub use resume::{ResumeOptions, resume, resume_with};
+pub use resume::{ResumeOptions, check_fits, resume, resume_with};
 pub use resume_error::ResumeError;
 pub use start::{run, run_with_id};

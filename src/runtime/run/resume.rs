@@ -4,6 +4,7 @@
 //! walk on from there, each block it was inside continuing from its own last committed
 //! step.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -85,6 +86,10 @@ pub async fn resume_with(
         _ => Map::new(),
     };
     let mut shared = Shared::new(plan, ctx, run_id.clone(), &inputs, None)?;
+    if let Some(origin) = &checkpoint.run.origin {
+        shared.journal.inherited_sessions =
+            Arc::new(inherited_sessions(&shared, run_id, origin).await);
+    }
     let (mut fields, outputs) = split_outputs(
         std::mem::take(&mut checkpoint.state),
         std::mem::take(&mut checkpoint.outputs),
@@ -185,6 +190,60 @@ fn read_cursor(
 
 /// Refuses a cursor whose next step this version of the workflow does not have at that
 /// place (the workflow was edited), saying what changed.
+/// The sessions a fork's agents inherited: those its cursor named at the fork point (`origin`
+/// is `<run>@<step>`; the fork's own copy of that step, or its last before it once rewound
+/// further back). Empty when they cannot be read: the fork's agents then go on as any run's.
+async fn inherited_sessions(shared: &Shared, run_id: &RunId, origin: &str) -> BTreeSet<String> {
+    let Some(at) = origin
+        .rsplit_once('@')
+        .and_then(|(_, seq)| seq.parse::<u64>().ok())
+    else {
+        return BTreeSet::new();
+    };
+    let Ok(detail) = shared.ctx.store.run_detail(run_id).await else {
+        return BTreeSet::new();
+    };
+    detail
+        .steps
+        .iter()
+        .rev()
+        .find(|step| step.seq <= at && step.scope.is_none())
+        .and_then(|step| serde_json::from_value::<Cursor>(step.cursor.clone()).ok())
+        .map(|cursor| cursor.sessions.into_values().collect())
+        .unwrap_or_default()
+}
+
+/// Whether run `run_id` could go on with `plan` and its recorded inputs — a fork given new
+/// inputs or an edited workflow file — as a resume with `--force` would judge it: the
+/// inputs fit the workflow, the step it continues at is still there, and its state fits
+/// (migrated if the workflow's `state version` is newer). Changes nothing.
+///
+/// # Errors
+/// What such a resume would refuse with.
+pub async fn check_fits(plan: Arc<Plan>, run_id: &RunId, ctx: RunContext) -> Result<(), RunError> {
+    let mut checkpoint = ctx.store.checkpoint(run_id).await?;
+    let inputs = match &checkpoint.run.inputs {
+        Value::Object(inputs) => inputs.clone(),
+        _ => Map::new(),
+    };
+    let shared = Shared::new(plan, ctx, run_id.clone(), &inputs, None)?;
+    let (mut fields, _) = split_outputs(
+        std::mem::take(&mut checkpoint.state),
+        std::mem::take(&mut checkpoint.outputs),
+    );
+    let cursor = read_cursor(&shared, run_id, checkpoint.cursor.take())?;
+    check_resume_point(&shared, run_id, &cursor).await?;
+    let stored_version = cursor.state_version.unwrap_or(1);
+    fit_state(&shared, run_id, &mut fields, stored_version, &[])?;
+    State::from_json(shared.program.schema.clone(), &Value::Object(fields)).map_err(|error| {
+        ResumeError::StateDoesNotFit {
+            run: run_id.clone(),
+            error,
+        }
+    })?;
+    Ok(())
+}
+
 async fn check_resume_point(
     shared: &Shared,
     run_id: &RunId,

@@ -17,7 +17,9 @@ use super::checkpointer::{Checkpointer, NUDGE_EVERY};
 use super::rows::corrupt;
 use super::steplog::{self, Encoded};
 use crate::store::keyframe::LiveState;
-use crate::store::{KeyframePolicy, NewRun, PendingWait, RunId, RunStatus, StoreError, Timestamp};
+use crate::store::{
+    KeyframePolicy, NewRun, PendingWait, RunAmend, RunId, RunStatus, StoreError, Timestamp,
+};
 
 /// A failure folding queued steps into the database, kept for the next caller.
 pub(super) type Poison = Arc<Mutex<Option<StoreError>>>;
@@ -275,6 +277,27 @@ impl Db {
         }
         if is_finished(status) {
             self.live.remove(run);
+        }
+        Ok(())
+    }
+
+    pub(super) fn amend_run(&mut self, run: &RunId, amend: &RunAmend) -> Result<(), StoreError> {
+        let inputs = amend.inputs.as_ref().map(Value::to_string);
+        let (path, hash) = amend
+            .workflow
+            .as_ref()
+            .map(|(path, hash)| (path.as_str(), hash.as_str()))
+            .unzip();
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE runs SET inputs = COALESCE(?2, inputs), path = COALESCE(?3, path),
+                        hash = COALESCE(?4, hash), updated_at = ?5
+                 WHERE id = ?1",
+            )?
+            .execute(params![run.as_str(), inputs, path, hash, now()])?;
+        if changed == 0 {
+            return Err(StoreError::NotFound(run.to_string()));
         }
         Ok(())
     }

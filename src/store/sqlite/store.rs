@@ -12,8 +12,9 @@ use super::open::{self, Durability, SqliteOptions};
 use super::steplog::{Encoded, RESET_AFTER, StepLog, log_dir};
 use super::worker::Worker;
 use crate::store::{
-    Acquired, Beat, Checkpoint, Lease, LogPosition, LogTail, NewRun, Owner, PendingWait, RunDetail,
-    RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, Store, StoreError, StoreFuture,
+    Acquired, Beat, Checkpoint, Lease, LogPosition, LogTail, NewRun, Owner, PendingWait, RunAmend,
+    RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, Store, StoreError,
+    StoreFuture,
 };
 
 /// A checkpoint store in one SQLite file. Several stores (in one or several processes) may
@@ -242,6 +243,13 @@ impl Store for SqliteStore {
     /// empties its write-ahead log.
     fn compact(&self) -> StoreFuture<'_, ()> {
         self.worker.call(Db::compact)
+    }
+
+    fn amend_run<'a>(&'a self, run: &'a RunId, amend: RunAmend) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let run = run.clone();
+            self.worker.call(move |db| db.amend_run(&run, &amend)).await
+        })
     }
 
     /// Folds `from`'s step log into the database first, then copies in one transaction;

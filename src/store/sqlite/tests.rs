@@ -88,6 +88,13 @@ async fn scoped_steps_stay_open_until_the_block_ends() {
 }
 
 #[tokio::test]
+async fn amends_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open_project(dir.path(), SqliteOptions::default()).unwrap();
+    conformance::amends_a_run(&store).await;
+}
+
+#[tokio::test]
 async fn copies_a_run_up_to_a_step() {
     let dir = tempfile::tempdir().unwrap();
     let options = SqliteOptions {

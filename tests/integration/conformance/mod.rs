@@ -300,6 +300,11 @@ macro_rules! kit {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_forks_agent_never_extends_the_original_session() {
+                scenarios::a_forks_agent_never_extends_the_original_session(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn usage_and_cost_are_recorded() {
                 scenarios::usage_and_cost_are_recorded(SUBJECT).await;
             }

@@ -250,6 +250,95 @@ pub(super) async fn isolated_branches_merge_the_agents_edits(subject: Subject) {
     kit.agent_events(&kit.last_run());
 }
 
+/// A fork's agent going on from a session the original run left: where the adapter table
+/// says the backend can fork one, the model sees the session's history and the fork works
+/// on a copy (a session id of its own); elsewhere it starts afresh. Either way the fork
+/// never extends the original's session.
+pub(super) async fn a_forks_agent_never_extends_the_original_session(subject: Subject) {
+    if !subject.info().sessions {
+        return;
+    }
+    if subject == Subject::Acp {
+        // The kit's ACP agent (the Gemini CLI over ACP) cannot load a session it started
+        // in another process ("No previous sessions found for this project"), so the
+        // original run's `session=` already fails; the fork's side is the generic one.
+        #[allow(clippy::print_stderr, reason = "a skipped scenario says so")]
+        {
+            eprintln!(
+                "SKIP: the kit's ACP agent cannot resume a session across processes; forked sessions are not checked for `acp`"
+            );
+        }
+        return;
+    }
+    const REMEMBER: &str = "Remember the word PERIWINKLE.";
+    let brain = script(vec![
+        Move::Say("Noted.".to_owned()),
+        Move::Say(DONE.to_owned()),
+        Move::Say(DONE.to_owned()),
+    ]);
+    let Some(kit) = kit(subject, brain) else {
+        return;
+    };
+    kit.flow(&format!(
+        r#"    agent "first" provider="model" {{ prompt "{REMEMBER}"; }}
+    agent "second" provider="model" session="first" {{ prompt "Say the word."; }}"#
+    ));
+    kit.run(&[], 0).await;
+    let adapter = subject.adapter();
+    let original = kit.last_run();
+    // The sessions its calls started or went on with, in order (a fork's log begins with
+    // the original's, up to the fork point).
+    let sessions_of = |run: &str| -> Vec<String> {
+        kit.agent_events(run)
+            .iter()
+            .filter(|event| event["type"] == "session-start")
+            .filter_map(|event| event["session_id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let inherited = sessions_of(&original)
+        .first()
+        .cloned()
+        .expect("the first call's session");
+    let forked = kit
+        .atomic(&["fork", &original, "--at", "first", "--in-place"])
+        .await;
+    assert_eq!(
+        forked.status.code(),
+        Some(0),
+        "`{adapter}`: {}",
+        stderr(&forked)
+    );
+    let fork = stdout(&forked).trim().to_owned();
+    let turns_before = kit.model.turns().len();
+    let resumed = kit.atomic(&["resume", &fork, "--quiet"]).await;
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "`{adapter}`: {}",
+        stderr(&resumed)
+    );
+    let turns = kit.model.turns();
+    let seen = turns[turns_before..]
+        .iter()
+        .map(Value::to_string)
+        .collect::<String>();
+    let forks = subject.info().forks_sessions;
+    assert_eq!(
+        seen.contains("PERIWINKLE"),
+        forks,
+        "`{adapter}` (forks_sessions={forks}): the fork's call {} the original's history",
+        if forks { "lost" } else { "saw" }
+    );
+    let continued = sessions_of(&fork)
+        .last()
+        .cloned()
+        .expect("the fork's call's session");
+    assert_ne!(
+        continued, inherited,
+        "`{adapter}`: the fork's agent extended the original run's session"
+    );
+}
+
 pub(super) async fn usage_and_cost_are_recorded(subject: Subject) {
     let Some(kit) = kit(subject, script(vec![Move::Say(DONE.to_owned())])) else {
         return;
