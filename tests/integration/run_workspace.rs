@@ -572,6 +572,102 @@ fn fork_starts_a_new_run_in_a_worktree_of_its_own() {
     );
 }
 
+/// Two steps greeting an input: a fork's own inputs and workflow reach the steps after
+/// its fork point.
+const GREET: &str = r#"workflow "greet" {
+    input "name" type="string" default="world"
+    input "count" type="integer" default=1
+    tool "first" { run "sh" "-c" "echo 'hello {{ input.name }}' > greeting.txt"; }
+    tool "second" { run "sh" "-c" "echo '{{ input.name }} x{{ input.count }}' >> greeting.txt"; }
+}
+"#;
+
+#[test]
+fn a_fork_goes_on_with_its_own_inputs_and_an_edited_workflow_that_fits() {
+    if !git() {
+        return;
+    }
+    let project = CliProject::new();
+    project.write("greet.kdl", GREET);
+    run_ok(&project, &["run", "greet.kdl", "--quiet"]);
+    let run = project.last_run();
+    assert_eq!(project.read("greeting.txt"), "hello world\nworld x1\n");
+
+    // Inputs of its own, typed by the workflow, for the steps after the fork point.
+    let forked = run_ok(
+        &project,
+        &[
+            "fork",
+            &run,
+            "--at",
+            "first",
+            "--in-place",
+            "-i",
+            "name=fork",
+            "-i",
+            "count=3",
+        ],
+    );
+    let fork = stdout(&forked).trim().to_owned();
+    run_ok(&project, &["resume", &fork, "--quiet"]);
+    assert_eq!(project.read("greeting.txt"), "hello world\nfork x3\n");
+
+    // What does not fit is refused before anything is forked.
+    let runs = project.runs().len();
+    for (args, said) in [
+        (vec!["-i", "count=three"], "declared `integer`"),
+        (vec!["-i", "nme=x"], "did you mean `name`"),
+    ] {
+        let mut all = vec!["fork", run.as_str(), "--at", "first"];
+        all.extend(args);
+        let output = project.atomic().args(&all).output().expect("atomic fork");
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert!(stderr(&output).contains(said), "{}", stderr(&output));
+    }
+    project.write(
+        "renamed.kdl",
+        &GREET
+            .replace("tool \"first\"", "tool \"start\"")
+            .replace("tool \"second\"", "tool \"next\""),
+    );
+    let output = project
+        .atomic()
+        .args(["fork", &run, "--at", "first", "renamed.kdl"])
+        .output()
+        .expect("atomic fork");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nothing was forked") && stderr(&output).contains("`second`"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(project.runs().len(), runs, "no fork is kept");
+    assert!(
+        !project
+            .path()
+            .join(".atomic/worktrees")
+            .read_dir()
+            .is_ok_and(|mut dir| dir.next().is_some())
+    );
+
+    // An edited workflow that fits: the fork goes on with it, without `--force`.
+    project.write(
+        "edited.kdl",
+        &GREET.replace("x{{ input.count }}", "times {{ input.count }}"),
+    );
+    let forked = run_ok(
+        &project,
+        &["fork", &run, "--at", "first", "--in-place", "edited.kdl"],
+    );
+    let fork = stdout(&forked).trim().to_owned();
+    assert!(
+        project.path().join("edited.kdl").exists(),
+        "the fork's workflow stays"
+    );
+    run_ok(&project, &["resume", &fork, "--quiet"]);
+    assert_eq!(project.read("greeting.txt"), "hello world\nworld times 1\n");
+}
+
 fn files_of<'a>(dir: &Path, names: &[&'a str]) -> Vec<(&'a str, String)> {
     names
         .iter()
