@@ -668,6 +668,70 @@ fn a_fork_goes_on_with_its_own_inputs_and_an_edited_workflow_that_fits() {
     assert_eq!(project.read("greeting.txt"), "hello world\nworld times 1\n");
 }
 
+/// A `run.end` hook's command changes files after the last step: the run records what it
+/// left, so resuming the stopped run does not take the hook's edit for a person's.
+#[cfg(unix)]
+#[test]
+fn what_a_run_end_hook_changes_is_the_runs_not_a_persons() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    if !git() {
+        return;
+    }
+    let project = CliProject::new();
+    // The slow step waits for a file outside the project: the test lets it go on resume.
+    let outside = tempfile::tempdir().expect("a directory outside the project");
+    let go = outside.path().join("go");
+    project.write(
+        "hooked.kdl",
+        &r#"workflow "hooked" {
+    on "run.end" { run "sh" "-c" "echo ended >> hook.txt"; }
+    tool "first" { run "sh" "-c" "echo 1 > first.txt"; }
+    tool "slow" { run "sh" "-c" "echo started > slow.txt; while ! test -e GO; do sleep 0.05; done"; }
+}
+"#
+        .replace("GO", &go.display().to_string()),
+    );
+    let mut child = project
+        .spawn_command()
+        .args(["run", "hooked.kdl", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn atomic run");
+    let started = Instant::now();
+    while !project.path().join("slow.txt").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the slow step never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).expect("a pid")),
+        Signal::SIGINT,
+    )
+    .expect("Ctrl-C");
+    let _ = child.wait();
+    assert_eq!(
+        project.read("hook.txt"),
+        "ended\n",
+        "the hook ran as the run stopped"
+    );
+    let run = project.last_run();
+    assert_eq!(project.runs()[0]["status"], "cancelled");
+    // Resumed without --keep-changes: the hook's edit is not a stranger's.
+    std::fs::write(&go, "").expect("let the slow step go");
+    let output = project
+        .atomic()
+        .args(["resume", &run, "--quiet"])
+        .output()
+        .expect("atomic resume");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.read("hook.txt"), "ended\nended\n");
+}
+
 fn files_of<'a>(dir: &Path, names: &[&'a str]) -> Vec<(&'a str, String)> {
     names
         .iter()

@@ -40,6 +40,7 @@ pub(super) async fn drive(
     fields.insert("from_step".into(), seq.into());
     // Not a blocking event: a failure is reported and the run goes on.
     let _ = hooks::fire(shared, HookEvent::RunStart, None, fields).await;
+    super::files::record_hook(shared, HookEvent::RunStart).await;
     let span = tracing::info_span!(
         "run",
         id = shared.program.run_id.as_str(),
@@ -100,6 +101,7 @@ pub(super) async fn drive(
         fields.insert("status".into(), status.into());
         fields.insert("steps".into(), seq.into());
         let _ = hooks::fire(shared, HookEvent::RunEnd, None, fields).await;
+        super::files::record_hook(shared, HookEvent::RunEnd).await;
     }
     let end = match result {
         Ok(Err(error)) => return Err(error),

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::ir::NodeKind;
 use crate::runtime::RunError;
 use crate::runtime::event::RunEvent;
+use crate::runtime::hooks::HookEvent;
 use crate::runtime::shared::Shared;
 use crate::store::RunId;
 use crate::workspace::snapshot::{Mark, Restored, SnapshotError, Snapshots};
@@ -174,6 +175,38 @@ fn inspect(
     } else {
         Found::Changed(changed)
     })
+}
+
+/// Records what a run-level hook (`run.start`, `run.end`) left, when the workflow has one
+/// and the run keeps snapshots: a hook's command (a formatter, a code generator) changes
+/// files outside any step, and a later resume, rewind or fork must not take its changes
+/// for a person's. The hooks of a step run inside the step's own snapshots. Best effort,
+/// like the hook itself: a failure is logged.
+pub(super) async fn record_hook(shared: &Shared, event: HookEvent) {
+    if !shared.program.hooks.wants(event) {
+        return;
+    }
+    let Some(snapshots) = shared.ctx.executor.snapshots(&shared.ctx) else {
+        return;
+    };
+    if !crate::runtime::walk::any_changes_files(shared.workflow()) {
+        return;
+    }
+    let run = shared.program.run_id.to_string();
+    let note = format!("what the {} hook left", event.name());
+    let taken =
+        tokio::task::spawn_blocking(move || snapshots.take(&run, Mark::Kept, None, &note)).await;
+    match taken {
+        Ok(Ok(kept)) => shared.tally().files = Some(kept.commit),
+        Ok(Err(error)) => tracing::warn!(
+            "could not record what a {} hook left: {error}",
+            event.name()
+        ),
+        Err(error) => tracing::warn!(
+            "could not record what a {} hook left: {error}",
+            event.name()
+        ),
+    }
 }
 
 /// Records the workspace as a new run found it: what its first step starts from, and what
