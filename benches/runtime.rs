@@ -76,6 +76,7 @@ fn workflow(name: &str, state: Vec<StateField>) -> Workflow {
         default_model: None,
         limits: Limits::default(),
         workspace: None,
+        sandbox: None,
         hooks: vec![],
         mcp: vec![],
         custom_tools: vec![],

@@ -19,6 +19,7 @@ pub mod process;
 pub mod providers;
 pub mod registry;
 pub mod runtime;
+pub mod sandbox;
 pub mod source;
 pub mod store;
 pub mod syntax;

@@ -3,6 +3,17 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // atomic started as the sandbox helper of one of its own steps: confine, then become
+    // the step's program (see `process::confine`). Before anything else runs.
+    let mut args = std::env::args_os();
+    if args
+        .nth(1)
+        .is_some_and(|first| first == atomic::process::confine::HELPER)
+    {
+        let rest: Vec<String> = args.map(|arg| arg.to_string_lossy().into_owned()).collect();
+        let code = atomic::process::confine::run_helper(&rest);
+        return ExitCode::from(u8::try_from(code).unwrap_or(126));
+    }
     // A reader that stops early (`atomic runs | head`) closes the pipe: the output is no
     // longer wanted, so atomic ends quietly as Unix tools do (exit 141, as if by SIGPIPE)
     // instead of reporting `println!`'s failure as a crash.

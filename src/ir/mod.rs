@@ -13,6 +13,7 @@ mod mcp;
 pub mod models;
 mod node;
 mod price;
+mod sandbox;
 mod types;
 pub mod value;
 mod workflow;
@@ -31,5 +32,6 @@ pub use node::{
     Wait, WaitChoice,
 };
 pub use price::{ModelPrice, PriceOverride, model_matches};
+pub use sandbox::Sandbox;
 pub use types::{Block, Duration, ErrorClass, Expr, NodeIdx, Reducer, Template, ValueType};
 pub use workflow::{Hook, Input, Limits, ProviderDecl, StateField, Workflow, WorkspaceMode};

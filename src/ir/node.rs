@@ -209,6 +209,9 @@ pub struct Agent {
     /// `mcp` children: MCP servers for this agent only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp: Vec<super::McpServer>,
+    /// `sandbox`: its own; `None`: the workflow's (or the project's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::Sandbox>,
     /// The discovered agent, skill or command `use=` names, filled in by compilation
     /// (`registry::agents`); absent for `use=` of a node and before discovery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -349,6 +352,9 @@ pub struct Tool {
     pub ok_codes: Vec<i32>,
     /// `output` children.
     pub outputs: Vec<OutputMap>,
+    /// `sandbox`: its own; `None`: the workflow's (or the project's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::Sandbox>,
 }
 
 /// ```kdl

@@ -57,6 +57,10 @@ pub struct Workflow {
     /// (the project's `.atomic/config.kdl` says when the workflow does not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<Spanned<WorkspaceMode>>,
+    /// `sandbox`: every step's, unless the step has its own (the project's
+    /// `.atomic/config.kdl` may give one when the workflow does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::Sandbox>,
     /// `on "<event>" { run … }` hooks.
     pub hooks: Vec<Hook>,
     /// `mcp` servers every agent may use.

@@ -492,6 +492,7 @@ impl Builder {
             default_model: None,
             limits: crate::ir::Limits::default(),
             workspace: None,
+            sandbox: None,
             hooks: Vec::new(),
             mcp: Vec::new(),
             custom_tools: Vec::new(),

@@ -2,6 +2,9 @@
 //! local one) or wrapped (a sandbox).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::confine::Confinement;
 
 /// What becomes of one of a child's standard streams.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,6 +39,8 @@ pub struct Launch {
     pub stdout: Stdio,
     /// Standard error.
     pub stderr: Stdio,
+    /// The sandbox it runs in (`None`: unconfined).
+    pub confine: Option<Arc<Confinement>>,
 }
 
 impl Launch {
@@ -51,7 +56,15 @@ impl Launch {
             stdin: Stdio::Pipe,
             stdout: Stdio::Pipe,
             stderr: Stdio::Tail,
+            confine: None,
         }
+    }
+
+    /// Runs it confined as `confinement` says (`None`: unconfined).
+    #[must_use]
+    pub fn confined(mut self, confinement: Option<Arc<Confinement>>) -> Self {
+        self.confine = confinement;
+        self
     }
 
     /// Adds arguments.

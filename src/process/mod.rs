@@ -18,19 +18,22 @@
 //! [`groups`] keeps every group not yet seen to end, so atomic's exit can wait for them
 //! ([`settle`]) and a forced quit can kill them all ([`kill_all`]).
 //!
-//! **Where a sandbox goes.** [`LocalSpawner`] starts the program as described; a confined
-//! spawner (Landlock, namespaces) is another [`Spawner`] wrapping the same [`Launch`], so
-//! no spawn site changes.
+//! **Where a sandbox goes.** A [`Launch`] may carry a [`Confinement`]: the spawner then
+//! starts the program through atomic's confining helper (see [`confine`]), so no spawn
+//! site changes and every child of a sandboxed step — tool, agent CLI, MCP server — is
+//! confined the same way.
 //!
 //! This module imports nothing else of atomic: providers and the runtime import it.
 
 mod child;
+pub mod confine;
 pub mod groups;
 mod launch;
 pub mod orphans;
 mod spawner;
 
 pub use child::{Child, WaitError};
+pub use confine::{ConfineError, Confinement};
 pub use groups::{GRACE, MARK_VARIABLE, ended, kill_all, settle};
 pub use launch::{Launch, Stdio};
 pub use spawner::{LocalSpawner, SpawnError, Spawner, local};

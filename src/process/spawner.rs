@@ -51,9 +51,20 @@ pub fn local() -> Arc<dyn Spawner> {
 impl Spawner for LocalSpawner {
     fn spawn(&self, launch: Launch) -> Result<Child, SpawnError> {
         let mark = next_mark();
-        let mut command = tokio::process::Command::new(&launch.program);
+        let (program, args) = match &launch.confine {
+            Some(confinement) => {
+                confinement
+                    .wrap(&launch.program, &launch.args)
+                    .map_err(|source| SpawnError {
+                        program: launch.program_name(),
+                        source,
+                    })?
+            }
+            None => (launch.program.clone(), launch.args.clone()),
+        };
+        let mut command = tokio::process::Command::new(&program);
         command
-            .args(&launch.args)
+            .args(&args)
             .env_clear()
             .envs(launch.env.iter().map(|(name, value)| (name, value)))
             .env(MARK_VARIABLE, &mark)

@@ -110,6 +110,9 @@ pub struct RunContext {
     pub base_dir: PathBuf,
     /// Where tools and agents work (relative `cwd`s are relative to its root).
     pub workspace: Workspace,
+    /// The project's default sandbox (`.atomic/config.kdl`), for workflows that declare
+    /// none.
+    pub sandbox: Option<Arc<crate::ir::Sandbox>>,
     /// The workflow file as given, for the run record.
     pub workflow_path: String,
     /// A hash of the workflow file's content, for the run record.
@@ -169,6 +172,7 @@ impl RunContext {
             files: Arc::new(NoFiles),
             base_dir: PathBuf::from("."),
             workspace: Workspace::new("."),
+            sandbox: None,
             workflow_path: String::new(),
             workflow_hash: String::new(),
             subgraphs: None,

@@ -277,6 +277,16 @@ pub enum RunEvent {
         /// The snapshot recording them.
         snapshot: String,
     },
+    /// A sandboxed step's process tried to reach what its sandbox does not let it (a host
+    /// not in its `network` list) and was refused.
+    SandboxDenied {
+        /// The step's node.
+        node: Arc<str>,
+        /// What it tried to reach (`host:port`, or the request when it named no host).
+        target: String,
+        /// Why it was refused, for people.
+        reason: String,
+    },
 }
 
 /// What a step did to the workspace's files: the snapshots before and after it (git
@@ -328,6 +338,7 @@ impl RunEvent {
             Self::RunCancelled { .. } => "run-cancelled",
             Self::FilesPutBack { .. } => "files-put-back",
             Self::FilesKept { .. } => "files-kept",
+            Self::SandboxDenied { .. } => "sandbox-denied",
         }
     }
 
@@ -341,7 +352,8 @@ impl RunEvent {
             | Self::RunFailed { .. }
             | Self::RunCancelled { .. }
             | Self::FilesPutBack { .. }
-            | Self::FilesKept { .. } => true,
+            | Self::FilesKept { .. }
+            | Self::SandboxDenied { .. } => true,
             Self::Values { .. } => modes.values,
             Self::StepFinished { .. } => modes.updates || modes.events || modes.debug,
             Self::Debug { .. } => modes.debug,
@@ -728,6 +740,11 @@ mod tests {
             RunEvent::FilesKept {
                 paths: vec!["notes.txt".to_owned()],
                 snapshot: "d".repeat(40),
+            },
+            RunEvent::SandboxDenied {
+                node: node("fetch"),
+                target: "example.com:443".to_owned(),
+                reason: "`example.com` is not allowed".to_owned(),
             },
         ];
         for event in events {

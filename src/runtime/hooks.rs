@@ -329,6 +329,7 @@ async fn run_one(
     vars.push(("ATOMIC_RUN_ID".into(), field(payload, "run_id").into()));
     vars.push(("ATOMIC_NODE".into(), field(payload, "node").into()));
     let spec = CommandSpec {
+        confine: None,
         argv: argv.to_vec(),
         shell: false,
         cwd: dir.to_path_buf(),

@@ -54,6 +54,7 @@ pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agen
         options: options(r, checked),
         outputs: resolve_outputs(r, checked, "agent/output"),
         mcp: super::mcp::resolve_mcp(r, checked),
+        sandbox: super::sandbox::resolve_sandbox(r, checked),
         definition: None,
     }
 }

@@ -22,6 +22,7 @@ mod output;
 mod parallel;
 mod provider;
 mod resolver;
+mod sandbox;
 mod set;
 mod state;
 mod statement;

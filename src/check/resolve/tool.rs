@@ -71,6 +71,7 @@ pub(super) fn resolve_tool(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Tool 
             .and_then(|stdin| r.template(stdin.arg(0))),
         ok_codes: ok_codes(r, checked),
         outputs: resolve_outputs(r, checked, "tool/output"),
+        sandbox: super::sandbox::resolve_sandbox(r, checked),
     }
 }
 

@@ -114,6 +114,7 @@ fn declarations(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Workflow {
                 crate::ir::WorkspaceMode::named(&mode.value)
                     .map(|value| Spanned::new(value, mode.span))
             }),
+        sandbox: super::sandbox::resolve_sandbox(r, checked),
         hooks: hooks(r, checked),
         mcp: mcp::resolve_mcp(r, checked),
         custom_tools: Vec::new(),

@@ -121,6 +121,15 @@ pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>,
                 files_changed(paths.len())
             ),
         ),
+        RunEvent::SandboxDenied {
+            node,
+            target,
+            reason,
+        } => (
+            None,
+            paint.warn("⊘"),
+            format!("`{node}`: the sandbox refused {target}: {reason}"),
+        ),
         _ => return None,
     };
     Some((node, format!("{mark} {text}")))

@@ -9,6 +9,7 @@ mod emit;
 mod mapping;
 mod parallel;
 mod permission;
+mod sandboxed;
 mod set;
 mod subgraph;
 mod task_file;

@@ -68,6 +68,14 @@ pub(super) async fn execute(
         return writes(shared, id, tool, &out, "", Some(0));
     }
     let program = invocation.argv.first().cloned().unwrap_or_default();
+    // Held to the command's end: the proxy and the temp directory go with it.
+    let sandbox = match super::sandboxed::declared(shared, tool.sandbox.as_ref()) {
+        Some(sandbox) => Some(super::sandboxed::start(shared, frame, &id, sandbox, &[]).await?),
+        None => None,
+    };
+    if let Some(running) = &sandbox {
+        env.extend(running.env.iter().cloned());
+    }
     let spec = CommandSpec {
         argv: invocation.argv,
         shell: invocation.shell,
@@ -79,6 +87,9 @@ pub(super) async fn execute(
         stdin: invocation.stdin,
         capture_stdout: true,
         limit: invocation.limit,
+        confine: sandbox
+            .as_ref()
+            .map(|running| running.confinement.as_ref().clone()),
     };
     let forward =
         shared.ctx.sink.is_some() && (shared.ctx.stream.events || shared.ctx.stream.debug);

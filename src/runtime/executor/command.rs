@@ -42,6 +42,7 @@ async fn start_and_capture(
         Launch::new(program).args(args.iter().cloned())
     };
     let launch = launch
+        .confined(spec.confine.clone().map(std::sync::Arc::new))
         .cwd(&spec.cwd)
         .envs(spec.env.iter().cloned())
         .stdin(if spec.stdin.is_some() {

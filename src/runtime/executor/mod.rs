@@ -141,6 +141,9 @@ pub struct CommandSpec {
     pub capture_stdout: bool,
     /// End the command after this long.
     pub limit: Option<Duration>,
+    /// The sandbox it runs in (`None`: unconfined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confine: Option<crate::process::Confinement>,
 }
 
 /// What a finished command left.

@@ -105,6 +105,7 @@ impl Wf {
                 default_model: None,
                 limits: Limits::default(),
                 workspace: None,
+                sandbox: None,
                 hooks: Vec::new(),
                 mcp: Vec::new(),
                 custom_tools: Vec::new(),

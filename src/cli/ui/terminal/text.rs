@@ -318,6 +318,9 @@ pub(super) fn event_line(event: &RunEvent) -> String {
                 paths.len()
             )
         }
+        RunEvent::SandboxDenied { node, target, .. } => {
+            format!("sandbox refused {target} to {node}")
+        }
     }
 }
 

@@ -1,0 +1,58 @@
+//! A step's sandbox while it runs: its declaration found (the step's own, else the
+//! workflow's, else the project's), the system checked able to confine, and the step's
+//! proxy and temp directory started, its refusals reported as `sandbox-denied` events.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::ir::Sandbox;
+use crate::process::Confinement;
+use crate::runtime::NodeError;
+use crate::runtime::event::RunEvent;
+use crate::runtime::frame::Frame;
+use crate::runtime::shared::Shared;
+use crate::sandbox::{Reach, Refusals, Running};
+
+/// The sandbox a step runs in: its own declaration, else the workflow's, else the
+/// project's; `None` when none applies or it says `"none"`.
+pub(crate) fn declared<'a>(shared: &'a Shared, own: Option<&'a Sandbox>) -> Option<&'a Sandbox> {
+    own.or(shared.workflow().sandbox.as_ref())
+        .or(shared.ctx.sandbox.as_deref())
+        .filter(|sandbox| sandbox.confines())
+}
+
+/// Starts the sandbox of step `node` working in `frame`'s workspace; `own` are the paths
+/// below the home directory that are its program's own (an agent CLI's).
+///
+/// # Errors
+/// When the system cannot confine a step (the step must not run unconfined), or the
+/// proxy or temp directory cannot be made.
+pub(crate) async fn start(
+    shared: &Arc<Shared>,
+    frame: &Frame,
+    node: &Arc<str>,
+    sandbox: &Sandbox,
+    own: &[&str],
+) -> Result<Running, NodeError> {
+    Confinement::check().map_err(|error| NodeError::fatal(format!("`{node}`: {error}")))?;
+    let home = shared
+        .ctx
+        .tool_env
+        .get("HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let root = shared.workspace(frame).root();
+    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let reach = Reach::of(sandbox, &root, home.as_deref(), own);
+    let (reporter, node_id) = (Arc::clone(shared), node.clone());
+    let refusals: Refusals = Arc::new(move |refused: crate::sandbox::Refused| {
+        reporter.emit(RunEvent::SandboxDenied {
+            node: node_id.clone(),
+            target: refused.target,
+            reason: refused.reason,
+        });
+    });
+    Running::start(&reach, refusals).await.map_err(|error| {
+        NodeError::fatal(format!("`{node}`: the sandbox could not start: {error}"))
+    })
+}
