@@ -52,6 +52,7 @@ pub(super) fn run(args: &McpArgs) -> Exit {
     let environment = Environment::from_process();
     let tool_env = ToolEnv {
         spawner: crate::process::local(),
+        sandbox: None,
         env: environment.without_provider_keys([]),
         redactor: Redactor::for_workflow(&environment, &[]),
     };

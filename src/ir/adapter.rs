@@ -30,6 +30,11 @@ pub struct AdapterInfo {
     /// original's (Claude Code's `--fork-session`, OpenCode's session fork; nothing is
     /// kept outside atomic for `in-process` and `replay`); otherwise it starts afresh.
     pub forks_sessions: bool,
+    /// Its calls can run in a `sandbox`: every process of the call (the CLI, what it
+    /// starts, custom tools, MCP servers) is started confined by atomic. Otherwise a
+    /// sandboxed agent on it is refused (by `atomic check` and at run time), never run
+    /// unconfined.
+    pub sandboxes: bool,
     /// Accepts `max-turns=`.
     pub max_turns: bool,
     /// Needs `api-key-env=`.
@@ -221,6 +226,11 @@ impl AdapterInfo {
                 "a fork's agent starts its session afresh: the backend cannot fork the one it inherits",
             );
         }
+        if !self.sandboxes {
+            limits.push(
+                "cannot run in a `sandbox` yet: a sandboxed agent on it is refused, never run unconfined",
+            );
+        }
         if !self.max_turns {
             limits.push("no turn limit (`max-turns=`)");
         }
@@ -399,6 +409,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: false,
         forks_sessions: false,
+        sandboxes: true,
         max_turns: true,
         options: ANTHROPIC_OPTIONS,
         env_options: false,
@@ -417,6 +428,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: false,
         forks_sessions: false,
+        sandboxes: true,
         max_turns: true,
         options: OPENAI_OPTIONS,
         env_options: false,
@@ -435,6 +447,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: true,
+        sandboxes: true,
         max_turns: true,
         options: CLAUDE_CODE_OPTIONS,
         env_options: true,
@@ -453,6 +466,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: true,
+        sandboxes: false,
         max_turns: false,
         options: OPENCODE_OPTIONS,
         env_options: true,
@@ -471,6 +485,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: false,
+        sandboxes: false,
         max_turns: false,
         options: COPILOT_OPTIONS,
         env_options: true,
@@ -489,6 +504,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: false,
+        sandboxes: true,
         max_turns: false,
         options: CODEX_OPTIONS,
         env_options: true,
@@ -507,6 +523,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: false,
+        sandboxes: true,
         max_turns: false,
         options: GEMINI_OPTIONS,
         env_options: true,
@@ -525,6 +542,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: false,
+        sandboxes: false,
         max_turns: false,
         options: ACP_OPTIONS,
         env_options: true,
@@ -543,6 +561,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: false,
         sessions: false,
         forks_sessions: false,
+        sandboxes: true,
         max_turns: false,
         options: COMMAND_OPTIONS,
         env_options: true,
@@ -561,6 +580,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: true,
+        sandboxes: true,
         max_turns: true,
         options: REPLAY_OPTIONS,
         env_options: false,
@@ -579,6 +599,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: true,
+        sandboxes: true,
         max_turns: true,
         options: IN_PROCESS_OPTIONS,
         env_options: false,

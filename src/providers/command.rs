@@ -124,6 +124,11 @@ impl CommandProvider {
         if !request.workspace.root().as_os_str().is_empty() {
             launch = launch.cwd(request.workspace.root());
         }
+        if let Some(sandbox) = &request.sandbox {
+            launch = launch
+                .envs(sandbox.env.iter().cloned())
+                .confined(Some(std::sync::Arc::clone(&sandbox.confinement)));
+        }
         let mut group = child::spawn(ADAPTER, self.spawner.as_ref(), launch)?;
         let stdin = group.take_stdin();
         let stdout = group.take_stdout();

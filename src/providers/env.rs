@@ -102,6 +102,30 @@ pub struct ToolEnv {
     pub redactor: super::Redactor,
     /// Starts them.
     pub spawner: std::sync::Arc<dyn crate::process::Spawner>,
+    /// The sandbox of the call they serve, if it has one.
+    pub sandbox: Option<super::CallSandbox>,
+}
+
+impl ToolEnv {
+    /// The same, for a call of `request` (its sandbox).
+    #[must_use]
+    pub fn for_call(&self, request: &super::AgentRequest) -> Self {
+        Self {
+            sandbox: request.sandbox.clone(),
+            ..self.clone()
+        }
+    }
+
+    /// `launch` as the call's sandbox starts it (unchanged without one).
+    #[must_use]
+    pub fn confine(&self, launch: crate::process::Launch) -> crate::process::Launch {
+        match &self.sandbox {
+            Some(sandbox) => launch
+                .envs(sandbox.env.iter().cloned())
+                .confined(Some(std::sync::Arc::clone(&sandbox.confinement))),
+            None => launch,
+        }
+    }
 }
 
 impl Default for ToolEnv {
@@ -110,6 +134,7 @@ impl Default for ToolEnv {
             env: Environment::default(),
             redactor: super::Redactor::default(),
             spawner: crate::process::local(),
+            sandbox: None,
         }
     }
 }

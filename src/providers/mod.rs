@@ -90,7 +90,7 @@ pub use redact::{REDACTED, Redactor};
 pub use registry::{ProviderContext, build, build_adapter};
 pub use replay::Replay;
 pub use request::{
-    AgentRequest, CallHooks, CallId, CallJournal, Continuation, Grants, JournalBackend, Limits,
-    Prompt, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend,
+    AgentRequest, CallHooks, CallId, CallJournal, CallSandbox, Continuation, Grants,
+    JournalBackend, Limits, Prompt, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend,
 };
 pub use retry::RetryPolicy;

@@ -39,6 +39,20 @@ pub struct AgentRequest {
     /// The runtime's hooks into the call; not carried to another engine's worker.
     #[serde(skip)]
     pub hooks: CallHooks,
+    /// The sandbox the call's processes run in (the agent CLI and all it starts, custom
+    /// tools, MCP servers); `None`: unconfined. Held by the runtime for the call.
+    #[serde(skip)]
+    pub sandbox: Option<CallSandbox>,
+}
+
+/// How a sandboxed call's processes are started: confined so, with these variables (the
+/// egress proxy, a private `TMPDIR`).
+#[derive(Clone, Debug, Default)]
+pub struct CallSandbox {
+    /// The kernel's confinement.
+    pub confinement: std::sync::Arc<crate::process::Confinement>,
+    /// Added to each process's environment.
+    pub env: Vec<(String, String)>,
 }
 
 /// Which call a request is: cassettes match calls by node id and call order.

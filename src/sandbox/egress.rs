@@ -66,6 +66,14 @@ impl Allowed {
             })
     }
 
+    /// Lets `host` through too.
+    pub fn add(&mut self, host: &str) {
+        let host = host.trim().to_ascii_lowercase();
+        if !host.is_empty() && !self.0.contains(&host) {
+            self.0.push(host);
+        }
+    }
+
     /// The patterns, for messages.
     #[must_use]
     pub fn patterns(&self) -> &[String] {

@@ -52,6 +52,37 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".config/opencode",
 ];
 
+/// The paths below the home directory an agent CLI keeps its own state in (sessions,
+/// settings, its login): writable for its own calls, and not hidden from it.
+#[must_use]
+pub fn cli_home(adapter: &str) -> &'static [&'static str] {
+    match adapter {
+        "claude-code" => &[".claude", ".claude.json", ".cache"],
+        "codex" => &[".codex", ".cache"],
+        "gemini" | "acp" => &[".gemini", ".cache"],
+        "copilot" => &[".copilot", ".config/github-copilot", ".cache"],
+        "opencode" => &[
+            ".local/share/opencode",
+            ".config/opencode",
+            ".local/state/opencode",
+            ".cache",
+        ],
+        _ => &[],
+    }
+}
+
+/// The hosts an agent CLI talks to its model at when its provider names no `base-url=`.
+#[must_use]
+pub fn cli_endpoints(adapter: &str) -> &'static [&'static str] {
+    match adapter {
+        "claude-code" | "anthropic" => &["api.anthropic.com"],
+        "codex" | "openai" => &["api.openai.com", "chatgpt.com"],
+        "gemini" | "acp" => &["generativelanguage.googleapis.com", "oauth2.googleapis.com"],
+        "copilot" => &["api.githubcopilot.com", "api.github.com"],
+        _ => &[],
+    }
+}
+
 /// A step's sandbox made concrete (see the module).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reach {
@@ -61,6 +92,9 @@ pub struct Reach {
     pub hidden: Vec<PathBuf>,
     /// The hosts it may reach.
     pub allowed: Allowed,
+    /// Loopback ports it may connect to directly (a model endpoint on this machine, which
+    /// clients do not send through a proxy).
+    pub direct: Vec<u16>,
 }
 
 impl Reach {
@@ -92,7 +126,46 @@ impl Reach {
             writable,
             hidden,
             allowed: Allowed::new(sandbox.network.iter().map(|host| host.value.clone())),
+            direct: Vec::new(),
         }
+    }
+
+    /// The same, also reaching the model endpoint at `url` (`http(s)://host[:port]/…`): its
+    /// host through the proxy, and its port directly when the host is this machine.
+    #[must_use]
+    pub fn with_endpoint(mut self, url: &str) -> Self {
+        let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
+        let authority = rest.split(['/', '?']).next().unwrap_or_default();
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
+                (host.trim_matches(['[', ']']), port.parse().ok())
+            }
+            _ => (authority, None),
+        };
+        let port = port.or(match scheme {
+            "http" => Some(80),
+            "https" => Some(443),
+            _ => None,
+        });
+        if host.is_empty() {
+            return self;
+        }
+        self.allowed.add(host);
+        if matches!(host, "127.0.0.1" | "localhost" | "::1")
+            && let Some(port) = port
+        {
+            self.direct.push(port);
+        }
+        self
+    }
+
+    /// The same, also reaching `hosts` through the proxy.
+    #[must_use]
+    pub fn with_hosts(mut self, hosts: &[&str]) -> Self {
+        for host in hosts {
+            self.allowed.add(host);
+        }
+        self
     }
 }
 
@@ -122,10 +195,12 @@ impl Running {
         writable.extend(
             ["/dev/null", "/dev/zero", "/dev/tty", "/dev/pts", "/dev/shm"].map(PathBuf::from),
         );
+        let mut ports = vec![egress.port()];
+        ports.extend(&reach.direct);
         let confinement = Arc::new(Confinement {
             writable,
             hidden: reach.hidden.clone(),
-            ports: vec![egress.port()],
+            ports,
         });
         let proxy = egress.url();
         let mut env: Vec<(String, String)> = [

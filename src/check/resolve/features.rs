@@ -20,7 +20,7 @@ pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
         let Some(provider) = workflow.provider(&name.value) else {
             continue;
         };
-        check_features(agent, provider, out);
+        check_features(workflow, agent, provider, out);
     }
 }
 
@@ -38,7 +38,7 @@ pub fn agent_features(workflow: &Workflow, on: impl Fn(&ProviderDecl) -> bool) -
             .agent_provider_name(agent)
             .and_then(|name| workflow.provider(&name.value));
         if let Some(provider) = provider.filter(|provider| on(provider)) {
-            check_features(agent, provider, &mut out);
+            check_features(workflow, agent, provider, &mut out);
         }
     }
     out
@@ -152,7 +152,12 @@ fn missing_provider(workflow: &Workflow, id: &Spanned<String>) -> Diagnostic {
     .help(help)
 }
 
-fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnostic>) {
+fn check_features(
+    workflow: &Workflow,
+    agent: &Agent,
+    provider: &ProviderDecl,
+    out: &mut Vec<Diagnostic>,
+) {
     let Some(info) = adapter_info(&provider.adapter.value) else {
         return;
     };
@@ -186,6 +191,15 @@ fn check_features(agent: &Agent, provider: &ProviderDecl, out: &mut Vec<Diagnost
     }
     if let Some(max_turns) = &agent.max_turns {
         asks.push((max_turns.span, "a turn limit", info.max_turns));
+    }
+    // The agent's own sandbox, or the workflow's it runs in.
+    if let Some(sandbox) = agent
+        .sandbox
+        .as_ref()
+        .or(workflow.sandbox.as_ref())
+        .filter(|sandbox| sandbox.confines())
+    {
+        asks.push((sandbox.span, "running in a `sandbox`", info.sandboxes));
     }
     // The workflow's servers go to the agents whose adapter takes them; an agent's own
     // must be usable (a recording played back has its calls of them already).

@@ -66,6 +66,7 @@ pub(crate) fn setup(
     let providers = if build_providers {
         let tools = ToolEnv {
             spawner: crate::process::local(),
+            sandbox: None,
             env: tool_env.clone(),
             redactor: redactor.clone(),
         };

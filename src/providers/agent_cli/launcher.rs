@@ -236,7 +236,61 @@ impl Cli {
         args: Vec<String>,
         env: Vec<(String, String)>,
     ) -> Result<Child, ProviderError> {
-        self.spawn_in(request.workspace.root(), args, env)
+        let Some(sandbox) = &request.sandbox else {
+            return self.spawn_in(request.workspace.root(), args, env);
+        };
+        // The CLI's own state may live where its variables say (`CODEX_HOME`, the XDG
+        // directories, …) rather than below the home directory: it may write there too.
+        let mut confinement = sandbox.confinement.as_ref().clone();
+        let own = self.own_dirs(&env);
+        confinement.hidden.retain(|hidden| {
+            !own.iter()
+                .any(|dir| dir.starts_with(hidden) || hidden.starts_with(dir))
+        });
+        confinement.writable.extend(own);
+        let launch = self
+            .launch_in(request.workspace.root(), args, env)
+            .envs(sandbox.env.iter().cloned())
+            .confined(Some(std::sync::Arc::new(confinement)));
+        child::spawn(self.adapter(), self.spawner.as_ref(), launch)
+    }
+
+    /// The directories the CLI keeps its own state in, as its environment (and `extra`,
+    /// the call's variables) places them.
+    fn own_dirs(&self, extra: &[(String, String)]) -> Vec<PathBuf> {
+        let get = |name: &str| -> Option<PathBuf> {
+            extra
+                .iter()
+                .rev()
+                .find(|(var, _)| var == name)
+                .map(|(_, value)| value.as_str())
+                .or_else(|| self.env.get(name))
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        };
+        let mut dirs: Vec<PathBuf> = [
+            "CODEX_HOME",
+            "GEMINI_CLI_HOME",
+            "COPILOT_HOME",
+            "CLAUDE_CONFIG_DIR",
+            "XDG_CACHE_HOME",
+        ]
+        .iter()
+        .filter_map(|name| get(name))
+        .collect();
+        let program = match self.adapter() {
+            "opencode" => Some("opencode"),
+            "copilot" => Some("github-copilot"),
+            _ => None,
+        };
+        if let Some(program) = program {
+            for name in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"] {
+                if let Some(dir) = get(name) {
+                    dirs.push(dir.join(program));
+                }
+            }
+        }
+        dirs
     }
 
     /// [`Cli::spawn`] in `dir` (a server started for a project rather than for a call).
@@ -249,6 +303,12 @@ impl Cli {
         args: Vec<String>,
         env: Vec<(String, String)>,
     ) -> Result<Child, ProviderError> {
+        let launch = self.launch_in(dir, args, env);
+        child::spawn(self.adapter(), self.spawner.as_ref(), launch)
+    }
+
+    /// The CLI's launch in `dir` with `args` and `env` over its own environment.
+    fn launch_in(&self, dir: &Path, args: Vec<String>, env: Vec<(String, String)>) -> Launch {
         let mut launch = Launch::new(&self.program)
             .args(self.program_args.iter().cloned())
             .args(args)
@@ -257,7 +317,7 @@ impl Cli {
         if !dir.as_os_str().is_empty() {
             launch = launch.cwd(dir);
         }
-        child::spawn(self.adapter(), self.spawner.as_ref(), launch)
+        launch
     }
 }
 

@@ -51,9 +51,10 @@ pub(crate) async fn prepare(
         })?;
     let mut tools = ToolSet::from_grants(adapter, &request.grants.tools)?;
     if !request.grants.mcp.is_empty() {
+        let call_env = tool_env.for_call(request);
         let start = super::mcp::Start {
             working_dir: request.workspace.root(),
-            tool_env,
+            tool_env: &call_env,
             hide_env,
         };
         tools.connect_mcp(&request.grants.mcp, &start).await?;
@@ -89,6 +90,7 @@ pub(crate) async fn run<C: Conversation>(
     events: &dyn EventSink,
 ) -> Result<AgentReply, ProviderError> {
     let retry = RequestRetry::new(adapter, request, parts.retry);
+    let call_env = parts.tool_env.for_call(request);
     let settings = LoopSettings {
         adapter,
         tools,
@@ -96,7 +98,7 @@ pub(crate) async fn run<C: Conversation>(
         tool_timeout: parts.tool_timeout,
         working_dir: request.workspace.root(),
         hide_env: parts.hide_env,
-        tool_env: parts.tool_env,
+        tool_env: &call_env,
         pricing: parts.pricing,
         retry: &retry,
         journal: request.hooks.journal.as_ref(),

@@ -110,6 +110,7 @@ pub(crate) async fn connect(
                 .filter(|(var, _)| Some(*var) != start.hide_env),
         )
         .envs(declared);
+    let launch = start.tool_env.confine(launch);
     let mut group =
         child::spawn(adapter, start.tool_env.spawner.as_ref(), launch).map_err(|error| {
             let why = match error {

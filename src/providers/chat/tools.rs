@@ -326,6 +326,7 @@ impl CustomTool {
                     .iter()
                     .filter(|(name, _)| Some(*name) != hide_env),
             );
+        let launch = tool_env.confine(launch);
         // Its own process group: dropping `group` (a cancelled call, a timeout) ends the
         // tool and everything it started.
         let mut group = match child::spawn(adapter, tool_env.spawner.as_ref(), launch) {

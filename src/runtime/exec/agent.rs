@@ -16,8 +16,8 @@ use crate::ir::{
 };
 use crate::providers::agent_mcp_servers;
 use crate::providers::{
-    AgentEvent, AgentReply, AgentRequest, Approvals, CallHooks, CallId, Continuation, Grants,
-    Limits, Prompt, ProviderError, ToolGrant,
+    AgentEvent, AgentReply, AgentRequest, Approvals, CallHooks, CallId, CallSandbox, Continuation,
+    Grants, Limits, Prompt, ProviderError, ToolGrant,
 };
 use crate::runtime::agent_hooks::AgentHooks;
 use crate::runtime::context_window::{ContextWatch, Thresholds};
@@ -302,6 +302,43 @@ pub(super) async fn execute(
             tool_guard: hooks.as_ref().and_then(AgentHooks::guard),
             journal: journal.as_ref().map(StoreJournal::handle),
         },
+        sandbox: None,
+    };
+    // The call's sandbox: the agent's own (nearest in its `use=` chain), the workflow's or
+    // the project's; its model endpoint reachable, its CLI's own home writable. Held until
+    // the call ends: the proxy and the temp directory go with it.
+    let mut request = request;
+    let _sandbox_held = match super::sandboxed::declared(
+        shared,
+        settings.first(|agent| agent.sandbox.as_ref()),
+    ) {
+        Some(sandbox) if !shared.ctx.dry_run => {
+            let adapter = declared.map_or("", |provider| provider.adapter.value.as_str());
+            if adapter_info(adapter).is_some_and(|info| !info.sandboxes) {
+                return Err(NodeError::fatal(format!(
+                        "`{id}`: the `{adapter}` adapter cannot run in a sandbox yet, and a sandboxed step never runs unconfined: use another adapter, or `sandbox \"none\"` on the agent"
+                    ))
+                    .into());
+            }
+            let mut reach = super::sandboxed::reach(
+                shared,
+                frame,
+                &id,
+                sandbox,
+                crate::sandbox::cli_home(adapter),
+            )?;
+            reach = match declared.and_then(|provider| provider.base_url.as_ref()) {
+                Some(url) => reach.with_endpoint(&url.value),
+                None => reach.with_hosts(crate::sandbox::cli_endpoints(adapter)),
+            };
+            let running = super::sandboxed::start(shared, &id, &reach).await?;
+            request.sandbox = Some(CallSandbox {
+                confinement: Arc::clone(&running.confinement),
+                env: running.env.clone(),
+            });
+            Some(running)
+        }
+        _ => None,
     };
 
     let thresholds = Thresholds::of(settings.first(|agent| agent.context.as_ref()));

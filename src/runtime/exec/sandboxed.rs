@@ -21,19 +21,18 @@ pub(crate) fn declared<'a>(shared: &'a Shared, own: Option<&'a Sandbox>) -> Opti
         .filter(|sandbox| sandbox.confines())
 }
 
-/// Starts the sandbox of step `node` working in `frame`'s workspace; `own` are the paths
-/// below the home directory that are its program's own (an agent CLI's).
+/// What step `node` working in `frame`'s workspace may reach under `sandbox`; `own` are
+/// the paths below the home directory that are its program's own (an agent CLI's).
 ///
 /// # Errors
-/// When the system cannot confine a step (the step must not run unconfined), or the
-/// proxy or temp directory cannot be made.
-pub(crate) async fn start(
-    shared: &Arc<Shared>,
+/// When the system cannot confine a step: the step must not run unconfined.
+pub(crate) fn reach(
+    shared: &Shared,
     frame: &Frame,
-    node: &Arc<str>,
+    node: &str,
     sandbox: &Sandbox,
     own: &[&str],
-) -> Result<Running, NodeError> {
+) -> Result<Reach, NodeError> {
     Confinement::check().map_err(|error| NodeError::fatal(format!("`{node}`: {error}")))?;
     let home = shared
         .ctx
@@ -43,7 +42,19 @@ pub(crate) async fn start(
         .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
     let root = shared.workspace(frame).root();
     let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-    let reach = Reach::of(sandbox, &root, home.as_deref(), own);
+    Ok(Reach::of(sandbox, &root, home.as_deref(), own))
+}
+
+/// Starts step `node`'s sandbox: its proxy (refusals reported as `sandbox-denied`) and its
+/// temp directory, held until the step's processes end.
+///
+/// # Errors
+/// When the proxy or the temp directory cannot be made.
+pub(crate) async fn start(
+    shared: &Arc<Shared>,
+    node: &Arc<str>,
+    reach: &Reach,
+) -> Result<Running, NodeError> {
     let (reporter, node_id) = (Arc::clone(shared), node.clone());
     let refusals: Refusals = Arc::new(move |refused: crate::sandbox::Refused| {
         reporter.emit(RunEvent::SandboxDenied {
@@ -52,7 +63,7 @@ pub(crate) async fn start(
             reason: refused.reason,
         });
     });
-    Running::start(&reach, refusals).await.map_err(|error| {
+    Running::start(reach, refusals).await.map_err(|error| {
         NodeError::fatal(format!("`{node}`: the sandbox could not start: {error}"))
     })
 }

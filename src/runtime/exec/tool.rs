@@ -70,7 +70,10 @@ pub(super) async fn execute(
     let program = invocation.argv.first().cloned().unwrap_or_default();
     // Held to the command's end: the proxy and the temp directory go with it.
     let sandbox = match super::sandboxed::declared(shared, tool.sandbox.as_ref()) {
-        Some(sandbox) => Some(super::sandboxed::start(shared, frame, &id, sandbox, &[]).await?),
+        Some(sandbox) => {
+            let reach = super::sandboxed::reach(shared, frame, &id, sandbox, &[])?;
+            Some(super::sandboxed::start(shared, &id, &reach).await?)
+        }
         None => None,
     };
     if let Some(running) = &sandbox {

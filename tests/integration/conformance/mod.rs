@@ -305,6 +305,11 @@ macro_rules! kit {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_sandboxed_agent_edits_its_workspace_and_nothing_else() {
+                scenarios::a_sandboxed_agent_edits_its_workspace_and_nothing_else(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn usage_and_cost_are_recorded() {
                 scenarios::usage_and_cost_are_recorded(SUBJECT).await;
             }

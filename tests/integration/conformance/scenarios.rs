@@ -339,6 +339,68 @@ pub(super) async fn a_forks_agent_never_extends_the_original_session(subject: Su
     );
 }
 
+/// A sandboxed agent does its work — it edits `target.txt` in the workspace with its own
+/// shell — while a planted `~/.ssh/id_rsa` stays unreadable to it and a file it writes
+/// outside the workspace is refused.
+pub(super) async fn a_sandboxed_agent_edits_its_workspace_and_nothing_else(subject: Subject) {
+    #[allow(clippy::print_stderr, reason = "a skipped scenario says so")]
+    if let Err(error) = atomic::process::Confinement::check() {
+        eprintln!("SKIP: {error}");
+        return;
+    }
+    let outside = tempfile::tempdir().expect("a directory outside the project");
+    let escaped = outside.path().join("escaped.txt");
+    let command = format!(
+        "printf '%s' {} > target.txt; cat \"$HOME/.ssh/id_rsa\" > leak.txt 2>&1; echo out > {}; true",
+        super::subjects::quoted(EDITED),
+        escaped.display()
+    );
+    let brain = script(vec![subject.shell(&command), Move::Say(DONE.to_owned())]);
+    let Some(kit) = kit(subject, brain) else {
+        return;
+    };
+    let home = kit.project.home().to_path_buf();
+    std::fs::create_dir_all(home.join(".ssh")).expect("mkdir");
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY").expect("plant a key");
+    kit.flow(&format!(
+        "    sandbox\n{}",
+        agent_flow(subject, Grant::Act, "", "")
+    ));
+    let adapter = subject.adapter();
+    if !subject.info().sandboxes {
+        // Declared unable: refused by the checker and at run time, never run unconfined.
+        let checked = kit.atomic(&["check", "flow.kdl"]).await;
+        let said = format!("{}{}", stdout(&checked), stderr(&checked));
+        assert!(
+            said.contains("unsupported-feature") && said.contains("sandbox"),
+            "`{adapter}`: {said}"
+        );
+        let ran = kit.atomic(&["run", "flow.kdl"]).await;
+        assert_ne!(ran.status.code(), Some(0), "`{adapter}` ran sandboxed");
+        assert_eq!(
+            kit.project.read("target.txt"),
+            ORIGINAL,
+            "`{adapter}` ran unconfined"
+        );
+        return;
+    }
+    kit.run(&[], 0).await;
+    assert_eq!(
+        kit.project.read("target.txt"),
+        EDITED,
+        "`{adapter}`: the allowed edit"
+    );
+    assert!(
+        !kit.project.read("leak.txt").contains("PRIVATE KEY"),
+        "`{adapter}`: the agent read the planted key"
+    );
+    assert!(
+        !escaped.exists(),
+        "`{adapter}`: the agent wrote outside its workspace"
+    );
+    assert_eq!(kit.state()["summary"], DONE, "`{adapter}`");
+}
+
 pub(super) async fn usage_and_cost_are_recorded(subject: Subject) {
     let Some(kit) = kit(subject, script(vec![Move::Say(DONE.to_owned())])) else {
         return;
