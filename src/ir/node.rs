@@ -212,6 +212,9 @@ pub struct Agent {
     /// `sandbox`: its own; `None`: the workflow's (or the project's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<super::Sandbox>,
+    /// `cwd`: where the agent works, below the workspace; `None`: the workspace's root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<Template>,
     /// The discovered agent, skill or command `use=` names, filled in by compilation
     /// (`registry::agents`); absent for `use=` of a node and before discovery.
     #[serde(default, skip_serializing_if = "Option::is_none")]

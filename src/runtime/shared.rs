@@ -369,7 +369,7 @@ fn compile_templates(workflow: &Workflow) -> Result<Templates, RunError> {
     for node in &workflow.nodes {
         match &node.kind {
             NodeKind::Agent(agent) => {
-                for template in agent.system.iter().chain(&agent.prompt) {
+                for template in agent.system.iter().chain(&agent.prompt).chain(&agent.cwd) {
                     templates.add(template, Role::Text)?;
                 }
             }

@@ -223,3 +223,49 @@ fn sandbox_none_runs_unconfined_when_said() {
         "x\n"
     );
 }
+
+#[test]
+fn an_agent_works_in_its_cwd_which_must_exist() {
+    let project = CliProject::new();
+    std::fs::create_dir_all(project.path().join("crates/core")).expect("mkdir");
+    let flow = |dir: &str| {
+        format!(
+            r#"workflow "where" {{
+    provider "local" adapter="command" {{ command "sh" "-c" "cat > /dev/null; pwd"; }}
+    state {{ field "place" type="string" default=""; }}
+    agent "look" provider="local" {{
+        prompt "where are you?"
+        cwd "{dir}"
+        output "place"
+    }}
+}}
+"#
+        )
+    };
+    project.write("where.kdl", &flow("crates/{{ 'core' }}"));
+    let output = project
+        .atomic()
+        .args(["run", "where.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let place = project.show(&project.last_run())["state"]["place"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    assert!(place.ends_with("/crates/core"), "{place}");
+
+    project.write("where.kdl", &flow("crates/nowhere"));
+    let output = project
+        .atomic()
+        .args(["run", "where.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("crates/nowhere is not a directory"),
+        "{}",
+        stderr(&output)
+    );
+}

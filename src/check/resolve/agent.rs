@@ -55,6 +55,7 @@ pub(super) fn resolve_agent(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Agen
         outputs: resolve_outputs(r, checked, "agent/output"),
         mcp: super::mcp::resolve_mcp(r, checked),
         sandbox: super::sandbox::resolve_sandbox(r, checked),
+        cwd: checked.child("cwd").and_then(|cwd| r.template(cwd.arg(0))),
         definition: None,
     }
 }

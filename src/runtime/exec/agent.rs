@@ -269,7 +269,7 @@ pub(super) async fn execute(
             compact: continued.compact(),
             fork: fork_session,
         },
-        workspace: shared.workspace(frame).clone(),
+        workspace: agent_workspace(shared, frame, &id, agent.cwd.as_ref(), seq, node)?,
         grants: Grants {
             approvals,
             mcp,
@@ -473,4 +473,30 @@ fn grant(workflow: &Workflow, provider: Option<&ProviderDecl>, name: &str) -> To
             timeout: None,
         },
     }
+}
+
+/// Where the agent works: its `cwd` below the workspace (checked to be a directory), or the
+/// workspace's root.
+fn agent_workspace(
+    shared: &Shared,
+    frame: &Frame,
+    id: &str,
+    cwd: Option<&crate::ir::Template>,
+    seq: u64,
+    node: NodeIdx,
+) -> Result<crate::workspace::Workspace, NodeError> {
+    let workspace = shared.workspace(frame);
+    let Some(cwd) = cwd else {
+        return Ok(workspace.clone());
+    };
+    let scope = shared.scope(frame, Some(node), seq);
+    let dir = workspace.resolve(shared.program.templates.render(cwd, &scope)?);
+    if !dir.is_dir() {
+        return Err(NodeError::fatal(format!(
+            "`{id}`: its `cwd` {} is not a directory: create it first, or fix the path (relative to the workspace {})",
+            dir.display(),
+            workspace.root().display()
+        )));
+    }
+    Ok(crate::workspace::Workspace::new(dir))
 }
