@@ -14,6 +14,7 @@
 
 mod analyze;
 pub mod grammar;
+pub mod reach;
 mod resolve;
 mod structure;
 #[cfg(test)]

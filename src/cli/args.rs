@@ -161,6 +161,10 @@ pub struct CheckArgs {
     /// Also print the worst-case budget: agent calls, tool runs, wall time, cost.
     #[arg(long)]
     pub budget: bool,
+    /// Print the reach of each agent and tool — sandbox, writable paths, hosts, secrets,
+    /// tools, permission mode — instead of the diagnostics (JSON with `--format json`).
+    #[arg(long)]
+    pub reach: bool,
     /// Wrap pretty output at this width (default: the terminal's, or 100).
     #[arg(long)]
     pub width: Option<usize>,

@@ -65,6 +65,7 @@ pub(super) fn run(args: &CheckArgs) -> Exit {
         unreadable,
     };
     let output = match args.format {
+        _ if args.reach => reach_report(&sources, &compiled, args.format),
         Format::Pretty => pretty_report(&sources, &diagnostics, &compiled, args, counts),
         Format::Json => render::json::render(&sources, &diagnostics),
         Format::Sarif => render::sarif::render(&sources, &diagnostics),
@@ -78,6 +79,26 @@ pub(super) fn run(args: &CheckArgs) -> Exit {
         Exit::Problems
     } else {
         Exit::Ok
+    }
+}
+
+/// `--reach`: each workflow's agents and tools and what they may touch.
+fn reach_report(sources: &Sources, compiled: &[Compiled], format: Format) -> String {
+    let mut workflows = Vec::new();
+    let mut text = String::new();
+    for result in compiled {
+        let Some(plan) = &result.plan else { continue };
+        let path = sources.get(result.file).path.display().to_string();
+        let steps = crate::check::reach::reach(plan.workflow());
+        text.push_str(&format!(
+            "reach of {path}:\n{}",
+            crate::check::reach::text(&steps)
+        ));
+        workflows.push(serde_json::json!({"file": path, "steps": steps}));
+    }
+    match format {
+        Format::Pretty => text,
+        _ => format!("{}\n", serde_json::Value::Array(workflows)),
     }
 }
 

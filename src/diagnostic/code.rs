@@ -229,6 +229,8 @@ codes! {
     ShellCommand = "shell-command", Warning, "safety";
     /// Agents that can edit files run at once in one `parallel` without `isolation="worktree"`.
     ParallelSharedEdits = "parallel-shared-edits", Warning, "safety";
+    /// An agent with `permission="bypass"` runs in no `sandbox`.
+    UnsandboxedBypass = "unsandboxed-bypass", Warning, "safety";
 
     // ---- lint -------------------------------------------------------------------------
     /// A state field is neither read nor written.

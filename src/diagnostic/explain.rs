@@ -392,6 +392,11 @@ impl Code {
                 why: r#"They edit the same working tree at the same moment: one overwrites what the other just wrote, a build one runs sees the other's half-made change, and a retry cannot put the files back while a sibling is at work."#,
                 advice: r#"Add `isolation="worktree"`: each branch edits a git worktree of its own, made from the files before the parallel, and their changes are merged in branch order when it ends (a conflict fails the parallel with class `conflict`, which `on-error` can route to an agent). Or run the agents one after another."#,
             },
+            Code::UnsandboxedBypass => Explanation {
+                fires: r#"An agent has `permission="bypass"` and runs in no `sandbox`: neither its own nor the workflow's (or the one that applies says `"none"`)."#,
+                why: r#"`bypass` lets the agent run any command and change any file without asking: with no sandbox around it, that reaches the user's whole file system, network and credentials, with nobody watching."#,
+                advice: r#"Add `sandbox` to the workflow or the agent: the agent then writes only in the workspace (and the `write` paths), cannot read the credential stores, and reaches only the `network` hosts and its model. Or grant less than `bypass` (`accept-edits`, named `tools`)."#,
+            },
             Code::UnusedStateField => Explanation {
                 fires: r#"A state field is neither read nor written. (A field that is written but never read is a result of the run, and is not reported.)"#,
                 why: r#"A field nothing touches is dead weight in every checkpoint, or the sign of a misspelled name somewhere else."#,

@@ -269,3 +269,60 @@ fn an_agent_works_in_its_cwd_which_must_exist() {
         stderr(&output)
     );
 }
+
+#[test]
+fn check_reach_lists_what_each_step_may_touch() {
+    let project = CliProject::new();
+    project.write(
+        "reach.kdl",
+        r#"workflow "reach" {
+    provider "claude" adapter="claude-code" api-key-env="ANTHROPIC_API_KEY"
+    sandbox { network "registry.npmjs.org"; write "target"; }
+    agent "fix" provider="claude" permission="accept-edits" {
+        prompt "Fix it"
+        tools "Bash" "Edit"
+    }
+    tool "publish" {
+        run "npm" "publish"
+        env "NPM_TOKEN" "{{ env.NPM_TOKEN }}"
+        sandbox "none"
+    }
+    env "NPM_TOKEN"
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["check", "--reach", "--format", "json", "reach.kdl"])
+        .output()
+        .expect("atomic check --reach");
+    let reach: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let steps = reach[0]["steps"].as_array().expect("steps");
+    let fix = &steps[0];
+    assert_eq!(fix["node"], "fix");
+    assert_eq!(fix["sandbox"], "workflow");
+    assert_eq!(fix["permission"], "accept-edits");
+    assert_eq!(fix["secrets"], serde_json::json!(["ANTHROPIC_API_KEY"]));
+    assert_eq!(fix["tools"], serde_json::json!(["Bash", "Edit"]));
+    assert!(fix["writes"].as_array().expect("writes").contains(&"target".into()));
+    assert!(fix["writes"].as_array().expect("writes").contains(&"~/.claude".into()));
+    assert!(fix["hidden"].as_array().expect("hidden").contains(&"~/.ssh".into()));
+    assert!(!fix["hidden"].as_array().expect("hidden").contains(&"~/.claude".into()));
+    assert_eq!(
+        fix["hosts"],
+        serde_json::json!(["registry.npmjs.org", "api.anthropic.com"])
+    );
+    let publish = &steps[1];
+    assert_eq!(publish["sandbox"], "none");
+    assert_eq!(publish["writes"], serde_json::json!(["anywhere"]));
+    assert_eq!(publish["secrets"], serde_json::json!(["NPM_TOKEN"]));
+
+    let text = project
+        .atomic()
+        .args(["check", "--reach", "reach.kdl"])
+        .output()
+        .expect("atomic check --reach");
+    let text = stdout(&text);
+    assert!(text.contains("agent `fix` (claude-code): sandbox workflow"), "{text}");
+    assert!(text.contains("tool `publish`: sandbox none"), "{text}");
+}

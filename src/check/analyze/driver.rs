@@ -89,6 +89,7 @@ fn run_rules(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     rules::shell_command::check(facts, out);
     rules::isolation_needs_snapshots::check(facts, out);
     rules::parallel_shared_edits::check(facts, out);
+    rules::unsandboxed_bypass::check(facts, out);
     rules::unused_state_field::check(facts, out);
     rules::unused_input::check(facts, out);
     rules::unused_provider::check(facts, out);

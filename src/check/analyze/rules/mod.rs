@@ -23,6 +23,7 @@ pub(super) mod undeclared_variable;
 pub(super) mod undefined_output;
 pub(super) mod unguarded_side_effect;
 pub(super) mod unknown_filter;
+pub(super) mod unsandboxed_bypass;
 pub(super) mod unused_input;
 pub(super) mod unused_provider;
 pub(super) mod unused_state_field;
