@@ -162,6 +162,7 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
         env: setup.env,
         redactor: setup.redactor,
         tool_env: setup.tool_env,
+        sandbox: setup.sandbox,
         telemetry: setup.telemetry,
         workspace,
         display: output.display,

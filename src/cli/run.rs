@@ -79,6 +79,7 @@ pub(super) fn run(args: &RunArgs) -> Exit {
         env: setup.env,
         redactor: setup.redactor,
         tool_env: setup.tool_env,
+        sandbox: setup.sandbox,
         telemetry: setup.telemetry,
         workspace,
         // A dry run's output is its route.

@@ -10,6 +10,7 @@
 //! temporal "127.0.0.1:7233" namespace="default" task-queue="atomic"
 //! telemetry endpoint="http://127.0.0.1:4318" capture-content=#false
 //! workspace "snapshot"   // or "off": the default for workflows that do not say
+//! sandbox { network "registry.npmjs.org"; }   // the sandbox of workflows that declare none
 //! prices {
 //!     // USD per million tokens; cache prices default to the input price
 //!     model "claude-sonnet-4-5" input=3.0 output=15.0 cache-read=0.3 cache-write=3.75
@@ -19,9 +20,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
-use crate::ir::{ModelPrice, PriceOverride, WorkspaceMode};
+use crate::ir::{ModelPrice, PriceOverride, Sandbox, WorkspaceMode};
 use crate::registry::agents::Roots;
-use crate::source::{SourceId, Sources, Span};
+use crate::source::{SourceId, Sources, Span, Spanned};
 use crate::syntax::kdl::{self, Value};
 
 use super::telemetry::{TelemetryConfig, parse_telemetry};
@@ -49,6 +50,7 @@ pub struct Config {
     prices: Vec<PriceOverride>,
     telemetry: Option<TelemetryConfig>,
     workspace: Option<WorkspaceMode>,
+    sandbox: Option<Sandbox>,
 }
 
 /// Where runs go with `--temporal` and where `atomic worker` polls, from `temporal "…"`.
@@ -75,6 +77,12 @@ impl Config {
     pub fn with_user_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.user_dir = dir;
         self
+    }
+
+    /// `sandbox { … }`: the sandbox of the steps of workflows that declare none.
+    #[must_use]
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        self.sandbox.as_ref()
     }
 
     /// `workspace "…"`: whether runs of workflows that do not say record their files.
@@ -179,6 +187,10 @@ impl Config {
                 config.parse_workspace(node, &mut diagnostics);
                 continue;
             }
+            if node.name.value == "sandbox" {
+                config.sandbox = Some(parse_sandbox(node, &mut diagnostics));
+                continue;
+            }
             if node.name.value == "telemetry" {
                 config.telemetry = Some(parse_telemetry(node, &mut diagnostics));
                 continue;
@@ -198,7 +210,7 @@ impl Config {
                     )
                     .label("not a configuration section")
                     .help(
-                        "expected `rules`, `adapter`, `temporal`, `prices`, `telemetry` or `workspace`",
+                        "expected `rules`, `adapter`, `temporal`, `prices`, `telemetry`, `workspace` or `sandbox`",
                     ),
                 );
                 continue;
@@ -507,4 +519,50 @@ impl Config {
 
 fn wrong_type(span: Span, expected: &str) -> Diagnostic {
     Diagnostic::new(Code::WrongType, span, format!("expected {expected}")).label("wrong type")
+}
+
+/// `sandbox ["none"] { write …; hide …; network …; }`, as in a workflow.
+fn parse_sandbox(node: &kdl::Node, diagnostics: &mut Vec<Diagnostic>) -> Sandbox {
+    let none = node
+        .entries
+        .iter()
+        .find(|entry| entry.key.is_none())
+        .is_some_and(|entry| matches!(&entry.value, Value::String(mode) if mode == "none"));
+    let mut sandbox = Sandbox {
+        none,
+        write: Vec::new(),
+        hide: Vec::new(),
+        network: Vec::new(),
+        span: node.name.span,
+    };
+    for child in node.children.iter().flat_map(|children| &children.nodes) {
+        let list = match child.name.value.as_str() {
+            "write" => &mut sandbox.write,
+            "hide" => &mut sandbox.hide,
+            "network" => &mut sandbox.network,
+            other => {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::UnknownChild,
+                        child.name.span,
+                        format!("`sandbox` has no `{other}`"),
+                    )
+                    .label("not a sandbox setting")
+                    .help("expected `write`, `hide` or `network`"),
+                );
+                continue;
+            }
+        };
+        for entry in child.entries.iter().filter(|entry| entry.key.is_none()) {
+            match &entry.value {
+                Value::String(text) => list.push(Spanned::new(text.to_string(), entry.value_span)),
+                _ => diagnostics.push(
+                    Diagnostic::new(Code::WrongType, entry.value_span, "expected a string")
+                        .label("not a string")
+                        .help("write the path or host in quotes"),
+                ),
+            }
+        }
+    }
+    sandbox
 }

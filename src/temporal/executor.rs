@@ -27,7 +27,7 @@ pub(super) enum Effect {
     /// An agent call (the `agent` activity).
     Agent(Box<AgentCall>, oneshot::Sender<AgentDone>),
     /// A command (the `command` activity).
-    Command(CommandCall, oneshot::Sender<CommandDone>),
+    Command(Box<CommandCall>, oneshot::Sender<CommandDone>),
     /// A file read or written (the `file` activity).
     File(FileCall, oneshot::Sender<FileDone>),
     /// A timer.
@@ -126,6 +126,10 @@ impl Executor for TemporalExecutor {
         })
     }
 
+    fn can_sandbox(&self) -> bool {
+        false
+    }
+
     fn can_compact(&self, _ctx: &RunContext, provider: &str) -> bool {
         self.compactable.get(provider).copied().unwrap_or(false)
     }
@@ -141,7 +145,9 @@ impl Executor for TemporalExecutor {
             lines: lines.is_some(),
         };
         let (reply, done) = oneshot::channel();
-        let sent = self.effects.unbounded_send(Effect::Command(call, reply));
+        let sent = self
+            .effects
+            .unbounded_send(Effect::Command(Box::new(call), reply));
         async move {
             if sent.is_err() {
                 return Err(CommandError::Wait(gone()));

@@ -468,7 +468,7 @@ impl<'a> InFlight<'a> {
                 Some(reply),
             ),
             Effect::Command(call, reply) => Self::Command(
-                Box::pin(ctx.execute_activity(Activities::command, call, activity_options())),
+                Box::pin(ctx.execute_activity(Activities::command, *call, activity_options())),
                 Some(reply),
             ),
             Effect::File(call, reply) => Self::File(

@@ -304,10 +304,30 @@ fn check_reach_lists_what_each_step_may_touch() {
     assert_eq!(fix["permission"], "accept-edits");
     assert_eq!(fix["secrets"], serde_json::json!(["ANTHROPIC_API_KEY"]));
     assert_eq!(fix["tools"], serde_json::json!(["Bash", "Edit"]));
-    assert!(fix["writes"].as_array().expect("writes").contains(&"target".into()));
-    assert!(fix["writes"].as_array().expect("writes").contains(&"~/.claude".into()));
-    assert!(fix["hidden"].as_array().expect("hidden").contains(&"~/.ssh".into()));
-    assert!(!fix["hidden"].as_array().expect("hidden").contains(&"~/.claude".into()));
+    assert!(
+        fix["writes"]
+            .as_array()
+            .expect("writes")
+            .contains(&"target".into())
+    );
+    assert!(
+        fix["writes"]
+            .as_array()
+            .expect("writes")
+            .contains(&"~/.claude".into())
+    );
+    assert!(
+        fix["hidden"]
+            .as_array()
+            .expect("hidden")
+            .contains(&"~/.ssh".into())
+    );
+    assert!(
+        !fix["hidden"]
+            .as_array()
+            .expect("hidden")
+            .contains(&"~/.claude".into())
+    );
     assert_eq!(
         fix["hosts"],
         serde_json::json!(["registry.npmjs.org", "api.anthropic.com"])
@@ -323,6 +343,42 @@ fn check_reach_lists_what_each_step_may_touch() {
         .output()
         .expect("atomic check --reach");
     let text = stdout(&text);
-    assert!(text.contains("agent `fix` (claude-code): sandbox workflow"), "{text}");
+    assert!(
+        text.contains("agent `fix` (claude-code): sandbox workflow"),
+        "{text}"
+    );
     assert!(text.contains("tool `publish`: sandbox none"), "{text}");
+}
+
+#[test]
+fn the_projects_sandbox_confines_workflows_that_declare_none() {
+    if !can_sandbox() {
+        return;
+    }
+    let project = CliProject::new();
+    let outside = tempfile::tempdir().expect("a directory outside the project");
+    let file = outside.path().join("escaped.txt");
+    project.write(
+        ".atomic/config.kdl",
+        "sandbox { network \"example.org\"; }\n",
+    );
+    project.write(
+        "plain.kdl",
+        &format!(
+            "workflow \"plain\" {{\n    tool \"escape\" {{ run \"sh\" \"-c\" \"echo x > {}\"; }}\n}}\n",
+            file.display()
+        ),
+    );
+    let output = project
+        .atomic()
+        .args(["run", "plain.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("Permission denied"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!file.exists());
 }

@@ -58,6 +58,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) redactor: Redactor,
     /// The environment of tool nodes and hooks.
     pub(crate) tool_env: crate::providers::Environment,
+    /// The project's sandbox, for workflows that declare none.
+    pub(crate) sandbox: Option<Arc<crate::ir::Sandbox>>,
     /// Where the run's trace goes, if anywhere (not for a dry run).
     pub(crate) telemetry: Option<crate::telemetry::Settings>,
 }
@@ -169,6 +171,7 @@ pub(crate) fn drive(runtime: &tokio::runtime::Runtime, launch: &Launch<'_>, star
     ctx.log_events = launch.durable;
     ctx.env = launch.env.clone();
     ctx.tool_env = launch.tool_env.clone();
+    ctx.sandbox = launch.sandbox.clone();
     ctx.files = Arc::new(crate::cli::disk::Disk);
     ctx.base_dir = launch.loaded.dir();
     ctx.workspace = launch.workspace.clone();

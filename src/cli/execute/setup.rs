@@ -31,6 +31,8 @@ pub(crate) struct Setup {
     pub(crate) telemetry: Option<crate::telemetry::Settings>,
     /// The project's `workspace` setting, for workflows that do not say.
     pub(crate) workspace: Option<crate::ir::WorkspaceMode>,
+    /// The project's `sandbox`, for workflows that declare none.
+    pub(crate) sandbox: Option<Arc<crate::ir::Sandbox>>,
 }
 
 /// Builds the surroundings of `loaded`; providers only when `build_providers`, recording
@@ -49,6 +51,7 @@ pub(crate) fn setup(
     let prices = crate::providers::PriceTable::with_overrides(config.prices().to_vec());
     let telemetry_config = config.telemetry().cloned();
     let workspace = config.workspace();
+    let sandbox = config.sandbox().cloned().map(Arc::new);
     let loader = Arc::new(DiskLoader::new(config));
     // The one read of the process environment.
     let environment = Environment::from_process();
@@ -89,5 +92,6 @@ pub(crate) fn setup(
         tool_env,
         telemetry,
         workspace,
+        sandbox,
     })
 }

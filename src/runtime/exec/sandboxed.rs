@@ -33,6 +33,11 @@ pub(crate) fn reach(
     sandbox: &Sandbox,
     own: &[&str],
 ) -> Result<Reach, NodeError> {
+    if !shared.ctx.executor.can_sandbox() {
+        return Err(NodeError::fatal(format!(
+            "`{node}` runs in a sandbox, which this engine cannot give it yet (its steps run on other machines than the egress proxy): run it locally, or `sandbox \"none\"`"
+        )));
+    }
     Confinement::check().map_err(|error| NodeError::fatal(format!("`{node}`: {error}")))?;
     let home = shared
         .ctx

@@ -85,6 +85,13 @@ pub trait Executor: Send + Sync + Debug {
         None
     }
 
+    /// Whether a sandboxed step's processes can run here, beside the egress proxy this
+    /// process starts for them: locally yes; an engine whose commands run on other
+    /// machines (Temporal's workers) cannot, and a sandboxed step there is refused.
+    fn can_sandbox(&self) -> bool {
+        true
+    }
+
     /// Resolves once what the effects dropped so far had started is gone: the processes
     /// of a race's losers, so the step after the race never runs beside them. Bounded
     /// (locally by the grace before SIGKILL). An engine whose effects end elsewhere (an
