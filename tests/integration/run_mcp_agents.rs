@@ -57,12 +57,21 @@ fn write_flow(project: &CliProject, provider: &str, python: &str, server: &str) 
 "#
         ),
     );
+    // Clean but for the warning that a bypassing agent runs in no sandbox (some of these
+    // adapters cannot run in one yet).
     let check = project
         .atomic()
-        .args(["check", "flow.kdl"])
+        .args(["check", "flow.kdl", "--format", "json"])
         .output()
         .expect("atomic check");
-    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    let found: Vec<serde_json::Value> =
+        serde_json::from_str(&crate::support::cli_project::stdout(&check)).expect("JSON");
+    assert!(
+        found
+            .iter()
+            .all(|diagnostic| diagnostic["code"] == "atomic::unsandboxed-bypass"),
+        "{found:?}"
+    );
     notes
 }
 

@@ -16,17 +16,7 @@ use crate::support::cli_project::{CliProject, stderr, stdout};
 
 /// Whether git is here; the tests that need it skip loudly without.
 fn git() -> bool {
-    let found = std::process::Command::new("git")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    #[allow(clippy::print_stderr, reason = "a skipped test says so")]
-    if !found {
-        eprintln!("SKIP: git is not installed; install git to test workspace snapshots");
-    }
-    found
+    crate::support::tools::required_tool("git", "install git to test workspace snapshots").is_some()
 }
 
 /// A step that writes three files in five pieces each, 150 ms apart, then a step after

@@ -380,36 +380,27 @@ impl CliAgent for OpenCode {
         };
         let base = &server.base;
 
-        let session_id = match &request.session.resume {
-            // A fork's copy of the session it inherited (`POST /session/{id}/fork`): the
-            // original stays as it was.
+        // A fork's copy of the session it inherited (`POST /session/{id}/fork`) leaves the
+        // original as it was; a new call makes a session of its own.
+        let made = match &request.session.resume {
             Some(id) if request.session.fork => {
-                let session = self
-                    .send(
-                        server,
-                        self.client
-                            .post(format!("{base}/session/{id}/fork"))
-                            .json(&json!({})),
-                        &directory,
-                        REQUEST_LIMIT,
-                    )
-                    .await?;
-                session
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .ok_or_else(|| bad_output("`POST /session/{id}/fork` returned no session id"))?
+                Some((format!("{base}/session/{id}/fork"), json!({})))
             }
-            Some(id) => id.clone(),
-            None => {
-                let body = json!({
+            Some(_) => None,
+            None => Some((
+                format!("{base}/session"),
+                json!({
                     "title": format!("atomic {}", request.call.node_id),
                     "permission": permission_rules(request),
-                });
+                }),
+            )),
+        };
+        let session_id = match (made, &request.session.resume) {
+            (Some((url, body)), _) => {
                 let session = self
                     .send(
                         server,
-                        self.client.post(format!("{base}/session")).json(&body),
+                        self.client.post(&url).json(&body),
                         &directory,
                         REQUEST_LIMIT,
                     )
@@ -418,8 +409,9 @@ impl CliAgent for OpenCode {
                     .get("id")
                     .and_then(Value::as_str)
                     .map(str::to_owned)
-                    .ok_or_else(|| bad_output("`POST /session` returned no session id"))?
+                    .ok_or_else(|| bad_output(&format!("`POST {url}` returned no session id")))?
             }
+            (None, resume) => resume.clone().unwrap_or_default(),
         };
         events.emit(AgentEvent::SessionStart {
             session_id: Some(session_id.clone()),
