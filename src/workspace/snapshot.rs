@@ -598,7 +598,17 @@ impl Snapshots {
     /// When git fails.
     pub fn add_worktree(&self, path: &Path, commit: &str) -> Result<(), SnapshotError> {
         let commit = self.object(commit)?;
+        let _lock = self.worktrees_lock()?;
         self.repo.add_worktree(path, commit)
+    }
+
+    /// Held while worktrees are added, removed or pruned: a `prune` beside an `add` in
+    /// flight takes the new worktree's record for a stale one (the branches of a parallel
+    /// start theirs at once, and other atomic processes may share the repository).
+    pub(super) fn worktrees_lock(&self) -> Result<Lock, SnapshotError> {
+        let ours = self.repo.git_dir.join("atomic");
+        fs::create_dir_all(&ours).map_err(|error| SnapshotError::io(&ours, &error))?;
+        Lock::take(&ours.join("worktrees"))
     }
 
     /// Checks the store can be written: its `atomic/` directory and its objects.

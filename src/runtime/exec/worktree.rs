@@ -145,6 +145,7 @@ impl Worktrees {
             let chain = job_chain;
             let head = home.entries(&chain, 1)?.into_iter().next();
             if !path.join(".git").exists() {
+                // What a crash left half made (or a record of a worktree since deleted).
                 let _ = home.remove_worktree(&path);
                 let from = head
                     .as_ref()

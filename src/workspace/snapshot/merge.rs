@@ -75,6 +75,7 @@ impl Snapshots {
     /// # Errors
     /// When it cannot be removed.
     pub fn remove_worktree(&self, path: &Path) -> Result<(), SnapshotError> {
+        let _lock = self.worktrees_lock()?;
         if path.exists() {
             let removed = self
                 .repo
