@@ -454,7 +454,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         needs_api_key: false,
         read_only_by_default: true,
         hooks_block_tools: false,
-        commands_see_key: true,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "opencode",
@@ -530,7 +530,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         needs_api_key: true,
         read_only_by_default: true,
         hooks_block_tools: false,
-        commands_see_key: true,
+        commands_see_key: false,
     },
     AdapterInfo {
         name: "acp",

@@ -10,8 +10,8 @@
 //! tunnel. Anything else is refused. Every refusal reaches the step's [`Refusals`] sink
 //! (a `sandbox-denied` event) and the client gets `403` with the reason.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -81,6 +81,47 @@ impl Allowed {
     }
 }
 
+/// The ports of this machine a step may reach (its model endpoint on loopback, atomic's
+/// model gateway), shared with its proxy so a port opened once the step started counts
+/// too. Every other loopback port stays closed, through the proxy as well.
+#[derive(Clone, Debug, Default)]
+pub struct Loopback(Arc<RwLock<Vec<u16>>>);
+
+impl Loopback {
+    /// These ports.
+    #[must_use]
+    pub fn new(ports: impl IntoIterator<Item = u16>) -> Self {
+        Self(Arc::new(RwLock::new(ports.into_iter().collect())))
+    }
+
+    /// Opens `port` too.
+    pub fn open(&self, port: u16) {
+        let mut ports = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if !ports.contains(&port) {
+            ports.push(port);
+        }
+    }
+
+    /// Whether `port` is open.
+    #[must_use]
+    pub fn allows(&self, port: u16) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&port)
+    }
+}
+
+/// Whether `host` names this machine.
+fn is_loopback(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified())
+}
+
 /// A running proxy; dropping it stops it (connections in flight end with it).
 #[derive(Debug)]
 pub struct Egress {
@@ -90,14 +131,18 @@ pub struct Egress {
 
 impl Egress {
     /// Starts a proxy on a free port of 127.0.0.1 letting through what `allowed` names and
-    /// telling `refusals` of the rest.
+    /// the `loopback` ports of this machine, and telling `refusals` of the rest.
     ///
     /// # Errors
     /// When no port can be bound.
-    pub async fn start(allowed: Allowed, refusals: Refusals) -> std::io::Result<Self> {
+    pub async fn start(
+        allowed: Allowed,
+        loopback: Loopback,
+        refusals: Refusals,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let address = listener.local_addr()?;
-        let allowed = Arc::new(allowed);
+        let allowed = Arc::new((allowed, loopback));
         let accepting = tokio::spawn(async move {
             let mut open = tokio::task::JoinSet::new();
             loop {
@@ -106,7 +151,7 @@ impl Egress {
                 };
                 let (allowed, refusals) = (Arc::clone(&allowed), Arc::clone(&refusals));
                 open.spawn(async move {
-                    let _ = serve(client, &allowed, &refusals).await;
+                    let _ = serve(client, &allowed.0, &allowed.1, &refusals).await;
                 });
                 // Reap what ended, so a long step does not keep every finished task.
                 while open.try_join_next().is_some() {}
@@ -138,6 +183,7 @@ impl Drop for Egress {
 async fn serve(
     mut client: TcpStream,
     allowed: &Allowed,
+    loopback: &Loopback,
     refusals: &Refusals,
 ) -> std::io::Result<()> {
     let Ok(Ok((head, rest))) = tokio::time::timeout(DEADLINE, read_head(&mut client)).await else {
@@ -159,8 +205,13 @@ async fn serve(
         });
         return refuse(&mut client, 400, &reason).await;
     };
-    if !allowed.allows(&host) {
-        let reason = if allowed.patterns().is_empty() {
+    let on_this_machine = is_loopback(&host);
+    if !allowed.allows(&host) && !(on_this_machine && loopback.allows(port)) {
+        let reason = if on_this_machine {
+            format!(
+                "`{host}:{port}` is not allowed: on this machine the sandbox opens only its model endpoint (add `network \"{host}\"` to open every port)"
+            )
+        } else if allowed.patterns().is_empty() {
             format!(
                 "`{host}` is not allowed: the sandbox lets no host through (add `network \"{host}\"`)"
             )
@@ -378,8 +429,10 @@ mod tests {
         let (origin_port, _origin) = origin().await;
         let seen: Arc<Mutex<Vec<Refused>>> = Arc::default();
         let sink = Arc::clone(&seen);
+        let loopback = Loopback::default();
         let proxy = Egress::start(
             Allowed::new(["localhost".to_owned()]),
+            loopback.clone(),
             Arc::new(move |refused| sink.lock().expect("lock").push(refused)),
         )
         .await
@@ -428,14 +481,33 @@ mod tests {
         )
         .await;
         assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
-        assert!(answer.contains("`127.0.0.1` is not allowed"), "{answer}");
+        assert!(
+            answer.contains(&format!("`127.0.0.1:{origin_port}` is not allowed")),
+            "{answer}"
+        );
+        // A loopback port opened while the proxy runs (atomic's model gateway) goes
+        // through by address; the names of other hosts still need the list.
+        loopback.open(origin_port);
+        let answer = exchange(
+            proxy.port(),
+            &format!("GET http://127.0.0.1:{origin_port}/open HTTP/1.1\r\n\r\n"),
+        )
+        .await;
+        assert!(answer.ends_with("hello GET /open HTTP/1.1"), "{answer}");
+        let answer = exchange(
+            proxy.port(),
+            &format!("CONNECT example.com:{origin_port} HTTP/1.1\r\n\r\n"),
+        )
+        .await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
         // A request that is not a proxy request.
         let answer = exchange(proxy.port(), "GET /direct HTTP/1.1\r\n\r\n").await;
         assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
 
         let seen = seen.lock().expect("lock").clone();
-        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen.len(), 3, "{seen:?}");
         assert_eq!(seen[0].target, format!("127.0.0.1:{origin_port}"));
-        assert_eq!(seen[1].target, "/direct");
+        assert_eq!(seen[1].target, format!("example.com:{origin_port}"));
+        assert_eq!(seen[2].target, "/direct");
     }
 }

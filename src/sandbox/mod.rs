@@ -17,7 +17,7 @@ pub mod egress;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use egress::{Allowed, Egress, Refusals, Refused};
+pub use egress::{Allowed, Egress, Loopback, Refusals, Refused};
 
 use crate::ir::Sandbox;
 use crate::process::Confinement;
@@ -131,7 +131,8 @@ impl Reach {
     }
 
     /// The same, also reaching the model endpoint at `url` (`http(s)://host[:port]/…`): its
-    /// host through the proxy, and its port directly when the host is this machine.
+    /// host through the proxy, or when the host is this machine its port alone (directly
+    /// and through the proxy).
     #[must_use]
     pub fn with_endpoint(mut self, url: &str) -> Self {
         let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
@@ -150,11 +151,11 @@ impl Reach {
         if host.is_empty() {
             return self;
         }
-        self.allowed.add(host);
-        if matches!(host, "127.0.0.1" | "localhost" | "::1")
-            && let Some(port) = port
-        {
-            self.direct.push(port);
+        // On this machine by port, never the whole host: its other ports stay closed.
+        if matches!(host, "127.0.0.1" | "localhost" | "::1") {
+            self.direct.extend(port);
+        } else {
+            self.allowed.add(host);
         }
         self
     }
@@ -177,6 +178,8 @@ pub struct Running {
     pub confinement: Arc<Confinement>,
     /// The variables its processes get: the proxy (`HTTPS_PROXY`, …) and `TMPDIR`.
     pub env: Vec<(String, String)>,
+    /// The loopback ports its proxy lets through (a port opened later counts too).
+    pub loopback: Loopback,
     egress: Egress,
     temp: PrivateTemp,
 }
@@ -187,7 +190,8 @@ impl Running {
     /// # Errors
     /// When the proxy cannot listen or the directory cannot be made.
     pub async fn start(reach: &Reach, refusals: Refusals) -> std::io::Result<Self> {
-        let egress = Egress::start(reach.allowed.clone(), refusals).await?;
+        let loopback = Loopback::new(reach.direct.iter().copied());
+        let egress = Egress::start(reach.allowed.clone(), loopback.clone(), refusals).await?;
         let temp = PrivateTemp::make()?;
         let mut writable = reach.writable.clone();
         writable.push(temp.0.clone());
@@ -221,6 +225,7 @@ impl Running {
         Ok(Self {
             confinement,
             env,
+            loopback,
             egress,
             temp,
         })

@@ -3,9 +3,9 @@
 //! reads it. [`CliSpec`] says, per adapter, what differs: the program, the variables it
 //! reads, where the key and base URL go.
 //!
-//! Where the key and base URL go is decided in one place ([`place_endpoint`]), so a model
-//! gateway that stands in for the backend (atomic holding the key, the CLI pointed at a
-//! local address with a placeholder) changes this function and no adapter.
+//! Where the key and base URL go is decided in one place ([`place_endpoint`]). Where
+//! [`CliSpec::held`] allows, the CLI never gets the key: it is pointed at atomic's
+//! [`Gateway`] on 127.0.0.1 with a placeholder, and the gateway puts the key on each request.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::credentials::Credentials;
+use super::gateway::Gateway;
 use crate::ir::{AdapterInfo, ProviderDecl, adapter_info};
 use crate::process::{Child, Launch, Spawner};
 use crate::providers::binary::{find_binary, is_executable, search_path};
@@ -63,6 +64,45 @@ pub(crate) enum BaseUrl {
     Refused(&'static str),
 }
 
+/// Whether atomic holds the key, or the CLI does.
+#[derive(Debug)]
+pub(crate) enum Held {
+    /// Held: the CLI talks to atomic's gateway, which forwards to `base-url=`, else the
+    /// base URL variable's value from atomic's environment, else this default (`None`:
+    /// held only when one of those names an endpoint).
+    Behind(Option<&'static str>),
+    /// An agent of any make: held when its key's variable is one of [`WIRES`], whose base
+    /// URL variable then points at the gateway.
+    ByKeyVariable,
+    /// The CLI gets the key.
+    Never,
+}
+
+/// Key variables whose base URL variable and default endpoint atomic knows: an agent
+/// reading its key from one of these can be pointed at the gateway.
+const WIRES: &[(&str, &str, &str)] = &[
+    (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "https://api.anthropic.com",
+    ),
+    (
+        "GEMINI_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "https://generativelanguage.googleapis.com",
+    ),
+    (
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "https://generativelanguage.googleapis.com",
+    ),
+    (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "https://api.openai.com/v1",
+    ),
+];
+
 /// What an agent CLI adapter reads and where (see the module docs).
 #[derive(Debug)]
 pub(crate) struct CliSpec {
@@ -81,6 +121,8 @@ pub(crate) struct CliSpec {
     pub(crate) base_url: BaseUrl,
     /// Where the key goes.
     pub(crate) key: KeyVar,
+    /// Whether atomic holds the key.
+    pub(crate) held: Held,
     /// Set unless the environment or the workflow sets them (update checks off, …).
     pub(crate) defaults: &'static [(&'static str, &'static str)],
 }
@@ -98,8 +140,10 @@ pub(crate) struct Cli {
     options: Map<String, Value>,
     base_url: Option<String>,
     credentials: Credentials,
-    /// The variable of the child's environment the key was placed in.
+    /// The variable of the child's environment the key (or its placeholder) was placed in.
     key_var: Option<String>,
+    /// atomic's model gateway, when it holds the key.
+    gateway: Option<Gateway>,
     /// atomic's environment: the variables an `mcp` server is given are read from it.
     outer_env: Environment,
     /// Where a call's private files go.
@@ -130,9 +174,13 @@ impl Cli {
             spec.credential_vars,
         );
         env.apply_options(adapter, cx.env, &decl.options)?;
-        let base_url = decl.base_url.as_ref().map(|url| url.value.clone());
+        let declared_url = decl.base_url.as_ref().map(|url| url.value.clone());
         let credentials = Credentials::from_decl(adapter, decl, cx.env)?;
-        let key_var = place_endpoint(spec, decl, &mut env, base_url.as_deref(), &credentials)?;
+        let Placed {
+            key_var,
+            gateway,
+            base_url,
+        } = place_endpoint(spec, decl, &mut env, declared_url, &credentials)?;
         for (name, value) in spec.defaults {
             env.set_default(name, value);
         }
@@ -147,6 +195,7 @@ impl Cli {
             base_url,
             credentials,
             key_var,
+            gateway,
             outer_env: cx.env.clone(),
             temp_dir: private_dir(cx.env),
             spawner: Arc::clone(&cx.spawner),
@@ -178,7 +227,8 @@ impl Cli {
         request.options.get(name).or_else(|| self.options.get(name))
     }
 
-    /// `base-url=`, as declared.
+    /// `base-url=` as the CLI is to use it (atomic's gateway, when it holds the key), for
+    /// a dialect that places it itself.
     pub(crate) fn base_url(&self) -> Option<&str> {
         self.base_url.as_deref()
     }
@@ -188,7 +238,8 @@ impl Cli {
         &self.credentials
     }
 
-    /// The variable of the child's environment holding the key, if it was given one.
+    /// The variable of the child's environment holding the key (or its placeholder), if
+    /// it was given one.
     pub(crate) fn key_var(&self) -> Option<&str> {
         self.key_var.as_deref()
     }
@@ -239,6 +290,7 @@ impl Cli {
         let Some(sandbox) = &request.sandbox else {
             return self.spawn_in(request.workspace.root(), args, env);
         };
+        self.serve_gateway()?;
         // The CLI's own state may live where its variables say (`CODEX_HOME`, the XDG
         // directories, …) rather than below the home directory: it may write there too.
         let mut confinement = sandbox.confinement.as_ref().clone();
@@ -248,6 +300,10 @@ impl Cli {
                 .any(|dir| dir.starts_with(hidden) || hidden.starts_with(dir))
         });
         confinement.writable.extend(own);
+        if let Some(gateway) = &self.gateway {
+            confinement.ports.push(gateway.port());
+            sandbox.loopback.open(gateway.port());
+        }
         let launch = self
             .launch_in(request.workspace.root(), args, env)
             .envs(sandbox.env.iter().cloned())
@@ -303,8 +359,16 @@ impl Cli {
         args: Vec<String>,
         env: Vec<(String, String)>,
     ) -> Result<Child, ProviderError> {
+        self.serve_gateway()?;
         let launch = self.launch_in(dir, args, env);
         child::spawn(self.adapter(), self.spawner.as_ref(), launch)
+    }
+
+    /// Starts the gateway (on the runtime of the first call), if atomic holds the key.
+    fn serve_gateway(&self) -> Result<(), ProviderError> {
+        self.gateway
+            .as_ref()
+            .map_or(Ok(()), |gateway| gateway.serve(self.adapter()))
     }
 
     /// The CLI's launch in `dir` with `args` and `env` over its own environment.
@@ -321,17 +385,26 @@ impl Cli {
     }
 }
 
-/// Puts the base URL and the key where the CLI reads them (see [`CliSpec`]); returns the
-/// variable the key went into. The one place that decides what endpoint an agent CLI
-/// talks to, and with what key.
+/// What [`place_endpoint`] decided.
+struct Placed {
+    key_var: Option<String>,
+    gateway: Option<Gateway>,
+    /// The base URL a [`BaseUrl::Dialect`] places.
+    base_url: Option<String>,
+}
+
+/// Puts the base URL and the key where the CLI reads them (see [`CliSpec`]), through
+/// atomic's gateway where [`CliSpec::held`] allows. The one place that decides what
+/// endpoint an agent CLI talks to, and with what key.
 fn place_endpoint(
     spec: &CliSpec,
     decl: &ProviderDecl,
     env: &mut ChildEnv,
-    base_url: Option<&str>,
+    declared: Option<String>,
     credentials: &Credentials,
-) -> Result<Option<String>, ProviderError> {
-    match (&spec.base_url, base_url) {
+) -> Result<Placed, ProviderError> {
+    let mut base_url = declared;
+    match (&spec.base_url, base_url.as_deref()) {
         (_, None) | (BaseUrl::Dialect, _) => {}
         (BaseUrl::Env(var), Some(url)) => env.set(*var, url),
         (BaseUrl::Refused(why), Some(_)) => {
@@ -339,7 +412,11 @@ fn place_endpoint(
         }
     }
     let Some(key) = credentials.key() else {
-        return Ok(None);
+        return Ok(Placed {
+            key_var: None,
+            gateway: None,
+            base_url,
+        });
     };
     let renamed = match decl.options.get("api-key-var") {
         None => None,
@@ -351,6 +428,42 @@ fn place_endpoint(
             ));
         }
     };
+    // The endpoint the gateway forwards to, and the variable the CLI reads it from (`None`:
+    // the dialect places `base_url`).
+    let behind: Option<(Option<&str>, String)> = match (&spec.held, &spec.base_url) {
+        (Held::Behind(default), BaseUrl::Env(var)) => env
+            .get(var)
+            .map(str::to_owned)
+            .or_else(|| default.map(str::to_owned))
+            .map(|upstream| (Some(*var), upstream)),
+        (Held::Behind(default), _) => base_url
+            .clone()
+            .or_else(|| default.map(str::to_owned))
+            .map(|upstream| (None, upstream)),
+        (Held::ByKeyVariable, _) => {
+            let var = renamed.as_deref().or_else(|| credentials.variable());
+            WIRES
+                .iter()
+                .find(|(key_var, _, _)| Some(*key_var) == var)
+                .map(|(_, url_var, default)| {
+                    let upstream = env.get(url_var).unwrap_or(default).to_owned();
+                    (Some(*url_var), upstream)
+                })
+        }
+        (Held::Never, _) => None,
+    };
+    let gateway = match behind {
+        None => None,
+        Some((url_var, upstream)) => {
+            let gateway = Gateway::bind(spec.adapter, &upstream, key)?;
+            let url = gateway.url_for(&upstream);
+            match url_var {
+                Some(var) => env.set(var, url),
+                None => base_url = Some(url),
+            }
+            Some(gateway)
+        }
+    };
     let var = match (&spec.key, renamed) {
         (_, Some(var)) => var,
         (KeyVar::Fixed(var), None) => (*var).to_owned(),
@@ -360,8 +473,15 @@ fn place_endpoint(
             .expect("a key is read from the variable api-key-env= names")
             .to_owned(),
     };
-    env.set(var.clone(), key);
-    Ok(Some(var))
+    env.set(
+        var.clone(),
+        gateway.as_ref().map_or(key, Gateway::placeholder),
+    );
+    Ok(Placed {
+        key_var: Some(var),
+        gateway,
+        base_url,
+    })
 }
 
 /// The executable (and its leading arguments) `spec` runs for `decl`.
@@ -441,6 +561,7 @@ mod tests {
         credential_vars: &["PREFIX_TOKEN"],
         base_url: BaseUrl::Env("THE_BASE_URL"),
         key: KeyVar::Fixed("THE_KEY"),
+        held: Held::Never,
         defaults: &[("NO_UPDATES", "1"), ("SETTING", "default")],
     };
 

@@ -335,6 +335,7 @@ pub(super) async fn execute(
             request.sandbox = Some(CallSandbox {
                 confinement: Arc::clone(&running.confinement),
                 env: running.env.clone(),
+                loopback: running.loopback.clone(),
             });
             Some(running)
         }

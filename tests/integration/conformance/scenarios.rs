@@ -1016,7 +1016,7 @@ pub(super) async fn its_commands_see_the_key_only_where_declared(subject: Subjec
     );
     assert_eq!(
         seen.contains(KEY),
-        subject.info().commands_see_key,
+        subject.commands_see_key(),
         "`{}` declares commands_see_key={}",
         subject.adapter(),
         subject.info().commands_see_key

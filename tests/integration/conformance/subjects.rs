@@ -57,6 +57,13 @@ impl Subject {
         atomic::ir::adapter_info(self.adapter()).expect("a shipped adapter")
     }
 
+    /// Whether its agent's commands can read the model key: the table's word, except for
+    /// ACP, whose row speaks for any agent — the kit's reads `GEMINI_API_KEY`, which atomic
+    /// holds (its gateway), so its commands see a placeholder.
+    pub(super) fn commands_see_key(self) -> bool {
+        self.info().commands_see_key && self != Self::Acp
+    }
+
     /// Whether atomic runs the agent's tools itself (a model API): the kit then gives the
     /// agent the custom tools `shell` and `write-file`.
     pub(super) fn model_api(self) -> bool {
