@@ -47,17 +47,17 @@ pub fn reach(workflow: &Workflow) -> Vec<StepReach> {
 }
 
 fn step_reach(workflow: &Workflow, node: &Node) -> Option<StepReach> {
-    let (kind, own, adapter) = match &node.kind {
+    let (kind, own, provider) = match &node.kind {
         NodeKind::Agent(agent) => {
-            let adapter = workflow
+            let provider = workflow
                 .agent_provider_name(agent)
-                .and_then(|name| workflow.provider(&name.value))
-                .map(|provider| provider.adapter.value.clone());
-            ("agent", agent.sandbox.as_ref(), adapter)
+                .and_then(|name| workflow.provider(&name.value));
+            ("agent", agent.sandbox.as_ref(), provider)
         }
         NodeKind::Tool(tool) => ("tool", tool.sandbox.as_ref(), None),
         _ => return None,
     };
+    let adapter = provider.map(|provider| provider.adapter.value.clone());
     let (sandbox, declared): (&'static str, Option<&Sandbox>) = match (own, &workflow.sandbox) {
         (Some(own), _) if own.confines() => ("step", Some(own)),
         (Some(_), _) => ("none", None),
@@ -88,20 +88,20 @@ fn step_reach(workflow: &Workflow, node: &Node) -> Option<StepReach> {
                 .iter()
                 .map(|host| host.value.clone())
                 .collect();
-            if kind == "agent" {
-                let endpoint = workflow
-                    .providers
-                    .iter()
-                    .find(|provider| provider.adapter.value == adapter_name)
-                    .and_then(|provider| provider.base_url.as_ref())
-                    .map(|url| vec![url.value.clone()])
-                    .unwrap_or_else(|| {
+            match provider {
+                // Its model through atomic's gateway, a port of this machine.
+                Some(provider) if provider.key_held() => {
+                    hosts.push("127.0.0.1 (atomic's model gateway)".to_owned());
+                }
+                Some(provider) => match &provider.base_url {
+                    Some(url) => hosts.push(url.value.clone()),
+                    None => hosts.extend(
                         cli_endpoints(adapter_name)
                             .iter()
-                            .map(|host| (*host).to_owned())
-                            .collect()
-                    });
-                hosts.extend(endpoint);
+                            .map(|host| (*host).to_owned()),
+                    ),
+                },
+                None => {}
             }
             (writes, hidden, hosts)
         }
@@ -113,18 +113,11 @@ fn step_reach(workflow: &Workflow, node: &Node) -> Option<StepReach> {
     };
     let (secrets, tools, permission) = match &node.kind {
         NodeKind::Agent(agent) => {
-            let provider = workflow
-                .agent_provider_name(agent)
-                .and_then(|name| workflow.provider(&name.value));
+            // A key atomic holds (a model API's, or one behind its model gateway) is not
+            // given to the agent: it gets a placeholder.
             let mut secrets: Vec<String> = provider
+                .filter(|provider| !provider.key_held())
                 .and_then(|provider| provider.api_key_env.as_ref())
-                // A model API's key stays in atomic; an agent CLI's process holds it.
-                .filter(|_| {
-                    !matches!(
-                        adapter_name,
-                        "anthropic" | "openai" | "in-process" | "replay"
-                    )
-                })
                 .map(|key| vec![key.value.clone()])
                 .unwrap_or_default();
             for server in workflow.mcp.iter().chain(&agent.mcp) {

@@ -54,6 +54,69 @@ pub struct AdapterInfo {
     /// The commands its agent runs can read the model key from their environment: the
     /// backend offers no way to keep it from them (see the adapter's page).
     pub commands_see_key: bool,
+    /// Who holds the model key `api-key-env=` names.
+    #[serde(skip)]
+    pub key_holder: KeyHolder,
+}
+
+/// Who holds a provider's model key: atomic, or the agent's own process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyHolder {
+    /// atomic: a model API's calls are atomic's own; an agent CLI gets a placeholder and
+    /// talks to atomic's model gateway, which puts the key on each request.
+    Atomic,
+    /// atomic when `base-url=` names the model's endpoint; otherwise the agent (Copilot's
+    /// GitHub token, used with several GitHub hosts).
+    AtomicWithBaseUrl,
+    /// atomic when the key's variable is one of [`KNOWN_WIRES`] (an ACP agent of any make);
+    /// otherwise the agent.
+    AtomicOnKnownWire,
+    /// The agent.
+    Agent,
+}
+
+/// Key variables whose base URL variable and public endpoint atomic knows: an agent reading
+/// its key from one of these can be pointed at atomic's model gateway.
+pub const KNOWN_WIRES: &[KnownWire] = &[
+    KnownWire {
+        key: "ANTHROPIC_API_KEY",
+        base_url: "ANTHROPIC_BASE_URL",
+        endpoint: "https://api.anthropic.com",
+    },
+    KnownWire {
+        key: "GEMINI_API_KEY",
+        base_url: "GOOGLE_GEMINI_BASE_URL",
+        endpoint: "https://generativelanguage.googleapis.com",
+    },
+    KnownWire {
+        key: "GOOGLE_API_KEY",
+        base_url: "GOOGLE_GEMINI_BASE_URL",
+        endpoint: "https://generativelanguage.googleapis.com",
+    },
+    KnownWire {
+        key: "OPENAI_API_KEY",
+        base_url: "OPENAI_BASE_URL",
+        endpoint: "https://api.openai.com/v1",
+    },
+];
+
+/// One of [`KNOWN_WIRES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KnownWire {
+    /// The variable the agent reads its key from.
+    pub key: &'static str,
+    /// The variable it reads its base URL from.
+    pub base_url: &'static str,
+    /// The public endpoint, when that variable is unset.
+    pub endpoint: &'static str,
+}
+
+impl KnownWire {
+    /// The wire whose key the agent reads from `variable`.
+    #[must_use]
+    pub fn of(variable: &str) -> Option<&'static Self> {
+        KNOWN_WIRES.iter().find(|wire| wire.key == variable)
+    }
 }
 
 /// One `option "name" value` an adapter reads.
@@ -237,6 +300,19 @@ impl AdapterInfo {
         limits
     }
 
+    /// Whether atomic holds the key of a provider on this adapter whose key the agent reads
+    /// from `key_var` (its own variable, for an agent of any make), with or without a
+    /// `base-url=`; otherwise the agent's process gets it.
+    #[must_use]
+    pub fn holds_key(&self, key_var: &str, base_url: bool) -> bool {
+        match self.key_holder {
+            KeyHolder::Atomic => true,
+            KeyHolder::AtomicWithBaseUrl => base_url,
+            KeyHolder::AtomicOnKnownWire => KnownWire::of(key_var).is_some(),
+            KeyHolder::Agent => false,
+        }
+    }
+
     /// The option `name`, if the adapter reads it.
     #[must_use]
     pub fn option(&self, name: &str) -> Option<&'static AdapterOption> {
@@ -417,6 +493,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: false,
         hooks_block_tools: true,
         commands_see_key: false,
+        key_holder: KeyHolder::Atomic,
     },
     AdapterInfo {
         name: "openai",
@@ -436,6 +513,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: false,
         hooks_block_tools: true,
         commands_see_key: false,
+        key_holder: KeyHolder::Atomic,
     },
     AdapterInfo {
         name: "claude-code",
@@ -455,6 +533,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: true,
         hooks_block_tools: false,
         commands_see_key: false,
+        key_holder: KeyHolder::Atomic,
     },
     AdapterInfo {
         name: "opencode",
@@ -474,6 +553,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: false,
         hooks_block_tools: false,
         commands_see_key: true,
+        key_holder: KeyHolder::Agent,
     },
     AdapterInfo {
         name: "copilot",
@@ -493,6 +573,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: true,
         hooks_block_tools: false,
         commands_see_key: false,
+        key_holder: KeyHolder::AtomicWithBaseUrl,
     },
     AdapterInfo {
         name: "codex",
@@ -512,6 +593,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: true,
         hooks_block_tools: false,
         commands_see_key: false,
+        key_holder: KeyHolder::Atomic,
     },
     AdapterInfo {
         name: "gemini",
@@ -531,6 +613,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: true,
         hooks_block_tools: false,
         commands_see_key: false,
+        key_holder: KeyHolder::Atomic,
     },
     AdapterInfo {
         name: "acp",
@@ -550,6 +633,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: true,
         hooks_block_tools: false,
         commands_see_key: true,
+        key_holder: KeyHolder::AtomicOnKnownWire,
     },
     AdapterInfo {
         name: "command",
@@ -569,6 +653,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: false,
         hooks_block_tools: false,
         commands_see_key: false,
+        key_holder: KeyHolder::Agent,
     },
     AdapterInfo {
         name: "replay",
@@ -588,6 +673,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: false,
         hooks_block_tools: false,
         commands_see_key: false,
+        key_holder: KeyHolder::Atomic,
     },
     AdapterInfo {
         name: "in-process",
@@ -607,6 +693,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         read_only_by_default: false,
         hooks_block_tools: false,
         commands_see_key: false,
+        key_holder: KeyHolder::Atomic,
     },
 ];
 

@@ -19,8 +19,8 @@ pub mod value;
 mod workflow;
 
 pub use adapter::{
-    ADAPTERS, AdapterInfo, AdapterOption, MCP_ADAPTERS, OptionKind, OptionProblem, adapter_info,
-    plays_back, takes_mcp,
+    ADAPTERS, AdapterInfo, AdapterOption, KNOWN_WIRES, KeyHolder, KnownWire, MCP_ADAPTERS,
+    OptionKind, OptionProblem, adapter_info, plays_back, takes_mcp,
 };
 pub use custom_tool::{CustomTool, ToolArgument};
 pub use definition::{DefinitionKind, UsedDefinition};

@@ -290,6 +290,24 @@ pub struct ProviderDecl {
     pub span: Span,
 }
 
+impl ProviderDecl {
+    /// Whether atomic holds this provider's key (a model API's calls are atomic's own; an
+    /// agent CLI behind atomic's model gateway gets a placeholder): the agent's processes
+    /// never see it, and it needs no route to the model's host of its own.
+    #[must_use]
+    pub fn key_held(&self) -> bool {
+        let Some(key) = &self.api_key_env else {
+            return false;
+        };
+        let read_as = match self.options.get("api-key-var") {
+            Some(serde_json::Value::String(var)) => var.as_str(),
+            _ => key.value.as_str(),
+        };
+        super::adapter_info(&self.adapter.value)
+            .is_some_and(|info| info.holds_key(read_as, self.base_url.is_some()))
+    }
+}
+
 /// `limits max-steps=N timeout="…" max-budget-usd=F`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Limits {

@@ -694,3 +694,41 @@ fn list_adapters_shows_every_adapter_and_what_it_supports() {
         "{text}"
     );
 }
+
+/// A tool that starts a server in the background (`server &`) ends when the tool itself
+/// exits: the server holding the tool's output open is not waited for, what the tool wrote
+/// is kept, and the server ends with the step.
+#[test]
+fn a_tool_leaving_a_process_that_holds_its_output_finishes_when_it_exits() {
+    let project = CliProject::new();
+    project.write(
+        "bg.kdl",
+        r#"workflow "bg" {
+    state { field "out" type="string" default=""; }
+    tool "serve" {
+        run "sh" "-c" "sleep 300 & echo $! > server.pid; echo started"
+        output "out"
+    }
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .timeout(std::time::Duration::from_secs(60))
+        .args(["run", "bg.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = project.show(&project.last_run());
+    assert_eq!(shown["state"]["out"], "started\n", "{shown}");
+    let pid = project.read("server.pid");
+    let proc = format!("/proc/{}", pid.trim());
+    let waited = std::time::Instant::now();
+    while std::path::Path::new(&proc).exists() {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(15),
+            "the background server outlived its step"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}

@@ -287,6 +287,8 @@ fn check_reach_lists_what_each_step_may_touch() {
         env "NPM_TOKEN" "{{ env.NPM_TOKEN }}"
         sandbox "none"
     }
+    provider "oc" adapter="opencode" model="anthropic/claude-sonnet-4-5" api-key-env="OC_KEY"
+    agent "plan" provider="oc" { prompt "Plan it"; sandbox "none"; }
     env "NPM_TOKEN"
 }
 "#,
@@ -302,7 +304,8 @@ fn check_reach_lists_what_each_step_may_touch() {
     assert_eq!(fix["node"], "fix");
     assert_eq!(fix["sandbox"], "workflow");
     assert_eq!(fix["permission"], "accept-edits");
-    assert_eq!(fix["secrets"], serde_json::json!(["ANTHROPIC_API_KEY"]));
+    // Claude Code's key stays with atomic (its gateway): the agent is given no secret.
+    assert_eq!(fix["secrets"], serde_json::json!([]));
     assert_eq!(fix["tools"], serde_json::json!(["Bash", "Edit"]));
     assert!(
         fix["writes"]
@@ -330,12 +333,16 @@ fn check_reach_lists_what_each_step_may_touch() {
     );
     assert_eq!(
         fix["hosts"],
-        serde_json::json!(["registry.npmjs.org", "api.anthropic.com"])
+        serde_json::json!(["registry.npmjs.org", "127.0.0.1 (atomic's model gateway)"])
     );
     let publish = &steps[1];
     assert_eq!(publish["sandbox"], "none");
     assert_eq!(publish["writes"], serde_json::json!(["anywhere"]));
     assert_eq!(publish["secrets"], serde_json::json!(["NPM_TOKEN"]));
+    // OpenCode's server reads the key itself: it is given the secret.
+    let plan = &steps[2];
+    assert_eq!(plan["node"], "plan");
+    assert_eq!(plan["secrets"], serde_json::json!(["OC_KEY"]));
 
     let text = project
         .atomic()

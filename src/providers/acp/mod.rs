@@ -30,9 +30,7 @@ use agent_client_protocol::v1::schema::{
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-use super::agent_cli::{
-    BaseUrl, Cli, CliAgent, CliSpec, Credentials, Held, KeyVar, Program, end_call,
-};
+use super::agent_cli::{BaseUrl, Cli, CliAgent, CliSpec, Credentials, KeyVar, Program, end_call};
 use super::child;
 use super::mcp_config::ResolvedMcp;
 use super::{
@@ -69,7 +67,7 @@ const SPEC: CliSpec = CliSpec {
          `option \"env.NAME\" \"…\"` (e.g. `GOOGLE_GEMINI_BASE_URL`, `ANTHROPIC_BASE_URL`)",
     ),
     key: KeyVar::Own,
-    held: Held::ByKeyVariable,
+    endpoint: None,
     defaults: &[],
 };
 

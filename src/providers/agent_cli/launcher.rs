@@ -3,8 +3,8 @@
 //! reads it. [`CliSpec`] says, per adapter, what differs: the program, the variables it
 //! reads, where the key and base URL go.
 //!
-//! Where the key and base URL go is decided in one place ([`place_endpoint`]). Where
-//! [`CliSpec::held`] allows, the CLI never gets the key: it is pointed at atomic's
+//! Where the key and base URL go is decided in one place ([`place_endpoint`]). Where the
+//! adapter's row says atomic holds the key (`AdapterInfo::holds_key`), the CLI never gets it: it is pointed at atomic's
 //! [`Gateway`] on 127.0.0.1 with a placeholder, and the gateway puts the key on each request.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::credentials::Credentials;
 use super::gateway::Gateway;
-use crate::ir::{AdapterInfo, ProviderDecl, adapter_info};
+use crate::ir::{AdapterInfo, KnownWire, ProviderDecl, adapter_info};
 use crate::process::{Child, Launch, Spawner};
 use crate::providers::binary::{find_binary, is_executable, search_path};
 use crate::providers::env::{ChildEnv, Environment};
@@ -64,45 +64,6 @@ pub(crate) enum BaseUrl {
     Refused(&'static str),
 }
 
-/// Whether atomic holds the key, or the CLI does.
-#[derive(Debug)]
-pub(crate) enum Held {
-    /// Held: the CLI talks to atomic's gateway, which forwards to `base-url=`, else the
-    /// base URL variable's value from atomic's environment, else this default (`None`:
-    /// held only when one of those names an endpoint).
-    Behind(Option<&'static str>),
-    /// An agent of any make: held when its key's variable is one of [`WIRES`], whose base
-    /// URL variable then points at the gateway.
-    ByKeyVariable,
-    /// The CLI gets the key.
-    Never,
-}
-
-/// Key variables whose base URL variable and default endpoint atomic knows: an agent
-/// reading its key from one of these can be pointed at the gateway.
-const WIRES: &[(&str, &str, &str)] = &[
-    (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "https://api.anthropic.com",
-    ),
-    (
-        "GEMINI_API_KEY",
-        "GOOGLE_GEMINI_BASE_URL",
-        "https://generativelanguage.googleapis.com",
-    ),
-    (
-        "GOOGLE_API_KEY",
-        "GOOGLE_GEMINI_BASE_URL",
-        "https://generativelanguage.googleapis.com",
-    ),
-    (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "https://api.openai.com/v1",
-    ),
-];
-
 /// What an agent CLI adapter reads and where (see the module docs).
 #[derive(Debug)]
 pub(crate) struct CliSpec {
@@ -121,8 +82,9 @@ pub(crate) struct CliSpec {
     pub(crate) base_url: BaseUrl,
     /// Where the key goes.
     pub(crate) key: KeyVar,
-    /// Whether atomic holds the key.
-    pub(crate) held: Held,
+    /// The model's public endpoint, where atomic's gateway forwards when neither
+    /// `base-url=` nor the CLI's base URL variable names one (`None`: none without them).
+    pub(crate) endpoint: Option<&'static str>,
     /// Set unless the environment or the workflow sets them (update checks off, …).
     pub(crate) defaults: &'static [(&'static str, &'static str)],
 }
@@ -180,7 +142,7 @@ impl Cli {
             key_var,
             gateway,
             base_url,
-        } = place_endpoint(spec, decl, &mut env, declared_url, &credentials)?;
+        } = place_endpoint(spec, info, decl, &mut env, declared_url, &credentials)?;
         for (name, value) in spec.defaults {
             env.set_default(name, value);
         }
@@ -394,10 +356,11 @@ struct Placed {
 }
 
 /// Puts the base URL and the key where the CLI reads them (see [`CliSpec`]), through
-/// atomic's gateway where [`CliSpec::held`] allows. The one place that decides what
-/// endpoint an agent CLI talks to, and with what key.
+/// atomic's gateway where the adapter's row says atomic holds the key. The one place that
+/// decides what endpoint an agent CLI talks to, and with what key.
 fn place_endpoint(
     spec: &CliSpec,
+    info: &AdapterInfo,
     decl: &ProviderDecl,
     env: &mut ChildEnv,
     declared: Option<String>,
@@ -428,29 +391,36 @@ fn place_endpoint(
             ));
         }
     };
+    let key_var = match (&spec.key, renamed) {
+        (_, Some(var)) => var,
+        (KeyVar::Fixed(var), None) => (*var).to_owned(),
+        (KeyVar::Chosen(choose), None) => choose(env).to_owned(),
+        (KeyVar::Own, None) => credentials
+            .variable()
+            .expect("a key is read from the variable api-key-env= names")
+            .to_owned(),
+    };
     // The endpoint the gateway forwards to, and the variable the CLI reads it from (`None`:
     // the dialect places `base_url`).
-    let behind: Option<(Option<&str>, String)> = match (&spec.held, &spec.base_url) {
-        (Held::Behind(default), BaseUrl::Env(var)) => env
-            .get(var)
-            .map(str::to_owned)
-            .or_else(|| default.map(str::to_owned))
-            .map(|upstream| (Some(*var), upstream)),
-        (Held::Behind(default), _) => base_url
-            .clone()
-            .or_else(|| default.map(str::to_owned))
-            .map(|upstream| (None, upstream)),
-        (Held::ByKeyVariable, _) => {
-            let var = renamed.as_deref().or_else(|| credentials.variable());
-            WIRES
-                .iter()
-                .find(|(key_var, _, _)| Some(*key_var) == var)
-                .map(|(_, url_var, default)| {
-                    let upstream = env.get(url_var).unwrap_or(default).to_owned();
-                    (Some(*url_var), upstream)
-                })
+    let behind: Option<(Option<&str>, String)> = if info.holds_key(&key_var, base_url.is_some()) {
+        match &spec.base_url {
+            BaseUrl::Env(var) => env
+                .get(var)
+                .map(str::to_owned)
+                .or_else(|| spec.endpoint.map(str::to_owned))
+                .map(|upstream| (Some(*var), upstream)),
+            BaseUrl::Dialect => base_url
+                .clone()
+                .or_else(|| spec.endpoint.map(str::to_owned))
+                .map(|upstream| (None, upstream)),
+            // An agent of any make: its key's variable says which wire it speaks.
+            BaseUrl::Refused(_) => KnownWire::of(&key_var).map(|wire| {
+                let upstream = env.get(wire.base_url).unwrap_or(wire.endpoint).to_owned();
+                (Some(wire.base_url), upstream)
+            }),
         }
-        (Held::Never, _) => None,
+    } else {
+        None
     };
     let gateway = match behind {
         None => None,
@@ -464,21 +434,12 @@ fn place_endpoint(
             Some(gateway)
         }
     };
-    let var = match (&spec.key, renamed) {
-        (_, Some(var)) => var,
-        (KeyVar::Fixed(var), None) => (*var).to_owned(),
-        (KeyVar::Chosen(choose), None) => choose(env).to_owned(),
-        (KeyVar::Own, None) => credentials
-            .variable()
-            .expect("a key is read from the variable api-key-env= names")
-            .to_owned(),
-    };
     env.set(
-        var.clone(),
+        key_var.clone(),
         gateway.as_ref().map_or(key, Gateway::placeholder),
     );
     Ok(Placed {
-        key_var: Some(var),
+        key_var: Some(key_var),
         gateway,
         base_url,
     })
@@ -550,8 +511,9 @@ mod tests {
     use crate::providers::registry::test_decl;
     use crate::source::{Span, Spanned};
 
+    /// An adapter whose CLI gets the key (OpenCode's row).
     const SPEC: CliSpec = CliSpec {
-        adapter: "claude-code",
+        adapter: "opencode",
         program: Program::Npm {
             command: "sh",
             package: "@example/sh",
@@ -561,7 +523,7 @@ mod tests {
         credential_vars: &["PREFIX_TOKEN"],
         base_url: BaseUrl::Env("THE_BASE_URL"),
         key: KeyVar::Fixed("THE_KEY"),
-        held: Held::Never,
+        endpoint: None,
         defaults: &[("NO_UPDATES", "1"), ("SETTING", "default")],
     };
 
@@ -611,6 +573,47 @@ mod tests {
         );
         assert_eq!(cli.key_var(), Some("THE_KEY"));
         assert!(!format!("{cli:?}").contains("sk-9"));
+    }
+
+    #[test]
+    fn a_held_key_never_enters_the_environment_the_cli_gets_a_placeholder_and_the_gateway() {
+        static HELD: CliSpec = CliSpec {
+            adapter: "claude-code",
+            endpoint: Some("https://api.anthropic.com"),
+            ..SPEC
+        };
+        let env = env();
+        let cx = ProviderContext::new(Path::new("."), &env);
+        let cli = Cli::new(&HELD, &decl(true), &cx).expect("configured");
+        let placeholder = cli.env().get("THE_KEY").expect("a placeholder").to_owned();
+        assert!(placeholder.starts_with("atomic-held-"), "{placeholder}");
+        assert!(cli.env().iter().all(|(_, value)| !value.contains("sk-9")));
+        let url = cli.env().get("THE_BASE_URL").expect("the gateway's URL");
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        assert_ne!(url, "http://127.0.0.1:9");
+
+        // ACP: by the key's variable, the wire's base URL variable pointed at the gateway.
+        static ANY: CliSpec = CliSpec {
+            adapter: "acp",
+            base_url: BaseUrl::Refused("no"),
+            key: KeyVar::Own,
+            ..SPEC
+        };
+        let env = env.with("GEMINI_API_KEY", "sk-g");
+        let cx = ProviderContext::new(Path::new("."), &env);
+        let mut acp = test_decl("a", "acp");
+        acp.api_key_env = Some(Spanned::new("GEMINI_API_KEY".to_owned(), Span::default()));
+        let cli = Cli::new(&ANY, &acp, &cx).expect("configured");
+        assert_ne!(cli.env().get("GEMINI_API_KEY"), Some("sk-g"));
+        assert!(
+            cli.env()
+                .get("GOOGLE_GEMINI_BASE_URL")
+                .is_some_and(|url| url.starts_with("http://127.0.0.1:"))
+        );
+        // Another variable: the agent's wire is unknown, so it gets the key.
+        acp.api_key_env = Some(Spanned::new("MY_KEY".to_owned(), Span::default()));
+        let cli = Cli::new(&ANY, &acp, &cx).expect("configured");
+        assert_eq!(cli.env().get("MY_KEY"), Some("sk-9"));
     }
 
     #[test]

@@ -35,6 +35,6 @@ pub(crate) use agent::CliAgent;
 pub(crate) use credentials::Credentials;
 pub(crate) use dialect::{Dialect, Exit, Flow, Input, Invocation};
 pub(crate) use driver::CliProvider;
-pub(crate) use launcher::{BaseUrl, Cli, CliSpec, Held, KeyVar, Program};
+pub(crate) use launcher::{BaseUrl, Cli, CliSpec, KeyVar, Program};
 pub(crate) use refusal::refuse_unsupported;
 pub(crate) use session::{end_call, new_session_id, session_for};

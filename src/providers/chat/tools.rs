@@ -345,19 +345,36 @@ impl CustomTool {
                 let _ = stdin.shutdown().await;
             }
         };
-        let read = async move {
-            let mut bytes = Vec::new();
-            if let Some(mut stdout) = stdout {
-                let _ = stdout.read_to_end(&mut bytes).await;
+        let mut bytes = Vec::new();
+        let status = {
+            let reading = async {
+                if let Some(mut stdout) = stdout {
+                    let _ = stdout.read_to_end(&mut bytes).await;
+                }
+            };
+            let waiting = async {
+                write.await;
+                child::wait(adapter, &mut group, timeout).await
+            };
+            let (mut reading, mut waiting) = (std::pin::pin!(reading), std::pin::pin!(waiting));
+            let mut read = false;
+            let status = loop {
+                tokio::select! {
+                    () = &mut reading, if !read => read = true,
+                    status = &mut waiting => break status,
+                }
+            };
+            // A process the tool left running may hold its output open: not waited for.
+            if !read {
+                let _ = tokio::time::timeout(crate::process::OUTPUT_DRAIN, &mut reading).await;
             }
-            bytes
+            status
         };
-        let ((), stdout) = tokio::join!(write, read);
-        let status = match child::wait(adapter, &mut group, timeout).await {
+        let status = match status {
             Ok(status) => status,
             Err(error) => return ToolOutcome::error(format!("`{}` failed: {error}", self.name)),
         };
-        let stdout = String::from_utf8_lossy(&stdout);
+        let stdout = String::from_utf8_lossy(&bytes);
         if status.success() {
             return ToolOutcome {
                 content: truncate(&stdout, MAX_OUTPUT),

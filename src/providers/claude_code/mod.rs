@@ -23,8 +23,7 @@ use std::process::ExitStatus;
 use serde_json::{Value, json};
 
 use super::agent_cli::{
-    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Held, Input, Invocation, KeyVar,
-    Program,
+    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Input, Invocation, KeyVar, Program,
 };
 use super::mcp_config::{PrivateFile, ResolvedMcp, mcp_servers_json};
 use super::{
@@ -66,7 +65,7 @@ const SPEC: CliSpec = CliSpec {
     ],
     base_url: BaseUrl::Env("ANTHROPIC_BASE_URL"),
     key: KeyVar::Fixed("ANTHROPIC_API_KEY"),
-    held: Held::Behind(Some("https://api.anthropic.com")),
+    endpoint: Some("https://api.anthropic.com"),
     defaults: &[("DISABLE_AUTOUPDATER", "1")],
 };
 

@@ -34,8 +34,8 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::agent_cli::{
-    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Held, Input, Invocation, KeyVar,
-    Program, end_call,
+    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Input, Invocation, KeyVar, Program,
+    end_call,
 };
 use super::mcp_config::{ResolvedMcp, passed_through};
 use super::{
@@ -62,7 +62,7 @@ const SPEC: CliSpec = CliSpec {
     // A custom model provider, declared in `-c` overrides.
     base_url: BaseUrl::Dialect,
     key: KeyVar::Fixed(KEY_VAR),
-    held: Held::Behind(Some("https://api.openai.com/v1")),
+    endpoint: Some("https://api.openai.com/v1"),
     defaults: &[],
 };
 

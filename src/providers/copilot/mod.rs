@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::agent_cli::{
-    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Held, Input, Invocation, KeyVar,
-    Program, end_call, new_session_id, session_for,
+    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Input, Invocation, KeyVar, Program,
+    end_call, new_session_id, session_for,
 };
 use super::env::ChildEnv;
 use super::mcp_config::{PrivateFile, ResolvedMcp, render_servers};
@@ -75,8 +75,7 @@ const SPEC: CliSpec = CliSpec {
     ],
     base_url: BaseUrl::Env("COPILOT_PROVIDER_BASE_URL"),
     key: KeyVar::Chosen(key_var),
-    // Only with a model provider's key: a GitHub token goes to GitHub's own hosts.
-    held: Held::Behind(None),
+    endpoint: None,
     defaults: &[("COPILOT_AUTO_UPDATE", "false")],
 };
 

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::agent_cli::{
-    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Held, Input, Invocation, KeyVar,
-    Program, end_call, new_session_id, session_for,
+    BaseUrl, Cli, CliProvider, CliSpec, Dialect, Exit, Flow, Input, Invocation, KeyVar, Program,
+    end_call, new_session_id, session_for,
 };
 use super::mcp_config::{ResolvedMcp, render_servers};
 use super::{AgentReply, AgentRequest, Environment, EventSink, ProviderContext, ProviderError};
@@ -50,7 +50,7 @@ const SPEC: CliSpec = CliSpec {
     credential_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
     base_url: BaseUrl::Env("GOOGLE_GEMINI_BASE_URL"),
     key: KeyVar::Fixed("GEMINI_API_KEY"),
-    held: Held::Behind(Some("https://generativelanguage.googleapis.com")),
+    endpoint: Some("https://generativelanguage.googleapis.com"),
     defaults: &[],
 };
 

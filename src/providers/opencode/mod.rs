@@ -28,7 +28,7 @@ mod turn;
 use self::server::start_server;
 use self::turn::{ContextLimits, PermissionReply, Turn, context_limits};
 use super::agent_cli::{
-    BaseUrl, Cli, CliAgent, CliSpec, Credentials, Held, KeyVar, Program, refuse_unsupported,
+    BaseUrl, Cli, CliAgent, CliSpec, Credentials, KeyVar, Program, refuse_unsupported,
 };
 use super::http::{SseReader, build_client, classify};
 use super::mcp_config::{PrivateFile, ResolvedMcp, render_servers};
@@ -64,8 +64,7 @@ const SPEC: CliSpec = CliSpec {
     base_url: BaseUrl::Dialect,
     // Referenced from the server's config as `{env:NAME}`.
     key: KeyVar::Own,
-    // Its server's config names the key's variable and the endpoint: both are the user's.
-    held: Held::Never,
+    endpoint: None,
     defaults: &[("OPENCODE_DISABLE_AUTOUPDATE", "1")],
 };
 

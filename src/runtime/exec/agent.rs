@@ -327,9 +327,16 @@ pub(super) async fn execute(
                 sandbox,
                 crate::sandbox::cli_home(adapter),
             )?;
-            reach = match declared.and_then(|provider| provider.base_url.as_ref()) {
-                Some(url) => reach.with_endpoint(&url.value),
-                None => reach.with_hosts(crate::sandbox::cli_endpoints(adapter)),
+            // With its key held by atomic, the agent reaches its model through atomic's
+            // gateway (the adapter opens that port) and needs no route of its own: an
+            // injected command cannot use the model's host to send anything out.
+            reach = match declared {
+                Some(provider) if provider.key_held() => reach,
+                Some(provider) => match &provider.base_url {
+                    Some(url) => reach.with_endpoint(&url.value),
+                    None => reach.with_hosts(crate::sandbox::cli_endpoints(adapter)),
+                },
+                None => reach,
             };
             let running = super::sandboxed::start(shared, &id, &reach).await?;
             request.sandbox = Some(CallSandbox {

@@ -73,33 +73,54 @@ async fn start_and_capture(
     };
     let stdout = child.take_stdout();
     let stderr = child.take_stderr();
-    let ((), stdout, stderr) = tokio::join!(
-        feed,
-        capture(OutputStream::Stdout, stdout, lines),
-        capture(OutputStream::Stderr, stderr, lines),
-    );
-    let status = child
-        .wait()
-        .await
-        .map_err(|error| CommandError::Wait(error.to_string()))?;
+    let (mut out, mut err) = (String::new(), String::new());
+    let status = {
+        let reading = async {
+            tokio::join!(
+                capture(OutputStream::Stdout, stdout, lines, &mut out),
+                capture(OutputStream::Stderr, stderr, lines, &mut err),
+            );
+        };
+        let waiting = async {
+            feed.await;
+            child.wait().await
+        };
+        let (mut reading, mut waiting) = (std::pin::pin!(reading), std::pin::pin!(waiting));
+        let mut read = false;
+        let status = loop {
+            tokio::select! {
+                () = &mut reading, if !read => read = true,
+                status = &mut waiting => break status,
+            }
+        };
+        // A process the command left running (`server &`) may hold its output open: once
+        // the command has exited, what is already written is read, and the rest is not
+        // waited for (the group, that process included, ends with `child`).
+        if !read {
+            let _ = tokio::time::timeout(crate::process::OUTPUT_DRAIN, &mut reading).await;
+        }
+        status
+    };
+    let status = status.map_err(|error| CommandError::Wait(error.to_string()))?;
     Ok(CommandOutput {
-        stdout,
-        stderr,
+        stdout: out,
+        stderr: err,
         code: status.code(),
     })
 }
 
-/// Reads a pipe to its end, line by line, passing each line on and keeping the text.
+/// Reads a pipe to its end, line by line, passing each line on and keeping the text in
+/// `text` (what was read stays there if reading is stopped early).
 async fn capture(
     stream: OutputStream,
     pipe: Option<impl AsyncRead + Unpin>,
     lines: Option<&LineSink<'_>>,
-) -> String {
+    text: &mut String,
+) {
     let Some(pipe) = pipe else {
-        return String::new();
+        return;
     };
     let mut reader = BufReader::new(pipe);
-    let mut text = String::new();
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -118,5 +139,4 @@ async fn capture(
             }
         }
     }
-    text
 }

@@ -348,12 +348,23 @@ pub(super) async fn a_sandboxed_agent_edits_its_workspace_and_nothing_else(subje
         eprintln!("SKIP: {error}");
         return;
     }
+    let Some(python) = required_tool("python3", "apt install python3") else {
+        return;
+    };
     let outside = tempfile::tempdir().expect("a directory outside the project");
     let escaped = outside.path().join("escaped.txt");
+    // A second server on this machine, not the model: nothing may reach it.
+    let trap = std::net::TcpListener::bind("127.0.0.1:0").expect("a trap");
+    let port = trap.local_addr().expect("address").port();
+    let python = python.display();
     let command = format!(
-        "printf '%s' {} > target.txt; cat \"$HOME/.ssh/id_rsa\" > leak.txt 2>&1; echo out > {}; true",
-        super::subjects::quoted(EDITED),
-        escaped.display()
+        "printf '%s' {edited} > target.txt; cat \"$HOME/.ssh/id_rsa\" > leak.txt 2>&1; \
+         echo out > {escaped}; env > seen.env; \
+         {python} -c \"import socket; open('direct.txt','w').write(str(socket.socket().connect_ex(('127.0.0.1', {port}))))\"; \
+         {python} -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/x', timeout=5); open('proxied.txt','w').write('reached')\" 2> proxied.txt; \
+         setsid sh -c 'sleep 2917 > /dev/null 2>&1 & echo $! > daemon.pid'; true",
+        edited = super::subjects::quoted(EDITED),
+        escaped = escaped.display(),
     );
     let brain = script(vec![subject.shell(&command), Move::Say(DONE.to_owned())]);
     let Some(kit) = kit(subject, brain) else {
@@ -398,6 +409,58 @@ pub(super) async fn a_sandboxed_agent_edits_its_workspace_and_nothing_else(subje
         !escaped.exists(),
         "`{adapter}`: the agent wrote outside its workspace"
     );
+    let seen = kit.project.read("seen.env");
+    assert!(
+        seen.contains("PATH="),
+        "`{adapter}`: the command did not run"
+    );
+    assert!(
+        !seen.contains(KEY),
+        "`{adapter}`: a sandboxed agent's commands read the model key"
+    );
+    // The second server: refused directly (Landlock) and through the proxy.
+    let direct = kit.project.read("direct.txt");
+    assert!(
+        !direct.is_empty() && direct != "0",
+        "`{adapter}`: connected to another local port ({direct:?})"
+    );
+    assert!(
+        !kit.project.read("proxied.txt").contains("reached"),
+        "`{adapter}`: reached another local port through the proxy"
+    );
+    trap.set_nonblocking(true).expect("nonblocking");
+    assert!(
+        trap.accept().is_err(),
+        "`{adapter}`: the other server saw a connection"
+    );
+    if seen.contains("HTTP_PROXY=") {
+        let shown = kit.project.show(&kit.last_run());
+        let denied = shown["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|logged| &logged["event"])
+            .any(|event| {
+                event["type"] == "sandbox-denied" && event["target"] == format!("127.0.0.1:{port}")
+            });
+        assert!(
+            denied,
+            "`{adapter}`: no sandbox-denied event for the proxied connection: {}",
+            kit.project.read("proxied.txt")
+        );
+    }
+    // The daemon its command left ended with the call.
+    let pid = kit.project.read("daemon.pid");
+    let pid = pid.trim();
+    assert!(!pid.is_empty(), "`{adapter}`: the daemon did not start");
+    let waited = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(15),
+            "`{adapter}`: the daemon {pid} outlived the run"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert_eq!(kit.state()["summary"], DONE, "`{adapter}`");
 }
 
