@@ -231,6 +231,8 @@ codes! {
     ParallelSharedEdits = "parallel-shared-edits", Warning, "safety";
     /// An agent with `permission="bypass"` runs in no `sandbox`.
     UnsandboxedBypass = "unsandboxed-bypass", Warning, "safety";
+    /// An `agent.tool.before` hook cannot stop the tools of an agent whose backend runs them.
+    HookCannotBlock = "hook-cannot-block", Warning, "safety";
 
     // ---- lint -------------------------------------------------------------------------
     /// A state field is neither read nor written.

@@ -397,6 +397,11 @@ impl Code {
                 why: r#"`bypass` lets the agent run any command and change any file without asking: with no sandbox around it, that reaches the user's whole file system, network and credentials, with nobody watching."#,
                 advice: r#"Add `sandbox` to the workflow or the agent: the agent then writes only in the workspace (and the `write` paths), cannot read the credential stores, and reaches only the `network` hosts and its model. Or grant less than `bypass` (`accept-edits`, named `tools`)."#,
             },
+            Code::HookCannotBlock => Explanation {
+                fires: r#"The workflow has an `agent.tool.before` hook, and an agent runs on an adapter whose backend runs its own tools without asking atomic first (OpenCode, Copilot, Codex, Gemini, ACP agents: `atomic list adapters` says which)."#,
+                why: r#"A failing `agent.tool.before` hook refuses the tool only where atomic is asked before it runs (the model APIs, Claude Code). On these adapters the hook sees the tool as it starts, and its failure is reported, not obeyed: a guard against `rm -rf` guards nothing."#,
+                advice: r#"To refuse tools by rule, run the agent on `claude-code`, `anthropic` or `openai`. To bound what its tools can reach whatever they are, put it in a `sandbox` (writes kept to the workspace, credentials unreadable, network limited), and silence this with `// atomic-ignore: hook-cannot-block`."#,
+            },
             Code::UnusedStateField => Explanation {
                 fires: r#"A state field is neither read nor written. (A field that is written but never read is a result of the run, and is not reported.)"#,
                 why: r#"A field nothing touches is dead weight in every checkpoint, or the sign of a misspelled name somewhere else."#,

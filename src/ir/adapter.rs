@@ -57,6 +57,10 @@ pub struct AdapterInfo {
     /// Who holds the model key `api-key-env=` names.
     #[serde(skip)]
     pub key_holder: KeyHolder,
+    /// Its agent has tools of its own, run by the backend (an agent CLI's shell, edits,
+    /// searches), rather than only the custom tools atomic runs or none.
+    #[serde(skip)]
+    pub own_tools: bool,
 }
 
 /// Who holds a provider's model key: atomic, or the agent's own process.
@@ -494,6 +498,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: true,
         commands_see_key: false,
         key_holder: KeyHolder::Atomic,
+        own_tools: false,
     },
     AdapterInfo {
         name: "openai",
@@ -514,6 +519,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: true,
         commands_see_key: false,
         key_holder: KeyHolder::Atomic,
+        own_tools: false,
     },
     AdapterInfo {
         name: "claude-code",
@@ -531,9 +537,10 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         env_options: true,
         needs_api_key: false,
         read_only_by_default: true,
-        hooks_block_tools: false,
+        hooks_block_tools: true,
         commands_see_key: false,
         key_holder: KeyHolder::Atomic,
+        own_tools: true,
     },
     AdapterInfo {
         name: "opencode",
@@ -554,6 +561,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: true,
         key_holder: KeyHolder::Agent,
+        own_tools: true,
     },
     AdapterInfo {
         name: "copilot",
@@ -574,6 +582,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: false,
         key_holder: KeyHolder::AtomicWithBaseUrl,
+        own_tools: true,
     },
     AdapterInfo {
         name: "codex",
@@ -594,6 +603,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: false,
         key_holder: KeyHolder::Atomic,
+        own_tools: true,
     },
     AdapterInfo {
         name: "gemini",
@@ -614,6 +624,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: false,
         key_holder: KeyHolder::Atomic,
+        own_tools: true,
     },
     AdapterInfo {
         name: "acp",
@@ -634,6 +645,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: true,
         key_holder: KeyHolder::AtomicOnKnownWire,
+        own_tools: true,
     },
     AdapterInfo {
         name: "command",
@@ -654,6 +666,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: false,
         key_holder: KeyHolder::Agent,
+        own_tools: false,
     },
     AdapterInfo {
         name: "replay",
@@ -674,6 +687,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: false,
         key_holder: KeyHolder::Atomic,
+        own_tools: false,
     },
     AdapterInfo {
         name: "in-process",
@@ -694,6 +708,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         hooks_block_tools: false,
         commands_see_key: false,
         key_holder: KeyHolder::Atomic,
+        own_tools: false,
     },
 ];
 

@@ -185,6 +185,17 @@ pub trait ToolGuardBackend: Send + Sync {
 pub struct ToolGuard(pub std::sync::Arc<dyn ToolGuardBackend>);
 
 impl ToolGuard {
+    /// What the model reads about the tool `name` the guard refused for `reason`.
+    #[must_use]
+    pub fn refusal(name: &str, reason: &str) -> String {
+        let reason = reason.trim();
+        if reason.is_empty() {
+            format!("the tool call `{name}` was blocked by a hook")
+        } else {
+            format!("the tool call `{name}` was blocked by a hook: {reason}")
+        }
+    }
+
     /// Asks whether `call` may run (no guard: it may).
     pub async fn allows(guard: Option<&Self>, call: &ToolCheck) -> Result<(), String> {
         match guard {

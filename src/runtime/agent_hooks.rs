@@ -49,6 +49,10 @@ pub(crate) struct AgentHooks {
     queue: Queue,
     receiver: Mutex<Option<mpsc::UnboundedReceiver<Item>>>,
     answered: Answered,
+    /// The adapter puts every tool to the guard before it runs (`hooks_block_tools`): the
+    /// guard, not the tool's start, runs the `agent.tool.before` hooks, whichever the
+    /// backend reports first.
+    guarded: bool,
 }
 
 /// The agent-activity events, for [`AgentHooks::new`] to tell whether any is hooked.
@@ -79,6 +83,11 @@ impl AgentHooks {
             .workflow()
             .provider(provider)
             .map(|declared| declared.adapter.value.clone());
+        let guarded = hooks.wants(HookEvent::AgentToolBefore)
+            && adapter
+                .as_deref()
+                .and_then(crate::ir::adapter_info)
+                .is_some_and(|info| info.hooks_block_tools);
         let mut base = Map::new();
         base.insert("kind".into(), "agent".into());
         base.insert("step".into(), seq.into());
@@ -92,6 +101,7 @@ impl AgentHooks {
             queue: Arc::new(Mutex::new(Some(sender))),
             receiver: Mutex::new(Some(receiver)),
             answered: Arc::default(),
+            guarded,
         })
     }
 
@@ -122,8 +132,8 @@ impl AgentHooks {
         };
         let (hook, fields) = match event {
             AgentEvent::ToolStart { id, name, input } => {
-                // Asked already, through the guard.
-                if answered(id).is_some() {
+                // Asked through the guard (already, or when the backend asks it).
+                if self.guarded || answered(id).is_some() {
                     return;
                 }
                 (

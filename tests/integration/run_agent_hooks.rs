@@ -321,8 +321,9 @@ fn check_suggests_the_closest_agent_event() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
 
-/// The real Claude Code answers its own tool calls: the hooks see them as they happen
-/// (`can_block` false), and a failing `agent.tool.before` is reported, not obeyed.
+/// The real Claude Code asks atomic before each tool (its control protocol's `PreToolUse`
+/// callback): a failing `agent.tool.before` hook refuses the tool before it runs, the model
+/// reads why, and the agent goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hooks_see_the_real_claude_codes_tool_calls() {
     let Some(bin) = agent_cli("claude", "@anthropic-ai/claude-code") else {
@@ -390,11 +391,29 @@ async fn hooks_see_the_real_claude_codes_tool_calls() {
     assert_eq!(before["adapter"], "claude-code");
     assert_eq!(before["tool"], "Read");
     assert_eq!(before["input"]["file_path"], file.as_str());
-    assert_eq!(before["can_block"], false);
-    let after = find(&seen, "agent.tool.after");
-    assert_eq!(after["tool"], "Read");
-    assert_eq!(after["tool_id"], before["tool_id"]);
-    assert_eq!(after["ok"], true, "the tool ran: {after}");
+    assert_eq!(before["can_block"], true);
+    // Refused: the tool did not run, so no `agent.tool.after`, and the model was told why.
+    assert!(
+        seen.iter()
+            .all(|payload| payload["event"] != "agent.tool.after"),
+        "{seen:#?}"
+    );
+    let told = fake
+        .requests()
+        .iter()
+        .filter(|request| request.has_tools())
+        .map(|request| request.body.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(told.contains("blocked by a hook"), "{told}");
+    assert!(!told.contains("old notes"), "the tool ran: {told}");
+    assert_eq!(
+        seen.iter()
+            .filter(|payload| payload["event"] == "agent.tool.before")
+            .count(),
+        1,
+        "the hook runs once per tool: {seen:#?}"
+    );
     let last = seen
         .iter()
         .rev()
@@ -409,5 +428,5 @@ async fn hooks_see_the_real_claude_codes_tool_calls() {
         .collect();
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0]["event"], "agent.tool.before");
-    assert_eq!(failed[0]["blocked"], false);
+    assert_eq!(failed[0]["blocked"], true);
 }

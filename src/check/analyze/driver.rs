@@ -90,6 +90,7 @@ fn run_rules(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     rules::isolation_needs_snapshots::check(facts, out);
     rules::parallel_shared_edits::check(facts, out);
     rules::unsandboxed_bypass::check(facts, out);
+    rules::hook_cannot_block::check(facts, out);
     rules::unused_state_field::check(facts, out);
     rules::unused_input::check(facts, out);
     rules::unused_provider::check(facts, out);

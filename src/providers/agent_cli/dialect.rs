@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use super::launcher::Cli;
 use crate::providers::mcp_config::ResolvedMcp;
-use crate::providers::{AgentReply, AgentRequest, EventSink, PermissionAsk, ProviderError};
+use crate::providers::{
+    AgentReply, AgentRequest, EventSink, PermissionAsk, ProviderError, ToolCheck,
+};
 
 /// One agent CLI's wire format, for the driver: one process per call, its output one JSON
 /// object per line.
@@ -76,9 +78,9 @@ pub(crate) enum Input {
     Closed,
     /// This text, then the end of input.
     Text(String),
-    /// This JSON line, with standard input kept open for the dialect's replies
-    /// ([`Flow::Reply`]) until the output ends: a control protocol.
-    Conversation(Value),
+    /// These JSON lines, with standard input kept open for the dialect's replies
+    /// ([`Flow::Reply`], [`Flow::Guard`]) until the output ends: a control protocol.
+    Conversation(Vec<Value>),
 }
 
 /// What the driver does after a line.
@@ -88,6 +90,14 @@ pub(crate) enum Flow {
     Continue,
     /// Write this JSON line to the CLI's input (an answer to its request), then read on.
     Reply(Value),
+    /// The CLI asks whether a tool may run: ask the call's tool guard (its
+    /// `agent.tool.before` hooks), then write the line `reply` makes of the verdict.
+    Guard {
+        /// The tool call.
+        check: ToolCheck,
+        /// The answer to write, from the verdict (`Err`: refused, and why).
+        reply: GuardReply,
+    },
     /// The result is in: stop reading, let the process exit.
     Done,
     /// Nobody has decided what the agent asks: end the CLI (waiting for it, its input
@@ -100,6 +110,15 @@ pub(crate) enum Flow {
     },
     /// The call failed: end the CLI now.
     Fail(ProviderError),
+}
+
+/// Makes a CLI's answer from a tool guard's verdict (see [`Flow::Guard`]).
+pub(crate) struct GuardReply(pub(crate) Box<dyn FnOnce(Result<(), String>) -> Value + Send>);
+
+impl std::fmt::Debug for GuardReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GuardReply")
+    }
 }
 
 /// How a CLI's process ended.

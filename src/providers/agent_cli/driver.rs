@@ -12,7 +12,7 @@ use super::credentials::Credentials;
 use super::dialect::{Dialect, Exit, Flow, Input};
 use super::launcher::Cli;
 use crate::providers::ndjson::NdjsonReader;
-use crate::providers::{AgentReply, AgentRequest, EventSink, ProviderError, child};
+use crate::providers::{AgentReply, AgentRequest, EventSink, ProviderError, ToolGuard, child};
 
 /// How long the process may take to exit after its output ended.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
@@ -72,9 +72,11 @@ impl<D: Dialect> CliAgent for CliProvider<D> {
                     let _ = pipe.shutdown().await;
                 }
             }
-            Input::Conversation(first) => {
+            Input::Conversation(lines) => {
                 if let Some(pipe) = stdin.as_mut() {
-                    let _ = write_line(pipe, &first).await;
+                    for line in &lines {
+                        let _ = write_line(pipe, line).await;
+                    }
                 }
             }
         }
@@ -89,6 +91,14 @@ impl<D: Dialect> CliAgent for CliProvider<D> {
                 Flow::Reply(reply) => {
                     if let Some(pipe) = stdin.as_mut() {
                         let _ = write_line(pipe, &reply).await;
+                    }
+                }
+                Flow::Guard { check, reply } => {
+                    // The CLI waits for the answer: the tool runs only if the guard lets it.
+                    let verdict =
+                        ToolGuard::allows(request.hooks.tool_guard.as_ref(), &check).await;
+                    if let Some(pipe) = stdin.as_mut() {
+                        let _ = write_line(pipe, &(reply.0)(verdict)).await;
                     }
                 }
                 Flow::Done => break,

@@ -33,7 +33,7 @@ mod session;
 
 pub(crate) use agent::CliAgent;
 pub(crate) use credentials::Credentials;
-pub(crate) use dialect::{Dialect, Exit, Flow, Input, Invocation};
+pub(crate) use dialect::{Dialect, Exit, Flow, GuardReply, Input, Invocation};
 pub(crate) use driver::CliProvider;
 pub(crate) use launcher::{BaseUrl, Cli, CliSpec, KeyVar, Program};
 pub(crate) use refusal::refuse_unsupported;

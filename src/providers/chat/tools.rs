@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::mcp::{self, Connection};
 use crate::ir::McpServer;
 use crate::process::Launch;
-use crate::providers::{ProviderError, ToolEnv, ToolGrant, child};
+use crate::providers::{ProviderError, ToolEnv, ToolGrant, ToolGuard, child};
 
 /// Most characters of tool output sent back to the model.
 const MAX_OUTPUT: usize = 100_000;
@@ -77,12 +77,7 @@ impl ToolOutcome {
 
     /// A tool call the tool guard refused: an error the model sees, saying why.
     pub(crate) fn refused(name: &str, reason: &str) -> Self {
-        let reason = reason.trim();
-        Self::error(if reason.is_empty() {
-            format!("the tool call `{name}` was blocked by a hook")
-        } else {
-            format!("the tool call `{name}` was blocked by a hook: {reason}")
-        })
+        Self::error(ToolGuard::refusal(name, reason))
     }
 
     /// The `ToolComplete` summary.

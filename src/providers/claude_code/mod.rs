@@ -30,7 +30,7 @@ use super::{
     AgentReply, AgentRequest, Approvals, EventSink, ProviderContext, ProviderError, RetryPolicy,
 };
 use crate::ir::{PermissionMode, ProviderDecl};
-use control::control_response;
+use control::{ControlAnswer, control_response, initialize_with_guard};
 use stream::Stream;
 
 const NAME: &str = "claude-code";
@@ -139,10 +139,14 @@ impl Dialect for ClaudeCode {
             "parent_tool_use_id": null,
             "session_id": "",
         });
-        // Asking a person: stdin stays open for the answers to the CLI's permission
-        // requests (its control protocol).
-        let input = if request.grants.permission == Some(PermissionMode::Ask) {
-            Input::Conversation(message)
+        // Asking a person, or guarding its tools: stdin stays open for the answers to the
+        // CLI's requests (its control protocol). A guard registers a `PreToolUse` hook
+        // callback, which the CLI asks before every tool, in every permission mode.
+        let guarded = request.hooks.tool_guard.is_some();
+        let input = if guarded {
+            Input::Conversation(vec![initialize_with_guard(), message])
+        } else if request.grants.permission == Some(PermissionMode::Ask) {
+            Input::Conversation(vec![message])
         } else {
             Input::Text(format!("{message}\n"))
         };
@@ -157,11 +161,12 @@ impl Dialect for ClaudeCode {
     fn line(&self, _cli: &Cli, call: &mut Call, line: &Value, events: &dyn EventSink) -> Flow {
         if line.get("type").and_then(Value::as_str) == Some("control_request") {
             return match control_response(line, &mut call.approvals, events) {
-                (_, Some(ask)) => Flow::Pause {
+                ControlAnswer::Pause(ask) => Flow::Pause {
                     ask,
                     session_id: call.stream.session_id.clone(),
                 },
-                (response, None) => Flow::Reply(response),
+                ControlAnswer::Reply(response) => Flow::Reply(response),
+                ControlAnswer::Guard(check, reply) => Flow::Guard { check, reply },
             };
         }
         call.stream.handle(line, events);
