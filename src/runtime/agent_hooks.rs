@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use super::event::RunEvent;
 use super::hooks::{self, HookEvent, HookFailure};
 use super::shared::Shared;
 use crate::ir::NodeIdx;
@@ -117,6 +118,8 @@ impl AgentHooks {
                     base: self.base.clone(),
                     queue: Arc::clone(&self.queue),
                     answered: Arc::clone(&self.answered),
+                    shared: Arc::clone(&self.shared),
+                    node: Arc::from(self.shared.workflow().node(self.node).id.value.as_str()),
                 }))
             })
     }
@@ -279,6 +282,9 @@ struct Guard {
     base: Map<String, Value>,
     queue: Queue,
     answered: Answered,
+    /// Where a refusal is reported (`tool-blocked`), and for which node.
+    shared: Arc<Shared>,
+    node: Arc<str>,
 }
 
 impl ToolGuardBackend for Guard {
@@ -310,7 +316,16 @@ impl ToolGuardBackend for Guard {
                 .insert(call.id.clone(), failure.is_none());
             match failure {
                 None => Ok(()),
-                Some(failure) => Err(failure.to_string()),
+                Some(failure) => {
+                    let reason = failure.to_string();
+                    self.shared.emit(RunEvent::ToolBlocked {
+                        node: Arc::clone(&self.node),
+                        tool: call.name.clone(),
+                        tool_id: call.id.clone(),
+                        reason: reason.clone(),
+                    });
+                    Err(reason)
+                }
             }
         })
     }

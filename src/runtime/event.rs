@@ -287,6 +287,17 @@ pub enum RunEvent {
         /// Why it was refused, for people.
         reason: String,
     },
+    /// An `agent.tool.before` hook refused a tool call of an agent before it ran.
+    ToolBlocked {
+        /// The agent's node.
+        node: Arc<str>,
+        /// The tool's name.
+        tool: String,
+        /// The backend's id of the call.
+        tool_id: String,
+        /// Why: the hook's failure, as the model read it.
+        reason: String,
+    },
 }
 
 /// What a step did to the workspace's files: the snapshots before and after it (git
@@ -339,6 +350,7 @@ impl RunEvent {
             Self::FilesPutBack { .. } => "files-put-back",
             Self::FilesKept { .. } => "files-kept",
             Self::SandboxDenied { .. } => "sandbox-denied",
+            Self::ToolBlocked { .. } => "tool-blocked",
         }
     }
 
@@ -353,7 +365,8 @@ impl RunEvent {
             | Self::RunCancelled { .. }
             | Self::FilesPutBack { .. }
             | Self::FilesKept { .. }
-            | Self::SandboxDenied { .. } => true,
+            | Self::SandboxDenied { .. }
+            | Self::ToolBlocked { .. } => true,
             Self::Values { .. } => modes.values,
             Self::StepFinished { .. } => modes.updates || modes.events || modes.debug,
             Self::Debug { .. } => modes.debug,
@@ -745,6 +758,12 @@ mod tests {
                 node: node("fetch"),
                 target: "example.com:443".to_owned(),
                 reason: "`example.com` is not allowed".to_owned(),
+            },
+            RunEvent::ToolBlocked {
+                node: node("fix"),
+                tool: "Bash".to_owned(),
+                tool_id: "toolu_1".to_owned(),
+                reason: "the hook `./guard.sh` failed (exit 1): no rm -rf".to_owned(),
             },
         ];
         for event in events {

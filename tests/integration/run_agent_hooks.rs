@@ -199,6 +199,15 @@ async fn a_failing_agent_tool_before_hook_refuses_an_anthropic_agents_tool() {
     assert_eq!(failed[0]["event"], "agent.tool.before");
     assert_eq!(failed[0]["node"], "edit");
     assert_eq!(failed[0]["blocked"], true);
+    // … and as the tool it blocked.
+    let blocked: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "tool-blocked")
+        .collect();
+    assert_eq!(blocked.len(), 1, "{blocked:#?}");
+    assert_eq!(blocked[0]["node"], "edit");
+    assert_eq!(blocked[0]["tool"], "edit");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -429,4 +438,19 @@ async fn hooks_see_the_real_claude_codes_tool_calls() {
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0]["event"], "agent.tool.before");
     assert_eq!(failed[0]["blocked"], true);
+    let blocked: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "tool-blocked")
+        .collect();
+    assert_eq!(blocked.len(), 1, "{blocked:#?}");
+    assert_eq!(blocked[0]["node"], "read");
+    assert_eq!(blocked[0]["tool"], "Read");
+    assert_eq!(blocked[0]["tool_id"], before["tool_id"]);
+    assert!(
+        blocked[0]["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("edits are frozen")),
+        "{blocked:#?}"
+    );
 }

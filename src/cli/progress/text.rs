@@ -130,6 +130,13 @@ pub(crate) fn side_note(event: &RunEvent, paint: Paint) -> Option<(Option<&str>,
             paint.warn("⊘"),
             format!("`{node}`: the sandbox refused {target}: {reason}"),
         ),
+        RunEvent::ToolBlocked {
+            node, tool, reason, ..
+        } => (
+            None,
+            paint.warn("⊘"),
+            format!("`{node}`: a hook blocked its `{tool}` call: {reason}"),
+        ),
         _ => return None,
     };
     Some((node, format!("{mark} {text}")))

@@ -227,6 +227,38 @@ impl RunTrace {
                     );
                 }
             }
+            RunEvent::SandboxDenied {
+                node,
+                target,
+                reason,
+            } => {
+                if let Some(index) = state.find(node, None) {
+                    state.steps[index].span.span().add_event(
+                        "atomic.sandbox_denied",
+                        vec![
+                            KeyValue::new("atomic.sandbox.target", target.clone()),
+                            KeyValue::new("atomic.sandbox.reason", reason.clone()),
+                        ],
+                    );
+                }
+            }
+            RunEvent::ToolBlocked {
+                node,
+                tool,
+                tool_id,
+                reason,
+            } => {
+                if let Some(index) = state.find(node, None) {
+                    state.steps[index].span.span().add_event(
+                        "atomic.tool_blocked",
+                        vec![
+                            KeyValue::new("gen_ai.tool.name", tool.clone()),
+                            KeyValue::new("gen_ai.tool.call.id", tool_id.clone()),
+                            KeyValue::new("atomic.tool.blocked_reason", self.redact(reason)),
+                        ],
+                    );
+                }
+            }
             RunEvent::RunPaused { node, .. } => {
                 if let Some(index) = state.find(node, None) {
                     state.steps[index]

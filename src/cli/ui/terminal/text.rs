@@ -321,6 +321,9 @@ pub(super) fn event_line(event: &RunEvent) -> String {
         RunEvent::SandboxDenied { node, target, .. } => {
             format!("sandbox refused {target} to {node}")
         }
+        RunEvent::ToolBlocked { node, tool, .. } => {
+            format!("hook blocked {node}'s {tool}")
+        }
     }
 }
 
