@@ -206,7 +206,8 @@ async fn serve(
         return refuse(&mut client, 400, &reason).await;
     };
     let on_this_machine = is_loopback(&host);
-    if !allowed.allows(&host) && !(on_this_machine && loopback.allows(port)) {
+    let permitted = allowed.allows(&host) || (on_this_machine && loopback.allows(port));
+    if !permitted {
         let reason = if on_this_machine {
             format!(
                 "`{host}:{port}` is not allowed: on this machine the sandbox opens only its model endpoint (add `network \"{host}\"` to open every port)"

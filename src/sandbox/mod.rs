@@ -197,7 +197,15 @@ impl Running {
         writable.push(temp.0.clone());
         // Writing to the terminal and the null device is not writing files.
         writable.extend(
-            ["/dev/null", "/dev/zero", "/dev/tty", "/dev/pts", "/dev/shm"].map(PathBuf::from),
+            [
+                "/dev/null",
+                "/dev/zero",
+                "/dev/tty",
+                "/dev/ptmx",
+                "/dev/pts",
+                "/dev/shm",
+            ]
+            .map(PathBuf::from),
         );
         let mut ports = vec![egress.port()];
         ports.extend(&reach.direct);

@@ -226,6 +226,24 @@ impl Cli {
         &self.temp_dir
     }
 
+    /// Where a file the CLI itself writes during `request` goes: the call's private temp
+    /// directory when it runs in a sandbox (the only one it may write outside the
+    /// workspace), else [`Cli::temp_dir`].
+    pub(crate) fn call_temp_dir(&self, request: &AgentRequest) -> PathBuf {
+        request
+            .sandbox
+            .as_ref()
+            .and_then(|sandbox| {
+                sandbox
+                    .env
+                    .iter()
+                    .rev()
+                    .find(|(name, _)| name == "TMPDIR")
+                    .map(|(_, dir)| PathBuf::from(dir))
+            })
+            .unwrap_or_else(|| self.temp_dir.clone())
+    }
+
     /// A file only this user reads, holding `text`, removed when dropped.
     ///
     /// # Errors
@@ -257,6 +275,10 @@ impl Cli {
         // directories, …) rather than below the home directory: it may write there too.
         let mut confinement = sandbox.confinement.as_ref().clone();
         let own = self.own_dirs(&env);
+        // A rule needs its directory to exist: made now, as the CLI would make it.
+        for dir in &own {
+            let _ = std::fs::create_dir_all(dir);
+        }
         confinement.hidden.retain(|hidden| {
             !own.iter()
                 .any(|dir| dir.starts_with(hidden) || hidden.starts_with(dir))

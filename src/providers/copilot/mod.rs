@@ -149,8 +149,9 @@ impl Dialect for Copilot {
         mcp: &[ResolvedMcp],
     ) -> Result<(Invocation, Call), ProviderError> {
         let session_id = session_for(request);
+        // Written by the CLI: where a sandboxed one may write.
         let usage_file = RemoveOnDrop(
-            cli.temp_dir()
+            cli.call_temp_dir(request)
                 .join(format!("atomic-copilot-usage-{}.json", new_session_id())),
         );
         let mut args = args(cli, request, &session_id, &usage_file.0);

@@ -399,7 +399,8 @@ pub(super) async fn a_sandboxed_agent_edits_its_workspace_and_nothing_else(subje
     assert_eq!(
         kit.project.read("target.txt"),
         EDITED,
-        "`{adapter}`: the allowed edit"
+        "`{adapter}`: the allowed edit: {}",
+        kit.project.show(&kit.last_run())["events"]
     );
     assert!(
         !kit.project.read("leak.txt").contains("PRIVATE KEY"),
