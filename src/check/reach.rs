@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::ir::{Node, NodeKind, PermissionMode, Sandbox, Workflow};
-use crate::sandbox::{CREDENTIAL_STORES, cli_endpoints, cli_home};
+use crate::sandbox::{CREDENTIAL_STORES, cli_endpoints, cli_home, configured_endpoints};
 
 /// One step's reach.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -93,14 +93,17 @@ fn step_reach(workflow: &Workflow, node: &Node) -> Option<StepReach> {
                 Some(provider) if provider.key_held() => {
                     hosts.push("127.0.0.1 (atomic's model gateway)".to_owned());
                 }
-                Some(provider) => match &provider.base_url {
-                    Some(url) => hosts.push(url.value.clone()),
-                    None => hosts.extend(
-                        cli_endpoints(adapter_name)
-                            .iter()
-                            .map(|host| (*host).to_owned()),
-                    ),
-                },
+                Some(provider) => {
+                    match &provider.base_url {
+                        Some(url) => hosts.push(url.value.clone()),
+                        None => hosts.extend(
+                            cli_endpoints(adapter_name)
+                                .iter()
+                                .map(|host| (*host).to_owned()),
+                        ),
+                    }
+                    hosts.extend(configured_endpoints(provider));
+                }
                 None => {}
             }
             (writes, hidden, hosts)

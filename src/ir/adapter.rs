@@ -552,7 +552,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         system_prompt: true,
         sessions: true,
         forks_sessions: true,
-        sandboxes: false,
+        sandboxes: true,
         max_turns: false,
         options: OPENCODE_OPTIONS,
         env_options: true,

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 pub use egress::{Allowed, Egress, Loopback, Refusals, Refused};
 
-use crate::ir::Sandbox;
+use crate::ir::{ProviderDecl, Sandbox};
 use crate::process::Confinement;
 
 /// Where people keep credentials, below their home directory: never readable in a sandbox.
@@ -81,6 +81,27 @@ pub fn cli_endpoints(adapter: &str) -> &'static [&'static str] {
         "copilot" => &["api.githubcopilot.com", "api.github.com"],
         _ => &[],
     }
+}
+
+/// The model endpoints a provider's own configuration names, beyond `base-url=`: the
+/// `baseURL` of each model provider in OpenCode's `option "config"`.
+#[must_use]
+pub fn configured_endpoints(provider: &ProviderDecl) -> Vec<String> {
+    if provider.adapter.value != "opencode" {
+        return Vec::new();
+    }
+    let config = match provider.options.get("config") {
+        Some(serde_json::Value::String(text)) => serde_json::from_str(text).unwrap_or_default(),
+        Some(value) => value.clone(),
+        None => serde_json::Value::Null,
+    };
+    config["provider"]
+        .as_object()
+        .into_iter()
+        .flat_map(|providers| providers.values())
+        .filter_map(|model| model["options"]["baseURL"].as_str())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A step's sandbox made concrete (see the module).

@@ -227,28 +227,35 @@ impl OpenCode {
                         _drain: None,
                     }),
                     Launch::Spawn { cli, startup } => {
-                        start_server(cli, directory, *startup, Vec::new()).await
+                        start_server(cli, directory, *startup, Vec::new(), None).await
                     }
                 }
             })
             .await
     }
 
-    /// A server of its own for a call given MCP servers (protocols.md §6): started with
-    /// them in the `mcp` block of a private config file (`OPENCODE_CONFIG`, merged by
-    /// OpenCode with the rest of its config), stopped when the call ends, so one agent's
-    /// servers never reach another's sessions. A running server (`base-url=`) cannot be
-    /// given them.
-    async fn mcp_server(
+    /// A server of its own for a call given MCP servers (protocols.md §6) or run in a
+    /// sandbox: started with the servers in the `mcp` block of a private config file
+    /// (`OPENCODE_CONFIG`, merged by OpenCode with the rest of its config), confined by the
+    /// call's sandbox (the server runs the agent's tools), stopped when the call ends, so
+    /// one agent's servers and reach never touch another's sessions. A running server
+    /// (`base-url=`) can be given neither.
+    async fn own_server(
         &self,
         request: &AgentRequest,
         directory: &Path,
-    ) -> Result<(Server, PrivateFile), ProviderError> {
+    ) -> Result<(Server, Option<PrivateFile>), ProviderError> {
         let Launch::Spawn { cli, startup } = &self.launch else {
-            return Err(config_error(
-                "MCP servers cannot be given to a running OpenCode server (`base-url=`); declare them in that server's own config, or let atomic start the server",
-            ));
+            return Err(config_error(if request.grants.mcp.is_empty() {
+                "a running OpenCode server (`base-url=`) cannot run in a sandbox: let atomic start the server, or give the agent `sandbox \"none\"`"
+            } else {
+                "MCP servers cannot be given to a running OpenCode server (`base-url=`); declare them in that server's own config, or let atomic start the server"
+            }));
         };
+        if request.grants.mcp.is_empty() {
+            let server = start_server(cli, directory, *startup, Vec::new(), Some(request)).await?;
+            return Ok((server, None));
+        }
         if cli.env().get("OPENCODE_CONFIG").is_some() {
             return Err(config_error(
                 "MCP servers are given to OpenCode in `OPENCODE_CONFIG`, which the environment already sets; give that config with `option \"config\"` instead",
@@ -261,8 +268,8 @@ impl OpenCode {
             "OPENCODE_CONFIG".to_owned(),
             file.path().display().to_string(),
         )];
-        let server = start_server(cli, directory, *startup, env).await?;
-        Ok((server, file))
+        let server = start_server(cli, directory, *startup, env, Some(request)).await?;
+        Ok((server, Some(file)))
     }
 
     /// Sends one API request; JSON answer or `Null` for an empty body.
@@ -371,12 +378,12 @@ impl CliAgent for OpenCode {
         )?;
         let model = request.model.as_deref().or(self.model.as_deref());
         let model = split_model(model)?;
-        // A call given MCP servers runs on a server of its own (with its config file).
+        // A call given MCP servers or a sandbox runs on a server of its own.
         let own_server;
-        let server = if request.grants.mcp.is_empty() {
+        let server = if request.grants.mcp.is_empty() && request.sandbox.is_none() {
             self.server(&directory).await?
         } else {
-            own_server = self.mcp_server(request, &directory).await?;
+            own_server = self.own_server(request, &directory).await?;
             &own_server.0
         };
         let base = &server.base;

@@ -7,17 +7,19 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::{AbortOnDrop, NAME, Server, bad_output};
-use crate::providers::ProviderError;
 use crate::providers::agent_cli::Cli;
 use crate::providers::child;
+use crate::providers::{AgentRequest, ProviderError};
 
 /// Starts `opencode serve` on a free loopback port, `env` added to its environment, and
-/// waits until it listens.
+/// waits until it listens; for `call`, a server of the call's own, in its sandbox if it
+/// has one.
 pub(super) async fn start_server(
     cli: &Cli,
     directory: &Path,
     startup: Duration,
     env: Vec<(String, String)>,
+    call: Option<&AgentRequest>,
 ) -> Result<Server, ProviderError> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
@@ -41,7 +43,10 @@ pub(super) async fn start_server(
     ]
     .map(str::to_owned)
     .to_vec();
-    let mut process = cli.spawn_in(directory, args, env)?;
+    let mut process = match call {
+        Some(request) => cli.spawn(request, args, env)?,
+        None => cli.spawn_in(directory, args, env)?,
+    };
     let stdout = process
         .take_stdout()
         .ok_or_else(|| bad_output("the server has no stdout"))?;

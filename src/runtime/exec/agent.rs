@@ -332,10 +332,15 @@ pub(super) async fn execute(
             // injected command cannot use the model's host to send anything out.
             reach = match declared {
                 Some(provider) if provider.key_held() => reach,
-                Some(provider) => match &provider.base_url {
-                    Some(url) => reach.with_endpoint(&url.value),
-                    None => reach.with_hosts(crate::sandbox::cli_endpoints(adapter)),
-                },
+                Some(provider) => {
+                    let reach = match &provider.base_url {
+                        Some(url) => reach.with_endpoint(&url.value),
+                        None => reach.with_hosts(crate::sandbox::cli_endpoints(adapter)),
+                    };
+                    crate::sandbox::configured_endpoints(provider)
+                        .iter()
+                        .fold(reach, |reach, url| reach.with_endpoint(url))
+                }
                 None => reach,
             };
             let running = super::sandboxed::start(shared, &id, &reach).await?;
