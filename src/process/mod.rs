@@ -30,15 +30,12 @@ pub mod confine;
 pub mod groups;
 mod launch;
 pub mod orphans;
+mod output;
 mod spawner;
 
 pub use child::{Child, WaitError};
 pub use confine::{ConfineError, Confinement};
 pub use groups::{GRACE, MARK_VARIABLE, ended, kill_all, settle};
 pub use launch::{Launch, Stdio};
+pub use output::{OUTPUT_DRAIN, read_until_exit};
 pub use spawner::{LocalSpawner, SpawnError, Spawner, local};
-
-/// How long a command's output is still read once it has exited: what it wrote is in the
-/// pipe already, and a process it left running (`server &`) may hold the pipe open for
-/// ever — that is not waited for.
-pub const OUTPUT_DRAIN: std::time::Duration = std::time::Duration::from_millis(500);

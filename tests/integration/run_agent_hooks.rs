@@ -100,6 +100,15 @@ fn events(payloads: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// The events of type `kind` the run printed (`--stream events` on stdout).
+fn events_of(output: &std::process::Output, kind: &str) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == kind)
+        .collect()
+}
+
 fn find<'a>(payloads: &'a [Value], event: &str) -> &'a Value {
     payloads
         .iter()
@@ -190,21 +199,13 @@ async fn a_failing_agent_tool_before_hook_refuses_an_anthropic_agents_tool() {
     );
 
     // The refusal is reported as a blocking hook failure.
-    let failed: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|event| event["type"] == "hook-failed")
-        .collect();
+    let failed: Vec<Value> = events_of(&output, "hook-failed");
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0]["event"], "agent.tool.before");
     assert_eq!(failed[0]["node"], "edit");
     assert_eq!(failed[0]["blocked"], true);
     // … and as the tool it blocked.
-    let blocked: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|event| event["type"] == "tool-blocked")
-        .collect();
+    let blocked: Vec<Value> = events_of(&output, "tool-blocked");
     assert_eq!(blocked.len(), 1, "{blocked:#?}");
     assert_eq!(blocked[0]["node"], "edit");
     assert_eq!(blocked[0]["tool"], "edit");
@@ -430,19 +431,11 @@ async fn hooks_see_the_real_claude_codes_tool_calls() {
         .expect("a message.complete");
     assert_eq!(last["text"], closing);
 
-    let failed: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|event| event["type"] == "hook-failed")
-        .collect();
+    let failed: Vec<Value> = events_of(&output, "hook-failed");
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0]["event"], "agent.tool.before");
     assert_eq!(failed[0]["blocked"], true);
-    let blocked: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|event| event["type"] == "tool-blocked")
-        .collect();
+    let blocked: Vec<Value> = events_of(&output, "tool-blocked");
     assert_eq!(blocked.len(), 1, "{blocked:#?}");
     assert_eq!(blocked[0]["node"], "read");
     assert_eq!(blocked[0]["tool"], "Read");

@@ -351,19 +351,8 @@ impl CustomTool {
                 write.await;
                 child::wait(adapter, &mut group, timeout).await
             };
-            let (mut reading, mut waiting) = (std::pin::pin!(reading), std::pin::pin!(waiting));
-            let mut read = false;
-            let status = loop {
-                tokio::select! {
-                    () = &mut reading, if !read => read = true,
-                    status = &mut waiting => break status,
-                }
-            };
             // A process the tool left running may hold its output open: not waited for.
-            if !read {
-                let _ = tokio::time::timeout(crate::process::OUTPUT_DRAIN, &mut reading).await;
-            }
-            status
+            crate::process::read_until_exit(reading, waiting).await
         };
         let status = match status {
             Ok(status) => status,

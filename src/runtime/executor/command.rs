@@ -85,21 +85,7 @@ async fn start_and_capture(
             feed.await;
             child.wait().await
         };
-        let (mut reading, mut waiting) = (std::pin::pin!(reading), std::pin::pin!(waiting));
-        let mut read = false;
-        let status = loop {
-            tokio::select! {
-                () = &mut reading, if !read => read = true,
-                status = &mut waiting => break status,
-            }
-        };
-        // A process the command left running (`server &`) may hold its output open: once
-        // the command has exited, what is already written is read, and the rest is not
-        // waited for (the group, that process included, ends with `child`).
-        if !read {
-            let _ = tokio::time::timeout(crate::process::OUTPUT_DRAIN, &mut reading).await;
-        }
-        status
+        crate::process::read_until_exit(reading, waiting).await
     };
     let status = status.map_err(|error| CommandError::Wait(error.to_string()))?;
     Ok(CommandOutput {
