@@ -75,6 +75,9 @@ pub enum KeyHolder {
     /// atomic when the key's variable is one of [`KNOWN_WIRES`] (an ACP agent of any make);
     /// otherwise the agent.
     AtomicOnKnownWire,
+    /// atomic when the endpoint of the provider's model is known (OpenCode: see
+    /// [`opencode_model_endpoint`]) and no `base-url=` makes the key a server's password.
+    AtomicOnKnownModel,
     /// The agent.
     Agent,
 }
@@ -103,6 +106,33 @@ pub const KNOWN_WIRES: &[KnownWire] = &[
         endpoint: "https://api.openai.com/v1",
     },
 ];
+
+/// The model provider and endpoint an OpenCode model (`provider/model`) is served from:
+/// the `baseURL` its `option "config"` gives that provider, else the provider's public API
+/// (Anthropic's, OpenAI's). `None` when neither is known.
+#[must_use]
+pub fn opencode_model_endpoint(
+    model: Option<&str>,
+    config: Option<&Value>,
+) -> Option<(String, String)> {
+    let (provider, _) = model?.split_once('/')?;
+    let config = match config {
+        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_default(),
+        Some(value) => value.clone(),
+        None => Value::Null,
+    };
+    let configured = config["provider"][provider]["options"]["baseURL"]
+        .as_str()
+        .map(str::to_owned);
+    let public = match provider {
+        "anthropic" => Some("https://api.anthropic.com/v1"),
+        "openai" => Some("https://api.openai.com/v1"),
+        _ => None,
+    };
+    configured
+        .or_else(|| public.map(str::to_owned))
+        .map(|endpoint| (provider.to_owned(), endpoint))
+}
 
 /// One of [`KNOWN_WIRES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -313,6 +343,8 @@ impl AdapterInfo {
             KeyHolder::Atomic => true,
             KeyHolder::AtomicWithBaseUrl => base_url,
             KeyHolder::AtomicOnKnownWire => KnownWire::of(key_var).is_some(),
+            // Decided with the provider's model and config: `ProviderDecl::key_held`.
+            KeyHolder::AtomicOnKnownModel => false,
             KeyHolder::Agent => false,
         }
     }
@@ -559,8 +591,8 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         needs_api_key: false,
         read_only_by_default: false,
         hooks_block_tools: false,
-        commands_see_key: true,
-        key_holder: KeyHolder::Agent,
+        commands_see_key: false,
+        key_holder: KeyHolder::AtomicOnKnownModel,
         own_tools: true,
     },
     AdapterInfo {

@@ -303,8 +303,18 @@ impl ProviderDecl {
             Some(serde_json::Value::String(var)) => var.as_str(),
             _ => key.value.as_str(),
         };
-        super::adapter_info(&self.adapter.value)
-            .is_some_and(|info| info.holds_key(read_as, self.base_url.is_some()))
+        let Some(info) = super::adapter_info(&self.adapter.value) else {
+            return false;
+        };
+        if info.key_holder == super::KeyHolder::AtomicOnKnownModel {
+            return self.base_url.is_none()
+                && super::opencode_model_endpoint(
+                    self.model.as_ref().map(|model| model.value.as_str()),
+                    self.options.get("config"),
+                )
+                .is_some();
+        }
+        info.holds_key(read_as, self.base_url.is_some())
     }
 }
 

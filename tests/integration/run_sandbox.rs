@@ -288,7 +288,9 @@ fn check_reach_lists_what_each_step_may_touch() {
         sandbox "none"
     }
     provider "oc" adapter="opencode" model="anthropic/claude-sonnet-4-5" api-key-env="OC_KEY"
-    agent "plan" provider="oc" { prompt "Plan it"; sandbox "none"; }
+    agent "plan" provider="oc" { prompt "Plan it"; }
+    provider "own" adapter="acp" api-key-env="MY_AGENT_KEY" { command "my-agent"; }
+    agent "chat" provider="own" { prompt "Hello"; }
     env "NPM_TOKEN"
 }
 "#,
@@ -339,10 +341,14 @@ fn check_reach_lists_what_each_step_may_touch() {
     assert_eq!(publish["sandbox"], "none");
     assert_eq!(publish["writes"], serde_json::json!(["anywhere"]));
     assert_eq!(publish["secrets"], serde_json::json!(["NPM_TOKEN"]));
-    // OpenCode's server reads the key itself: it is given the secret.
+    // OpenCode's model (Anthropic's) is served through atomic's gateway: no secret.
     let plan = &steps[2];
     assert_eq!(plan["node"], "plan");
-    assert_eq!(plan["secrets"], serde_json::json!(["OC_KEY"]));
+    assert_eq!(plan["secrets"], serde_json::json!([]));
+    // An agent whose key variable atomic knows no endpoint for is given the key.
+    let chat = &steps[3];
+    assert_eq!(chat["node"], "chat");
+    assert_eq!(chat["secrets"], serde_json::json!(["MY_AGENT_KEY"]));
 
     let text = project
         .atomic()

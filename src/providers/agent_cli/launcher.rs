@@ -226,6 +226,23 @@ impl Cli {
         &self.temp_dir
     }
 
+    /// Holds the key from now on (an adapter that finds the model's endpoint itself):
+    /// binds atomic's gateway to `upstream`, gives the CLI the placeholder in the key's
+    /// place, and returns the URL the CLI is to use for `upstream`. `None` without a key.
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] when the gateway cannot listen or `upstream` is no URL.
+    pub(crate) fn hold_key(&mut self, upstream: &str) -> Result<Option<String>, ProviderError> {
+        let (Some(key), Some(var)) = (self.credentials.key(), self.key_var.clone()) else {
+            return Ok(None);
+        };
+        let gateway = Gateway::bind(self.spec.adapter, upstream, key)?;
+        let url = gateway.url_for(upstream);
+        self.env.set(var, gateway.placeholder());
+        self.gateway = Some(gateway);
+        Ok(Some(url))
+    }
+
     /// Where a file the CLI itself writes during `request` goes: the call's private temp
     /// directory when it runs in a sandbox (the only one it may write outside the
     /// workspace), else [`Cli::temp_dir`].

@@ -135,18 +135,31 @@ impl OpenCode {
             }
         } else {
             let mut cli = Cli::new(&SPEC, decl, cx)?;
-            match decl.options.get("config") {
-                None => {}
+            let mut config = match decl.options.get("config") {
+                None => None,
                 Some(Value::String(config)) => {
-                    cli.set_env("OPENCODE_CONFIG_CONTENT", config.as_str());
+                    Some(serde_json::from_str::<Value>(config).map_err(|error| {
+                        config_error(&format!("option `config` is not JSON: {error}"))
+                    })?)
                 }
-                Some(Value::Object(config)) => {
-                    cli.set_env(
-                        "OPENCODE_CONFIG_CONTENT",
-                        Value::Object(config.clone()).to_string(),
-                    );
-                }
+                Some(Value::Object(config)) => Some(Value::Object(config.clone())),
                 Some(_) => return Err(config_error("option `config` must be a JSON string")),
+            };
+            // atomic holds the key: the model's provider is pointed at the gateway, which
+            // forwards to the endpoint the config gave it (or its public API).
+            if let Some((provider, upstream)) = crate::ir::opencode_model_endpoint(
+                decl.model.as_ref().map(|model| model.value.as_str()),
+                config.as_ref(),
+            ) && let Some(url) = cli.hold_key(&upstream)?
+            {
+                let config = config.get_or_insert_with(|| json!({}));
+                if !config.is_object() {
+                    return Err(config_error("option `config` must be a JSON object"));
+                }
+                config["provider"][&provider]["options"]["baseURL"] = Value::String(url);
+            }
+            if let Some(config) = config {
+                cli.set_env("OPENCODE_CONFIG_CONTENT", config.to_string());
             }
             let startup = match decl.options.get("startup-timeout") {
                 None => STARTUP_LIMIT,
