@@ -31,4 +31,6 @@ pub use value::template_env;
 /// For the language server: where a string literal's text starts (templates), and what
 /// counts as a node id or a name (rename). For `registry`: durations and names in
 /// declaration files.
-pub(crate) use value::{is_name, is_node_id, parse_duration, template as template_at};
+pub(crate) use value::{
+    TEMPLATE_ROOTS, hidden_by_as, is_name, is_node_id, parse_duration, template as template_at,
+};

@@ -55,6 +55,9 @@ pub(crate) fn property(node: &NodeSpec, property: &PropertySpec) -> String {
         }
         _ => {}
     }
+    if let Some(above) = property.above {
+        let _ = write!(out, " (more than {above})");
+    }
     out
 }
 

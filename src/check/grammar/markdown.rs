@@ -159,6 +159,9 @@ fn property_row(property: &PropertySpec, out: &mut String) {
         }
         _ => {}
     }
+    if let Some(above) = property.above {
+        let _ = write!(meaning, " (more than {above})");
+    }
     let _ = writeln!(
         out,
         "| `{}` | {} | {default} | {meaning} |",

@@ -115,6 +115,9 @@ pub struct PropertySpec {
     /// Smallest allowed number.
     #[serde(default)]
     pub min: Option<f64>,
+    /// A number it must be larger than (`0` for a budget: zero stops everything).
+    #[serde(default)]
+    pub above: Option<f64>,
     /// Largest allowed number.
     #[serde(default)]
     pub max: Option<f64>,

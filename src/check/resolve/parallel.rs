@@ -97,7 +97,21 @@ fn for_each(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<ForEach> {
             );
             Spanned::new("item".to_owned(), name.span)
         }
-        Some(name) => name,
+        Some(name) => match crate::check::hidden_by_as(&name.value) {
+            Some(why) => {
+                r.report(
+                    Diagnostic::new(
+                        Code::InvalidId,
+                        name.span,
+                        format!("`{}` cannot name the item", name.value),
+                    )
+                    .label("a name the body already reads")
+                    .help(why),
+                );
+                Spanned::new("item".to_owned(), name.span)
+            }
+            None => name,
+        },
         None => Spanned::new("item".to_owned(), items.span),
     };
     Some(ForEach { items, as_ })

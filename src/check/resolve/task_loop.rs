@@ -33,11 +33,12 @@ pub(super) fn resolve_task_loop(
         );
     }
     let as_ = match r.string(checked.prop("as")) {
-        Some(name) if !is_name(&name.value) || name.value == "index" => {
-            let why = if name.value == "index" {
-                "`index` already counts the tasks started: pick another name"
-            } else {
-                "templates read it as a variable: use letters, digits and `_`"
+        Some(name)
+            if !is_name(&name.value) || crate::check::hidden_by_as(&name.value).is_some() =>
+        {
+            let why = match crate::check::hidden_by_as(&name.value) {
+                Some(why) => why,
+                None => "templates read it as a variable: use letters, digits and `_`".to_owned(),
             };
             r.report(
                 Diagnostic::new(

@@ -50,6 +50,7 @@ fn check_arguments<'a>(
             kind: argument.kind,
             choices: &argument.choices,
             min: None,
+            above: None,
             max: None,
             what: What::Argument {
                 name: &argument.name,
@@ -144,6 +145,7 @@ fn check_properties<'a>(
             kind: property.kind,
             choices: &property.choices,
             min: property.min,
+            above: property.above,
             max: property.max,
             what: What::Property(&property.name),
         };

@@ -13,6 +13,8 @@ pub(super) struct Expect<'s> {
     pub(super) choices: &'s [String],
     /// Bounds of a number.
     pub(super) min: Option<f64>,
+    /// A number it must be larger than.
+    pub(super) above: Option<f64>,
     /// Bounds of a number.
     pub(super) max: Option<f64>,
     /// How to name the value in messages: "`max`", "the `id` of `agent`".
@@ -145,6 +147,15 @@ fn bounds(expect: &Expect<'_>, value: f64, span: crate::source::Span) -> Option<
             format!("{what} must be at least {min}"),
             format!("write a value of {min} or more"),
         )
+    } else if let Some(above) = expect.above.filter(|above| value <= *above) {
+        (
+            format!("{what} must be more than {above}"),
+            if above == 0.0 {
+                "a budget of zero or less stops every call before it starts: write the most it may spend, e.g. `0.5`, or leave it out".to_owned()
+            } else {
+                format!("write a value above {above}")
+            },
+        )
     } else if let Some(max) = expect.max.filter(|max| value > *max) {
         (
             format!("{what} must be at most {max}"),
@@ -223,6 +234,7 @@ mod tests {
             kind,
             choices,
             min: Some(1.0),
+            above: None,
             max: None,
             what: What::Property("max"),
         }

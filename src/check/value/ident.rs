@@ -20,6 +20,23 @@ pub(crate) fn is_name(text: &str) -> bool {
         && bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
 }
 
+/// The names every template sees at its root (`state.…`, `input.…`).
+pub(crate) const TEMPLATE_ROOTS: &[&str] = &["input", "state", "outputs", "run", "env"];
+
+/// Why `name` cannot name a for-each item or a task (`as=`): it would hide a name every
+/// template reads, or the built-in `index`, from the body. `None`: it can.
+pub(crate) fn hidden_by_as(name: &str) -> Option<String> {
+    if name == "index" {
+        return Some(
+            "`index` is the built-in position of the item in the body: pick another name"
+                .to_owned(),
+        );
+    }
+    TEMPLATE_ROOTS.contains(&name).then(|| {
+        format!("every template reads `{name}.…`: named so, the item would hide it from the body; pick another name")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ mod semver;
 pub mod template_env;
 
 pub(crate) use duration::parse_duration;
-pub(crate) use ident::{is_name, is_node_id};
+pub(crate) use ident::{TEMPLATE_ROOTS, hidden_by_as, is_name, is_node_id};
 pub(crate) use literal::template;
 pub(crate) use secret::find_secrets;
 pub(crate) use semver::Version;

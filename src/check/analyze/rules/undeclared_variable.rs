@@ -36,7 +36,7 @@ use super::super::reads::{Read, dashed_member, is_dash_tail};
 pub(crate) const RUN_FIELDS: &[&str] = &["id", "step", "iteration"];
 
 /// The roots every template sees.
-const ROOTS: &[&str] = &["input", "state", "outputs", "run", "env"];
+const ROOTS: &[&str] = crate::check::TEMPLATE_ROOTS;
 
 /// Reports reads of names not in scope.
 pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
