@@ -77,6 +77,7 @@ pub enum KeyHolder {
     AtomicOnKnownWire,
     /// atomic when the endpoint of the provider's model is known (OpenCode: see
     /// [`opencode_model_endpoint`]) and no `base-url=` makes the key a server's password.
+    /// `ProviderDecl::key_held` decides, for every holder.
     AtomicOnKnownModel,
     /// The agent.
     Agent,
@@ -116,11 +117,7 @@ pub fn opencode_model_endpoint(
     config: Option<&Value>,
 ) -> Option<(String, String)> {
     let (provider, _) = model?.split_once('/')?;
-    let config = match config {
-        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_default(),
-        Some(value) => value.clone(),
-        None => Value::Null,
-    };
+    let config = opencode_config(config);
     let configured = config["provider"][provider]["options"]["baseURL"]
         .as_str()
         .map(str::to_owned);
@@ -132,6 +129,17 @@ pub fn opencode_model_endpoint(
     configured
         .or_else(|| public.map(str::to_owned))
         .map(|endpoint| (provider.to_owned(), endpoint))
+}
+
+/// OpenCode's `option "config"` as JSON (a string holding it, or the object itself);
+/// `Null` when absent or not JSON (the adapter reports that).
+#[must_use]
+pub fn opencode_config(option: Option<&Value>) -> Value {
+    match option {
+        Some(Value::String(text)) => serde_json::from_str(text).unwrap_or_default(),
+        Some(value) => value.clone(),
+        None => Value::Null,
+    }
 }
 
 /// One of [`KNOWN_WIRES`].
@@ -332,21 +340,6 @@ impl AdapterInfo {
             limits.push("no turn limit (`max-turns=`)");
         }
         limits
-    }
-
-    /// Whether atomic holds the key of a provider on this adapter whose key the agent reads
-    /// from `key_var` (its own variable, for an agent of any make), with or without a
-    /// `base-url=`; otherwise the agent's process gets it.
-    #[must_use]
-    pub fn holds_key(&self, key_var: &str, base_url: bool) -> bool {
-        match self.key_holder {
-            KeyHolder::Atomic => true,
-            KeyHolder::AtomicWithBaseUrl => base_url,
-            KeyHolder::AtomicOnKnownWire => KnownWire::of(key_var).is_some(),
-            // Decided with the provider's model and config: `ProviderDecl::key_held`.
-            KeyHolder::AtomicOnKnownModel => false,
-            KeyHolder::Agent => false,
-        }
     }
 
     /// The option `name`, if the adapter reads it.

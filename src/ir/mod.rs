@@ -20,7 +20,8 @@ mod workflow;
 
 pub use adapter::{
     ADAPTERS, AdapterInfo, AdapterOption, KNOWN_WIRES, KeyHolder, KnownWire, MCP_ADAPTERS,
-    OptionKind, OptionProblem, adapter_info, opencode_model_endpoint, plays_back, takes_mcp,
+    OptionKind, OptionProblem, adapter_info, opencode_config, opencode_model_endpoint, plays_back,
+    takes_mcp,
 };
 pub use custom_tool::{CustomTool, ToolArgument};
 pub use definition::{DefinitionKind, UsedDefinition};

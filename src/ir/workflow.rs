@@ -3,8 +3,8 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{
-    Agent, Block, CustomTool, Duration, Expr, McpServer, Node, NodeIdx, NodeKind, Reducer,
-    ValueType, adapter_info,
+    Agent, Block, CustomTool, Duration, Expr, KeyHolder, KnownWire, McpServer, Node, NodeIdx,
+    NodeKind, Reducer, ValueType, adapter_info, opencode_model_endpoint,
 };
 use crate::source::{Span, Spanned};
 
@@ -303,18 +303,23 @@ impl ProviderDecl {
             Some(serde_json::Value::String(var)) => var.as_str(),
             _ => key.value.as_str(),
         };
-        let Some(info) = super::adapter_info(&self.adapter.value) else {
+        let Some(info) = adapter_info(&self.adapter.value) else {
             return false;
         };
-        if info.key_holder == super::KeyHolder::AtomicOnKnownModel {
-            return self.base_url.is_none()
-                && super::opencode_model_endpoint(
-                    self.model.as_ref().map(|model| model.value.as_str()),
-                    self.options.get("config"),
-                )
-                .is_some();
+        match info.key_holder {
+            KeyHolder::Atomic => true,
+            KeyHolder::AtomicWithBaseUrl => self.base_url.is_some(),
+            KeyHolder::AtomicOnKnownWire => KnownWire::of(read_as).is_some(),
+            KeyHolder::AtomicOnKnownModel => {
+                self.base_url.is_none()
+                    && opencode_model_endpoint(
+                        self.model.as_ref().map(|model| model.value.as_str()),
+                        self.options.get("config"),
+                    )
+                    .is_some()
+            }
+            KeyHolder::Agent => false,
         }
-        info.holds_key(read_as, self.base_url.is_some())
     }
 }
 

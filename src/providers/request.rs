@@ -53,6 +53,9 @@ pub struct CallSandbox {
     pub confinement: std::sync::Arc<crate::process::Confinement>,
     /// Added to each process's environment.
     pub env: Vec<(String, String)>,
+    /// The step's private temp directory (its processes' `TMPDIR`): where a file the
+    /// CLI writes for atomic goes.
+    pub temp_dir: std::path::PathBuf,
     /// The loopback ports the step's proxy lets through: a process the call starts that
     /// listens for the others (atomic's model gateway) opens its port here.
     pub loopback: crate::sandbox::Loopback,

@@ -112,6 +112,37 @@ impl Loopback {
     }
 }
 
+/// What a step's proxy lets through: its hosts by name, this machine by port.
+struct Reachable {
+    hosts: Allowed,
+    loopback: Loopback,
+}
+
+impl Reachable {
+    /// Why a connection to `host:port` is refused, or `None` when it may go.
+    fn refusal(&self, host: &str, port: u16) -> Option<String> {
+        let on_this_machine = is_loopback(host);
+        if self.hosts.allows(host) || (on_this_machine && self.loopback.allows(port)) {
+            return None;
+        }
+        let patterns = self.hosts.patterns();
+        Some(if on_this_machine {
+            format!(
+                "`{host}:{port}` is not allowed: on this machine the sandbox opens only its model endpoint (add `network \"{host}\"` to open every port)"
+            )
+        } else if patterns.is_empty() {
+            format!(
+                "`{host}` is not allowed: the sandbox lets no host through (add `network \"{host}\"`)"
+            )
+        } else {
+            format!(
+                "`{host}` is not allowed: the sandbox lets through {} (add `network \"{host}\"`)",
+                patterns.join(", ")
+            )
+        })
+    }
+}
+
 /// Whether `host` names this machine.
 fn is_loopback(host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
@@ -142,16 +173,19 @@ impl Egress {
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let address = listener.local_addr()?;
-        let allowed = Arc::new((allowed, loopback));
+        let reach = Arc::new(Reachable {
+            hosts: allowed,
+            loopback,
+        });
         let accepting = tokio::spawn(async move {
             let mut open = tokio::task::JoinSet::new();
             loop {
                 let Ok((client, _)) = listener.accept().await else {
                     continue;
                 };
-                let (allowed, refusals) = (Arc::clone(&allowed), Arc::clone(&refusals));
+                let (reach, refusals) = (Arc::clone(&reach), Arc::clone(&refusals));
                 open.spawn(async move {
-                    let _ = serve(client, &allowed.0, &allowed.1, &refusals).await;
+                    let _ = serve(client, &reach, &refusals).await;
                 });
                 // Reap what ended, so a long step does not keep every finished task.
                 while open.try_join_next().is_some() {}
@@ -182,8 +216,7 @@ impl Drop for Egress {
 /// One client connection: its request judged, then tunnelled or refused.
 async fn serve(
     mut client: TcpStream,
-    allowed: &Allowed,
-    loopback: &Loopback,
+    reach: &Reachable,
     refusals: &Refusals,
 ) -> std::io::Result<()> {
     let Ok(Ok((head, rest))) = tokio::time::timeout(DEADLINE, read_head(&mut client)).await else {
@@ -205,23 +238,7 @@ async fn serve(
         });
         return refuse(&mut client, 400, &reason).await;
     };
-    let on_this_machine = is_loopback(&host);
-    let permitted = allowed.allows(&host) || (on_this_machine && loopback.allows(port));
-    if !permitted {
-        let reason = if on_this_machine {
-            format!(
-                "`{host}:{port}` is not allowed: on this machine the sandbox opens only its model endpoint (add `network \"{host}\"` to open every port)"
-            )
-        } else if allowed.patterns().is_empty() {
-            format!(
-                "`{host}` is not allowed: the sandbox lets no host through (add `network \"{host}\"`)"
-            )
-        } else {
-            format!(
-                "`{host}` is not allowed: the sandbox lets through {} (add `network \"{host}\"`)",
-                allowed.patterns().join(", ")
-            )
-        };
+    if let Some(reason) = reach.refusal(&host, port) {
         refusals(Refused {
             target: format!("{host}:{port}"),
             reason: reason.clone(),

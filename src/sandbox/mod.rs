@@ -90,12 +90,7 @@ pub fn configured_endpoints(provider: &ProviderDecl) -> Vec<String> {
     if provider.adapter.value != "opencode" {
         return Vec::new();
     }
-    let config = match provider.options.get("config") {
-        Some(serde_json::Value::String(text)) => serde_json::from_str(text).unwrap_or_default(),
-        Some(value) => value.clone(),
-        None => serde_json::Value::Null,
-    };
-    config["provider"]
+    crate::ir::opencode_config(provider.options.get("config"))["provider"]
         .as_object()
         .into_iter()
         .flat_map(|providers| providers.values())

@@ -5,6 +5,7 @@ use super::set::resolve_set;
 use crate::check::structure::Checked;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Duration, ErrorClass, Jump, OnError, Retry, Route};
+use crate::source::Spanned;
 
 /// The `retry` child, with defaults: 3 attempts, `1s` backoff, factor 2, jitter on.
 pub(super) fn retry(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<Retry> {
@@ -129,6 +130,38 @@ pub(super) fn goto(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<Route>
         max,
         span,
     })
+}
+
+/// The `as=` name of a for-each item or a task (`what`: "item", "task"): a plain name that
+/// hides nothing the body reads. Otherwise it is reported and `default` stands in for it, so
+/// the body's reads are still checked.
+pub(super) fn item_name(
+    r: &mut Resolver<'_>,
+    name: Spanned<String>,
+    what: &str,
+    default: &str,
+) -> Spanned<String> {
+    let (message, label, help) = if !crate::check::is_name(&name.value) {
+        (
+            format!("`{}` is not a valid {what} name", name.value),
+            "not a name",
+            "templates read it as a variable: use letters, digits and `_`".to_owned(),
+        )
+    } else if let Some(why) = crate::check::hidden_by_as(&name.value) {
+        (
+            format!("`{}` cannot name the {what}", name.value),
+            "a name the body already reads",
+            why,
+        )
+    } else {
+        return name;
+    };
+    r.report(
+        Diagnostic::new(Code::InvalidId, name.span, message)
+            .label(label)
+            .help(help),
+    );
+    Spanned::new(default.to_owned(), name.span)
 }
 
 #[cfg(test)]

@@ -3,12 +3,12 @@
 //! "<name>" { … }` is a branch of several statements. With `for-each`, the whole body is the
 //! single branch, named after the `parallel`.
 
+use super::common::item_name;
 use super::ids::IdAllocator;
 use super::looping::empty_block;
 use super::resolver::Resolver;
 use super::statement::{resolve_block, resolve_statement};
 use crate::check::structure::Checked;
-use crate::check::value::is_name;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Block, Branch, ForEach, Isolation, NodeIdx, Parallel, Strategy};
 use crate::source::Spanned;
@@ -85,33 +85,7 @@ fn for_each(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Option<ForEach> {
         return None;
     };
     let as_ = match as_ {
-        Some(name) if !is_name(&name.value) => {
-            r.report(
-                Diagnostic::new(
-                    Code::InvalidId,
-                    name.span,
-                    format!("`{}` is not a valid variable name", name.value),
-                )
-                .label("not a name")
-                .help("templates read it as a variable: use letters, digits and `_`"),
-            );
-            Spanned::new("item".to_owned(), name.span)
-        }
-        Some(name) => match crate::check::hidden_by_as(&name.value) {
-            Some(why) => {
-                r.report(
-                    Diagnostic::new(
-                        Code::InvalidId,
-                        name.span,
-                        format!("`{}` cannot name the item", name.value),
-                    )
-                    .label("a name the body already reads")
-                    .help(why),
-                );
-                Spanned::new("item".to_owned(), name.span)
-            }
-            None => name,
-        },
+        Some(name) => item_name(r, name, "item", "item"),
         None => Spanned::new("item".to_owned(), items.span),
     };
     Some(ForEach { items, as_ })

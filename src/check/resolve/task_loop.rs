@@ -3,12 +3,12 @@
 //! tasks of a tasks file, its whole block the single branch, so every later stage treats
 //! the body as a `for-each` body (its variable, `index`, the writes of its items).
 
+use super::common::item_name;
 use super::ids::IdAllocator;
 use super::looping::empty_block;
 use super::resolver::Resolver;
 use super::statement::resolve_block;
 use crate::check::structure::Checked;
-use crate::check::value::is_name;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Branch, ForEach, NodeIdx, Parallel, Strategy, TaskLoop, TaskStatus, Template};
 use crate::source::Spanned;
@@ -33,25 +33,7 @@ pub(super) fn resolve_task_loop(
         );
     }
     let as_ = match r.string(checked.prop("as")) {
-        Some(name)
-            if !is_name(&name.value) || crate::check::hidden_by_as(&name.value).is_some() =>
-        {
-            let why = match crate::check::hidden_by_as(&name.value) {
-                Some(why) => why,
-                None => "templates read it as a variable: use letters, digits and `_`".to_owned(),
-            };
-            r.report(
-                Diagnostic::new(
-                    Code::InvalidId,
-                    name.span,
-                    format!("`{}` is not a valid task variable name", name.value),
-                )
-                .label("not a usable name")
-                .help(why),
-            );
-            Spanned::new("task".to_owned(), name.span)
-        }
-        Some(name) => name,
+        Some(name) => item_name(r, name, "task", "task"),
         None => Spanned::new("task".to_owned(), checked.name_span()),
     };
     let left_in_progress = match r

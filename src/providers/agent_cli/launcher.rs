@@ -3,9 +3,10 @@
 //! reads it. [`CliSpec`] says, per adapter, what differs: the program, the variables it
 //! reads, where the key and base URL go.
 //!
-//! Where the key and base URL go is decided in one place ([`place_endpoint`]). Where the
-//! adapter's row says atomic holds the key (`AdapterInfo::holds_key`), the CLI never gets it: it is pointed at atomic's
-//! [`Gateway`] on 127.0.0.1 with a placeholder, and the gateway puts the key on each request.
+//! Where the key and base URL go is decided in one place ([`place_endpoint`]). Where atomic
+//! holds the key (`ProviderDecl::key_held`), the CLI never gets it: it is pointed at
+//! atomic's [`Gateway`] on 127.0.0.1 with a placeholder ([`Cli::hold_key`]), and the
+//! gateway puts the key on each request.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -140,13 +141,13 @@ impl Cli {
         let credentials = Credentials::from_decl(adapter, decl, cx.env)?;
         let Placed {
             key_var,
-            gateway,
+            behind,
             base_url,
-        } = place_endpoint(spec, info, decl, &mut env, declared_url, &credentials)?;
+        } = place_endpoint(spec, decl, &mut env, declared_url, &credentials)?;
         for (name, value) in spec.defaults {
             env.set_default(name, value);
         }
-        Ok(Self {
+        let mut cli = Self {
             spec,
             info,
             program,
@@ -157,11 +158,20 @@ impl Cli {
             base_url,
             credentials,
             key_var,
-            gateway,
+            gateway: None,
             outer_env: cx.env.clone(),
             temp_dir: private_dir(cx.env),
             spawner: Arc::clone(&cx.spawner),
-        })
+        };
+        if let Some(Behind { upstream, url_var }) = behind
+            && let Some(url) = cli.hold_key(&upstream)?
+        {
+            match url_var {
+                Some(var) => cli.env.set(var, url),
+                None => cli.base_url = Some(url),
+            }
+        }
+        Ok(cli)
     }
 
     /// `adapter="…"`.
@@ -250,15 +260,7 @@ impl Cli {
         request
             .sandbox
             .as_ref()
-            .and_then(|sandbox| {
-                sandbox
-                    .env
-                    .iter()
-                    .rev()
-                    .find(|(name, _)| name == "TMPDIR")
-                    .map(|(_, dir)| PathBuf::from(dir))
-            })
-            .unwrap_or_else(|| self.temp_dir.clone())
+            .map_or_else(|| self.temp_dir.clone(), |sandbox| sandbox.temp_dir.clone())
     }
 
     /// A file only this user reads, holding `text`, removed when dropped.
@@ -389,23 +391,30 @@ impl Cli {
 /// What [`place_endpoint`] decided.
 struct Placed {
     key_var: Option<String>,
-    gateway: Option<Gateway>,
+    /// Where atomic's gateway is to forward, when atomic holds the key.
+    behind: Option<Behind>,
     /// The base URL a [`BaseUrl::Dialect`] places.
     base_url: Option<String>,
 }
 
-/// Puts the base URL and the key where the CLI reads them (see [`CliSpec`]), through
-/// atomic's gateway where the adapter's row says atomic holds the key. The one place that
-/// decides what endpoint an agent CLI talks to, and with what key.
+/// The endpoint atomic's gateway forwards to, and the variable the CLI reads its URL from
+/// (`None`: the dialect places [`Cli::base_url`]).
+struct Behind {
+    upstream: String,
+    url_var: Option<&'static str>,
+}
+
+/// Puts the base URL and the key where the CLI reads them (see [`CliSpec`]), and says where
+/// atomic's gateway is to forward when atomic holds the key. The one place that decides
+/// what endpoint an agent CLI talks to, and with what key.
 fn place_endpoint(
     spec: &CliSpec,
-    info: &AdapterInfo,
     decl: &ProviderDecl,
     env: &mut ChildEnv,
     declared: Option<String>,
     credentials: &Credentials,
 ) -> Result<Placed, ProviderError> {
-    let mut base_url = declared;
+    let base_url = declared;
     match (&spec.base_url, base_url.as_deref()) {
         (_, None) | (BaseUrl::Dialect, _) => {}
         (BaseUrl::Env(var), Some(url)) => env.set(*var, url),
@@ -416,7 +425,7 @@ fn place_endpoint(
     let Some(key) = credentials.key() else {
         return Ok(Placed {
             key_var: None,
-            gateway: None,
+            behind: None,
             base_url,
         });
     };
@@ -439,47 +448,37 @@ fn place_endpoint(
             .expect("a key is read from the variable api-key-env= names")
             .to_owned(),
     };
-    // The endpoint the gateway forwards to, and the variable the CLI reads it from (`None`:
-    // the dialect places `base_url`).
-    let behind: Option<(Option<&str>, String)> = if info.holds_key(&key_var, base_url.is_some()) {
+    env.set(key_var.clone(), key);
+    // OpenCode finds its model's endpoint in its config: its adapter calls `Cli::hold_key`.
+    let behind = if decl.key_held() {
         match &spec.base_url {
             BaseUrl::Env(var) => env
                 .get(var)
                 .map(str::to_owned)
                 .or_else(|| spec.endpoint.map(str::to_owned))
-                .map(|upstream| (Some(*var), upstream)),
+                .map(|upstream| Behind {
+                    upstream,
+                    url_var: Some(*var),
+                }),
             BaseUrl::Dialect => base_url
                 .clone()
                 .or_else(|| spec.endpoint.map(str::to_owned))
-                .map(|upstream| (None, upstream)),
+                .map(|upstream| Behind {
+                    upstream,
+                    url_var: None,
+                }),
             // An agent of any make: its key's variable says which wire it speaks.
-            BaseUrl::Refused(_) => KnownWire::of(&key_var).map(|wire| {
-                let upstream = env.get(wire.base_url).unwrap_or(wire.endpoint).to_owned();
-                (Some(wire.base_url), upstream)
+            BaseUrl::Refused(_) => KnownWire::of(&key_var).map(|wire| Behind {
+                upstream: env.get(wire.base_url).unwrap_or(wire.endpoint).to_owned(),
+                url_var: Some(wire.base_url),
             }),
         }
     } else {
         None
     };
-    let gateway = match behind {
-        None => None,
-        Some((url_var, upstream)) => {
-            let gateway = Gateway::bind(spec.adapter, &upstream, key)?;
-            let url = gateway.url_for(&upstream);
-            match url_var {
-                Some(var) => env.set(var, url),
-                None => base_url = Some(url),
-            }
-            Some(gateway)
-        }
-    };
-    env.set(
-        key_var.clone(),
-        gateway.as_ref().map_or(key, Gateway::placeholder),
-    );
     Ok(Placed {
         key_var: Some(key_var),
-        gateway,
+        behind,
         base_url,
     })
 }
@@ -576,8 +575,9 @@ mod tests {
             .with("MY_KEY", "sk-9")
     }
 
+    /// A declaration on [`SPEC`]'s adapter, with a `base-url=` and, if `key`, a key.
     fn decl(key: bool) -> ProviderDecl {
-        let mut decl = test_decl("p", "claude-code");
+        let mut decl = test_decl("p", "opencode");
         decl.base_url = Some(Spanned::new(
             "http://127.0.0.1:9".to_owned(),
             Span::default(),
@@ -623,7 +623,9 @@ mod tests {
         };
         let env = env();
         let cx = ProviderContext::new(Path::new("."), &env);
-        let cli = Cli::new(&HELD, &decl(true), &cx).expect("configured");
+        let mut held = decl(true);
+        held.adapter = Spanned::new("claude-code".to_owned(), Span::default());
+        let cli = Cli::new(&HELD, &held, &cx).expect("configured");
         let placeholder = cli.env().get("THE_KEY").expect("a placeholder").to_owned();
         assert!(placeholder.starts_with("atomic-held-"), "{placeholder}");
         assert!(cli.env().iter().all(|(_, value)| !value.contains("sk-9")));

@@ -347,6 +347,7 @@ pub(super) async fn execute(
             request.sandbox = Some(CallSandbox {
                 confinement: Arc::clone(&running.confinement),
                 env: running.env.clone(),
+                temp_dir: running.temp_dir().to_path_buf(),
                 loopback: running.loopback.clone(),
             });
             Some(running)

@@ -196,14 +196,11 @@ impl RunTrace {
                 }
             }
             RunEvent::Agent { node, event } => self.agent_event(&mut state, node, event),
-            RunEvent::Route { node, to } => {
-                if let Some(index) = state.find(node, None) {
-                    state.steps[index].span.span().add_event(
-                        "atomic.route",
-                        vec![KeyValue::new("atomic.route.to", to.clone())],
-                    );
-                }
-            }
+            RunEvent::Route { node, to } => state.step_event(
+                node,
+                "atomic.route",
+                vec![KeyValue::new("atomic.route.to", to.clone())],
+            ),
             RunEvent::HookFailed {
                 event,
                 node,
@@ -231,34 +228,28 @@ impl RunTrace {
                 node,
                 target,
                 reason,
-            } => {
-                if let Some(index) = state.find(node, None) {
-                    state.steps[index].span.span().add_event(
-                        "atomic.sandbox_denied",
-                        vec![
-                            KeyValue::new("atomic.sandbox.target", target.clone()),
-                            KeyValue::new("atomic.sandbox.reason", reason.clone()),
-                        ],
-                    );
-                }
-            }
+            } => state.step_event(
+                node,
+                "atomic.sandbox_denied",
+                vec![
+                    KeyValue::new("atomic.sandbox.target", target.clone()),
+                    KeyValue::new("atomic.sandbox.reason", reason.clone()),
+                ],
+            ),
             RunEvent::ToolBlocked {
                 node,
                 tool,
                 tool_id,
                 reason,
-            } => {
-                if let Some(index) = state.find(node, None) {
-                    state.steps[index].span.span().add_event(
-                        "atomic.tool_blocked",
-                        vec![
-                            KeyValue::new("gen_ai.tool.name", tool.clone()),
-                            KeyValue::new("gen_ai.tool.call.id", tool_id.clone()),
-                            KeyValue::new("atomic.tool.blocked_reason", self.redact(reason)),
-                        ],
-                    );
-                }
-            }
+            } => state.step_event(
+                node,
+                "atomic.tool_blocked",
+                vec![
+                    KeyValue::new("gen_ai.tool.name", tool.clone()),
+                    KeyValue::new("gen_ai.tool.call.id", tool_id.clone()),
+                    KeyValue::new("atomic.tool.blocked_reason", self.redact(reason)),
+                ],
+            ),
             RunEvent::RunPaused { node, .. } => {
                 if let Some(index) = state.find(node, None) {
                     state.steps[index]
@@ -398,6 +389,13 @@ impl RunTrace {
 }
 
 impl State {
+    /// Adds event `name` to the newest span of `node`'s step, if one is open.
+    fn step_event(&self, node: &str, name: &'static str, attributes: Vec<KeyValue>) {
+        if let Some(index) = self.find(node, None) {
+            self.steps[index].span.span().add_event(name, attributes);
+        }
+    }
+
     /// The latest open step of `node` (in `branch`, when given).
     pub(super) fn find(&self, node: &str, branch: Option<Option<u32>>) -> Option<usize> {
         self.steps.iter().rposition(|step| {
