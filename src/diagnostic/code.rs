@@ -241,6 +241,8 @@ codes! {
     UnusedInput = "unused-input", Warning, "lint";
     /// A provider is never used.
     UnusedProvider = "unused-provider", Warning, "lint";
+    /// A state field's `migrate=` can never run: the state's `version=` is not above 1, the version of runs stored without one.
+    UnusedMigration = "unused-migration", Warning, "lint";
     /// An `append` field written inside a loop has no `max-items`, so it grows with every iteration.
     UnboundedAppend = "unbounded-append", Warning, "lint";
     /// An `atomic-ignore` comment names a code that does not exist.

@@ -417,6 +417,11 @@ impl Code {
                 why: r#"It is dead configuration, or an agent meant to use it names another one."#,
                 advice: r#"Remove it, or point the agent that should use it at it."#,
             },
+            Code::UnusedMigration => Explanation {
+                fires: r#"A state field has `migrate=`, and the state has no `version=`, or `version=1`."#,
+                why: r#"A migration runs when a run stored at an earlier state version resumes. Runs stored without a version are version 1, so at version 1 there is nothing older to migrate from: the expression is dead code, and a run stored before the change resumes with the old value untouched."#,
+                advice: r#"Raise the version above the one stored runs have (`state version=2 { … }`) when the field changed, or remove `migrate=`."#,
+            },
             Code::UnboundedAppend => Explanation {
                 fires: r#"An `append` state field without `max-items` is written inside a `loop` or on a `goto` cycle."#,
                 why: r#"The field grows with every iteration: prompts that include it grow too, until they no longer fit the model's context, and every checkpoint carries it."#,

@@ -37,7 +37,7 @@ pub struct AdapterInfo {
     pub sandboxes: bool,
     /// Accepts `max-turns=`.
     pub max_turns: bool,
-    /// Needs `api-key-env=`.
+    /// Needs `api-key-env=`: it has no key variable of its own to fall back on.
     pub needs_api_key: bool,
     /// Every `option` it reads.
     #[serde(skip)]
@@ -518,7 +518,7 @@ pub const ADAPTERS: &[AdapterInfo] = &[
         max_turns: true,
         options: ANTHROPIC_OPTIONS,
         env_options: false,
-        needs_api_key: true,
+        needs_api_key: false,
         read_only_by_default: false,
         hooks_block_tools: true,
         commands_see_key: false,

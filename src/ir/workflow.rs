@@ -218,6 +218,9 @@ pub struct Input {
         deserialize_with = "present"
     )]
     pub default: Option<serde_json::Value>,
+    /// Where `default=` is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_span: Option<Span>,
     /// `description=`.
     pub description: Option<String>,
     /// The whole `input` node.
@@ -242,6 +245,9 @@ pub struct StateField {
         deserialize_with = "present"
     )]
     pub default: Option<serde_json::Value>,
+    /// Where `default=` is written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_span: Option<Span>,
     /// How writes combine.
     pub reducer: Reducer,
     /// `max-items=N` for `append` fields: keep only the last N items.
@@ -357,6 +363,7 @@ mod tests {
             name: Spanned::new("notes".into(), Span::default()),
             ty: ValueType::Any,
             default,
+            default_span: None,
             description: None,
             span: Span::default(),
         }

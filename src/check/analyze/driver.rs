@@ -77,6 +77,7 @@ fn run_rules(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     rules::sibling_branch_read::check(facts, out);
     rules::parallel_write_conflict::check(facts, out);
     rules::schema_file::check(facts, out);
+    rules::default_schema::check(facts, out);
     rules::subgraph_input_mismatch::check(facts, out);
     rules::subgraph_output_mismatch::check(facts, out);
     rules::invalid_answer_type::check(facts, out);

@@ -100,6 +100,7 @@ impl Builder {
             name: self.name(name),
             ty,
             default,
+            default_span: None,
             reducer: Reducer::Replace,
             max_items: None,
             description: None,
@@ -115,6 +116,7 @@ impl Builder {
             name: self.name(name),
             ty,
             default,
+            default_span: None,
             description: None,
             span: self.span(20),
         };

@@ -238,9 +238,13 @@ mod tests {
     use crate::diagnostic::Code;
 
     fn flow(adapter: &str, agent: &str) -> String {
-        format!(
-            "workflow \"w\" {{\nprovider \"p\" adapter=\"{adapter}\" {{ command \"m\"; }}\n{agent}\n}}"
-        )
+        // What each adapter needs to be declared at all.
+        let needs = match adapter {
+            "command" | "acp" => " { command \"m\"; }",
+            "gemini" => " api-key-env=\"GEMINI_API_KEY\"",
+            _ => "",
+        };
+        format!("workflow \"w\" {{\nprovider \"p\" adapter=\"{adapter}\"{needs}\n{agent}\n}}")
     }
 
     #[test]
@@ -290,7 +294,7 @@ mod tests {
             []
         );
         // With several and no default, an agent must say which.
-        let two = "workflow \"w\" {\nprovider \"p\" adapter=\"openai\" { command \"m\"; }\nprovider \"q\" adapter=\"openai\" { command \"m\"; }\nagent \"a\" prompt=\"x\"\n}";
+        let two = "workflow \"w\" {\nprovider \"p\" adapter=\"openai\"\nprovider \"q\" adapter=\"openai\"\nagent \"a\" prompt=\"x\"\n}";
         assert_eq!(codes(two), [Code::MissingProvider]);
     }
 

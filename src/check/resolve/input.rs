@@ -44,6 +44,7 @@ pub(super) fn resolve_inputs(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec
             name,
             ty,
             default,
+            default_span: input.prop("default").map(|entry| entry.value_span),
             description: r.string(input.prop("description")).map(|text| text.value),
             span: input.node.span,
         });

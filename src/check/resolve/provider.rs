@@ -80,6 +80,7 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
         );
         return;
     }
+    check_foreign_parts(r, provider, &adapter.value);
     let needs = match adapter.value.as_str() {
         "command" if provider.child("command").is_none() => Some((
             "a `command \"program\" \"arg\"…` child",
@@ -89,6 +90,14 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
             "a `command \"program\" \"arg\"…` child",
             "the agent to start, e.g. `command \"gemini\" \"--acp\"`",
         )),
+        name if provider.prop("api-key-env").is_none()
+            && adapter_info(name).is_some_and(|info| info.needs_api_key) =>
+        {
+            Some((
+                "`api-key-env=`",
+                "the variable holding its model key (atomic holds the key; the CLI reads none of its own)",
+            ))
+        }
         _ => None,
     };
     if let Some((what, why)) = needs {
@@ -101,6 +110,108 @@ fn check_adapter(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &Spanned
             .label(format!("`{}` provider without it", adapter.value))
             .with_label(adapter.span, "adapter chosen here")
             .help(format!("add {what}: {why}")),
+        );
+    }
+}
+
+/// A provider setting, and the adapters that read it: on any other it would be ignored.
+struct Part {
+    /// The property or child, as written.
+    name: &'static str,
+    /// A child node (`command { … }`) rather than a property.
+    child: bool,
+    /// The adapters that read it.
+    read_by: &'static [&'static str],
+    /// What it is for, in the help.
+    purpose: &'static str,
+}
+
+/// The settings only some adapters read. `model=` and `option` are judged elsewhere (by the
+/// model catalogue and each adapter's options).
+const PARTS: &[Part] = &[
+    Part {
+        name: "command",
+        child: true,
+        read_by: &["command", "acp"],
+        purpose: "starts the program of a `command` or `acp` provider; an agent CLI's adapter finds its own CLI (`option \"bin\"` names another executable)",
+    },
+    Part {
+        name: "cassette",
+        child: false,
+        read_by: &["replay"],
+        purpose: "names the recording a `replay` provider answers from; record any provider with `atomic run --record`",
+    },
+    Part {
+        name: "latency",
+        child: false,
+        read_by: &["in-process"],
+        purpose: "slows an `in-process` provider's replies for tests",
+    },
+    Part {
+        name: "base-url",
+        child: false,
+        read_by: &[
+            "anthropic",
+            "openai",
+            "claude-code",
+            "opencode",
+            "copilot",
+            "codex",
+            "gemini",
+            "acp",
+        ],
+        purpose: "points a model API or an agent CLI at another endpoint",
+    },
+    Part {
+        name: "api-key-env",
+        child: false,
+        read_by: &[
+            "anthropic",
+            "openai",
+            "claude-code",
+            "opencode",
+            "copilot",
+            "codex",
+            "gemini",
+            "acp",
+            "command",
+        ],
+        purpose: "names the variable holding a model key",
+    },
+];
+
+/// A setting the adapter never reads is refused rather than silently ignored: the author
+/// meant it to change something.
+fn check_foreign_parts(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &str) {
+    for part in PARTS.iter().filter(|part| !part.read_by.contains(&adapter)) {
+        let (span, code, kind) = if part.child {
+            let Some(child) = provider.child(part.name) else {
+                continue;
+            };
+            (child.name_span(), Code::UnknownChild, "child")
+        } else {
+            let Some(span) = provider.entry_span(part.name) else {
+                continue;
+            };
+            (span, Code::UnknownProperty, "property")
+        };
+        let readers: Vec<String> = part
+            .read_by
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect();
+        r.report(
+            Diagnostic::new(
+                code,
+                span,
+                format!("the `{adapter}` adapter does not read `{}`", part.name),
+            )
+            .label(format!("ignored by `{adapter}`"))
+            .help(format!(
+                "remove this {kind}: it {} (read by {})",
+                part.purpose,
+                readers.join(", ")
+            )),
         );
     }
 }
@@ -139,6 +250,55 @@ mod tests {
                 .unwrap()
                 .starts_with("did you mean `anthropic`?")
         );
+    }
+
+    #[test]
+    fn parts_an_adapter_does_not_read_are_refused() {
+        let (diagnostic, at) = only(
+            &flow("provider \"p\" adapter=\"codex\" { command \"codex\" \"--fast\"; }"),
+            Code::UnknownChild,
+        );
+        assert_eq!(at, "command");
+        assert_eq!(
+            diagnostic.message,
+            "the `codex` adapter does not read `command`"
+        );
+        assert_eq!(
+            codes(&flow(
+                "provider \"p\" adapter=\"openai\" cassette=\"x.cassette\" latency=\"1s\""
+            )),
+            [Code::UnknownProperty, Code::UnknownProperty]
+        );
+        assert_eq!(
+            codes(&flow(
+                "provider \"p\" adapter=\"in-process\" base-url=\"http://127.0.0.1:1\""
+            )),
+            [Code::UnknownProperty]
+        );
+        assert_eq!(
+            codes(&flow(
+                "provider \"p\" adapter=\"acp\" base-url=\"http://127.0.0.1:1\" { command \"agent\"; }"
+            )),
+            []
+        );
+    }
+
+    #[test]
+    fn a_gemini_provider_needs_its_key_variable() {
+        let (diagnostic, at) = only(
+            &flow("provider \"p\" adapter=\"gemini\""),
+            Code::MissingProperty,
+        );
+        assert_eq!(at, "provider");
+        assert!(diagnostic.help.unwrap().contains("api-key-env="));
+        assert_eq!(
+            codes(&flow(
+                "provider \"p\" adapter=\"gemini\" api-key-env=\"GEMINI_API_KEY\""
+            )),
+            []
+        );
+        // Anthropic's key has a default variable.
+        assert_eq!(codes(&flow("provider \"p\" adapter=\"anthropic\"")), []);
     }
 
     #[test]

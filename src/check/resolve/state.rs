@@ -46,12 +46,17 @@ pub(super) fn resolve_state(r: &mut Resolver<'_>, state: &Checked<'_>) -> Vec<St
         }
         let migrate = r.template(field.prop("migrate"));
         if let Some(migrate) = &migrate {
-            check_migrate(r, migrate, state.prop("version").is_some());
+            let version = state.prop("version").map(|entry| match entry.value {
+                crate::syntax::kdl::Value::Integer(n) => Some(n),
+                _ => None,
+            });
+            check_migrate(r, migrate, version);
         }
         fields.push(StateField {
             name,
             ty,
             default,
+            default_span: field.prop("default").map(|entry| entry.value_span),
             reducer,
             max_items: max_items.map(|n| n.value),
             description: r.string(field.prop("description")).map(|text| text.value),
@@ -72,7 +77,11 @@ const MIGRATE_READS: [&str; 4] = ["old", "state", "version", "input"];
 
 /// A `migrate=` expression parses, reads only what a migration has, and has a version to
 /// migrate to.
-fn check_migrate(r: &mut Resolver<'_>, migrate: &crate::ir::Template, versioned: bool) {
+fn check_migrate(
+    r: &mut Resolver<'_>,
+    migrate: &crate::ir::Template,
+    version: Option<Option<i128>>,
+) {
     let env = minijinja::Environment::new();
     match env.compile_expression(&migrate.source) {
         Err(error) => r.report(
@@ -107,15 +116,25 @@ fn check_migrate(r: &mut Resolver<'_>, migrate: &crate::ir::Template, versioned:
             }
         }
     }
-    if !versioned {
+    // Runs stored without a version are version 1: a migration to version 1 (or to none)
+    // has nothing older to start from.
+    let never_runs = match version {
+        None => Some("no `version=`: the state is version 1, like every run stored without one"),
+        Some(Some(version)) if version <= 1 => {
+            Some("version 1 is the version of runs stored without one: none is older")
+        }
+        // Not an integer: `version=` reports it.
+        Some(_) => None,
+    };
+    if let Some(why) = never_runs {
         r.report(
             Diagnostic::new(
-                Code::InvalidValue,
+                Code::UnusedMigration,
                 migrate.span,
-                "`migrate` never runs without `state version=N`",
+                "this `migrate` can never run",
             )
-            .label("no state version to migrate to")
-            .help("give the state a version above the one stored runs have (`state version=2 { … }`; runs without one are version 1)"),
+            .label(why)
+            .help("give the state a version above the one stored runs have (`state version=2 { … }`) when the field changes, or remove `migrate=`"),
         );
     }
 }

@@ -147,6 +147,7 @@ mod tests {
             name: Spanned::new(name.to_owned(), Span::default()),
             ty,
             default: None,
+            default_span: None,
             description: None,
             span: Span::default(),
         };

@@ -130,6 +130,7 @@ impl Wf {
             name: sp(name.to_owned()),
             ty,
             default,
+            default_span: None,
             reducer,
             max_items: None,
             description: None,

@@ -290,6 +290,7 @@ async fn agents_render_prompts_parse_json_and_record_outputs() {
         name: sp("target".to_owned()),
         ty: ValueType::String,
         default: Some(json!("src/")),
+        default_span: None,
         description: None,
         span: span(),
     });
@@ -367,6 +368,7 @@ async fn inputs_are_required_typed_and_known() {
             name: sp("count".to_owned()),
             ty: ValueType::Integer,
             default: None,
+            default_span: None,
             description: None,
             span: span(),
         });
@@ -427,6 +429,7 @@ async fn subgraphs_run_the_callee_with_mapped_inputs_and_outputs() {
         name: sp("x".to_owned()),
         ty: ValueType::Integer,
         default: None,
+        default_span: None,
         description: None,
         span: span(),
     });

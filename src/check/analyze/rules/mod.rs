@@ -3,6 +3,7 @@
 //! called workflows.
 
 pub(super) mod custom_tool_use;
+pub(super) mod default_schema;
 pub(super) mod hook_cannot_block;
 pub(super) mod inline_secret;
 pub(super) mod invalid_answer_type;
