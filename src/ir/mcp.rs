@@ -51,6 +51,6 @@ pub enum McpTransport {
 pub struct McpEnv {
     /// The variable.
     pub name: Spanned<String>,
-    /// Its value; `None`: atomic's own value of the variable.
-    pub value: Option<String>,
+    /// Its value, passed as written; `None`: atomic's own value of the variable.
+    pub value: Option<Spanned<String>>,
 }

@@ -67,7 +67,7 @@ pub(crate) fn server_env(
         .iter()
         .map(|var| {
             let value = match &var.value {
-                Some(value) => value.clone(),
+                Some(value) => value.value.clone(),
                 None => passed_through(adapter, &server.name.value, &var.name.value, env)?,
             };
             Ok((var.name.value.clone(), value))
@@ -290,7 +290,7 @@ mod tests {
                 .iter()
                 .map(|(name, value)| McpEnv {
                     name: spanned(name),
-                    value: value.map(str::to_owned),
+                    value: value.map(spanned),
                 })
                 .collect(),
             span: Span::default(),

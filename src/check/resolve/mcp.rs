@@ -186,7 +186,23 @@ fn env(r: &mut Resolver<'_>, mcp: &Checked<'_>) -> Vec<McpEnv> {
             );
             continue;
         }
-        let value = r.string(child.arg(1)).map(|value| value.value);
+        let value = r.string(child.arg(1));
+        if let Some(value) = value.as_ref().filter(|value| value.value.contains("{{")) {
+            // The value reaches the server as written: a template there would be sent
+            // braces and all.
+            r.report(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    value.span,
+                    "an MCP server's `env` value is not a template",
+                )
+                .label("passed to the server as written, braces and all")
+                .help(format!(
+                    "to give the server a variable of atomic's environment, pass it through by name (`env \"{}\"` with the variable set under that name); write other values literally",
+                    name.value
+                )),
+            );
+        }
         env.push(McpEnv { name, value });
     }
     env
@@ -216,7 +232,13 @@ mod tests {
         };
         assert_eq!(command.len(), 2);
         assert_eq!(workflow.mcp[0].env[0].value, None);
-        assert_eq!(workflow.mcp[0].env[1].value.as_deref(), Some("ro"));
+        assert_eq!(
+            workflow.mcp[0].env[1]
+                .value
+                .as_ref()
+                .map(|value| value.value.as_str()),
+            Some("ro")
+        );
         assert!(matches!(
             &workflow.mcp[1].transport,
             McpTransport::Http {
@@ -247,6 +269,10 @@ mod tests {
             (
                 "mcp \"x\" { command \"a\"; env \"A\"; env \"A\"; }",
                 Code::DuplicateProperty,
+            ),
+            (
+                "mcp \"x\" { command \"a\"; env \"TOKEN\" \"{{ env.GH_TOKEN }}\"; }",
+                Code::InvalidValue,
             ),
             (
                 "mcp \"x\" { command \"a\"; }\nmcp \"x\" { command \"b\"; }",

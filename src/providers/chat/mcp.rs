@@ -313,7 +313,7 @@ mod tests {
             },
             env: vec![crate::ir::McpEnv {
                 name: spanned("NOTE_FILE"),
-                value: Some(dir.path().join("notes.txt").display().to_string()),
+                value: Some(spanned(&dir.path().join("notes.txt").display().to_string())),
             }],
             span: crate::source::Span::default(),
         };

@@ -2,7 +2,8 @@
 //!
 //! ## What it does
 //! Scans every string the workflow holds (prompts, command arguments, `env` values, `set`
-//! values, provider settings and options, agent options, hook commands, defaults, choices)
+//! values, provider settings and options, agent options, MCP servers' commands, URLs and
+//! `env` values, hook commands, defaults, choices)
 //! for the shapes of well-known credentials: Anthropic (`sk-ant-…`) and OpenAI (`sk-…`)
 //! keys, GitHub tokens (`ghp_…`, `gho_…`, `ghu_…`, `ghs_…`, `ghr_…`, `github_pat_…`), AWS
 //! access key ids (`AKIA…`) and Slack tokens (`xoxb-…`, `xoxp-…`, …). The message never
@@ -22,8 +23,8 @@
 //! ```
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{NodeKind, Template};
-use crate::source::Span;
+use crate::ir::{McpServer, McpTransport, NodeKind, Template};
+use crate::source::{Span, Spanned};
 
 use super::super::driver::Facts;
 use crate::check::value::find_secrets;
@@ -71,6 +72,13 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         }
         scan_json_map(&provider.options, provider.span, &mut report);
     }
+    let agents_servers = workflow.nodes.iter().flat_map(|node| match &node.kind {
+        NodeKind::Agent(agent) => agent.mcp.as_slice(),
+        _ => &[],
+    });
+    for server in workflow.mcp.iter().chain(agents_servers) {
+        scan_server(server, &mut report);
+    }
     for hook in &workflow.hooks {
         for arg in &hook.run {
             scan_text(&arg.value, arg.span, &mut report);
@@ -85,6 +93,19 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
         if let Some(default) = &field.default {
             scan_json(default, field.span, &mut report);
         }
+    }
+}
+
+/// An MCP server's command line, URL and `env` values: a token given to a server is as
+/// leaked in the file as one given to a provider.
+fn scan_server(server: &McpServer, report: &mut impl FnMut(Span, &str)) {
+    let reach: Vec<&Spanned<String>> = match &server.transport {
+        McpTransport::Stdio { command } => command.iter().collect(),
+        McpTransport::Http { url, .. } => vec![url],
+    };
+    let values = server.env.iter().filter_map(|var| var.value.as_ref());
+    for field in reach.into_iter().chain(values) {
+        scan_text(&field.value, field.span, report);
     }
 }
 
