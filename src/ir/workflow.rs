@@ -133,28 +133,35 @@ impl Workflow {
     /// checker and the runtime both ask this, so they never disagree.
     #[must_use]
     pub fn agent_provider_name<'a>(&'a self, agent: &'a Agent) -> Option<&'a Spanned<String>> {
-        let mut current = agent;
-        let mut hops = 0;
-        loop {
-            if let Some(name) = &current.provider {
-                return Some(name);
-            }
-            let next = current
-                .use_
-                .as_ref()
-                .and_then(|name| self.find_node(&name.value));
-            match next.map(|idx| &self.node(idx).kind) {
-                Some(NodeKind::Agent(next)) if hops < 16 => current = next,
-                _ => break,
-            }
-            hops += 1;
-        }
-        self.default_provider
-            .as_ref()
+        self.agent_chain(agent)
+            .iter()
+            .find_map(|agent| agent.provider.as_ref())
+            .or(self.default_provider.as_ref())
             .or(match self.providers.as_slice() {
                 [only] => Some(&only.name),
                 _ => None,
             })
+    }
+
+    /// `agent`, then the agents its `use=` chain reaches, nearest first: the order it
+    /// inherits settings in (the nearest that sets one wins). Bounded and cycle-safe.
+    #[must_use]
+    pub fn agent_chain<'a>(&'a self, agent: &'a Agent) -> Vec<&'a Agent> {
+        let mut chain = vec![agent];
+        let mut current = agent;
+        while let Some(name) = &current.use_ {
+            let Some(NodeKind::Agent(next)) =
+                self.find_node(&name.value).map(|idx| &self.node(idx).kind)
+            else {
+                break;
+            };
+            if chain.len() > 16 || chain.iter().any(|seen| std::ptr::eq(*seen, &**next)) {
+                break;
+            }
+            chain.push(next);
+            current = next;
+        }
+        chain
     }
 
     /// The custom tool with this name, among those the workflow uses.

@@ -4,7 +4,9 @@
 
 use super::resolver::OptionSite;
 use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
-use crate::ir::{Agent, NodeKind, OptionProblem, ProviderDecl, Workflow, adapter_info};
+use crate::ir::{
+    AdapterInfo, Agent, NodeKind, OptionProblem, ProviderDecl, Workflow, adapter_info,
+};
 use crate::source::{Span, Spanned};
 
 /// Reports `missing-provider` and `unsupported-feature`.
@@ -20,7 +22,7 @@ pub(super) fn check_providers(workflow: &Workflow, out: &mut Vec<Diagnostic>) {
         let Some(provider) = workflow.provider(&name.value) else {
             continue;
         };
-        check_features(workflow, agent, provider, out);
+        check_features(workflow, &node.id, agent, provider, out);
     }
 }
 
@@ -38,7 +40,7 @@ pub fn agent_features(workflow: &Workflow, on: impl Fn(&ProviderDecl) -> bool) -
             .agent_provider_name(agent)
             .and_then(|name| workflow.provider(&name.value));
         if let Some(provider) = provider.filter(|provider| on(provider)) {
-            check_features(workflow, agent, provider, &mut out);
+            check_features(workflow, &node.id, agent, provider, &mut out);
         }
     }
     out
@@ -152,8 +154,138 @@ fn missing_provider(workflow: &Workflow, id: &Spanned<String>) -> Diagnostic {
     .help(help)
 }
 
+/// Something an agent may ask of its adapter.
+#[derive(Clone, Copy)]
+enum Feature {
+    Tools,
+    PermissionModes,
+    AskingPeople,
+    SystemPrompt,
+    Sessions,
+    TurnLimit,
+    Sandbox,
+    McpServers,
+}
+
+impl Feature {
+    /// How messages name it: "the `x` adapter does not support {this}".
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Tools => "tools",
+            Self::PermissionModes => "permission modes",
+            Self::AskingPeople => "asking a person for permission (`permission=\"ask\"`)",
+            Self::SystemPrompt => "a system prompt",
+            Self::Sessions => "resumed sessions",
+            Self::TurnLimit => "a turn limit",
+            Self::Sandbox => "running in a `sandbox`",
+            Self::McpServers => "MCP servers",
+        }
+    }
+
+    fn supported(self, info: &AdapterInfo) -> bool {
+        match self {
+            Self::Tools => info.tools,
+            Self::PermissionModes => info.permission_modes,
+            Self::AskingPeople => info.asks_people,
+            Self::SystemPrompt => info.system_prompt,
+            Self::Sessions => info.sessions,
+            Self::TurnLimit => info.max_turns,
+            Self::Sandbox => info.sandboxes,
+            // A recording played back has its calls of them already.
+            Self::McpServers => crate::ir::takes_mcp(info.name) || crate::ir::plays_back(info.name),
+        }
+    }
+}
+
+/// One thing an agent asks of its adapter, and the agent of its `use=` chain that wrote it.
+struct Ask<'w> {
+    span: Span,
+    feature: Feature,
+    holder: &'w Agent,
+}
+
+/// What `agent` asks of its adapter: its own settings, else the nearest agent's its `use=`
+/// chain reaches (the runtime's order).
+fn asks<'w>(workflow: &'w Workflow, agent: &'w Agent) -> Vec<Ask<'w>> {
+    let chain = workflow.agent_chain(agent);
+    let mut asks = Vec::new();
+    let nearest = |get: &dyn Fn(&'w Agent) -> Option<Span>| {
+        chain
+            .iter()
+            .find_map(|holder| get(holder).map(|span| (*holder, span)))
+    };
+    let mut ask = |found: Option<(&'w Agent, Span)>, feature: Feature| {
+        if let Some((holder, span)) = found {
+            asks.push(Ask {
+                span,
+                feature,
+                holder,
+            });
+        }
+    };
+    ask(
+        nearest(&|holder| {
+            let (first, last) = (holder.tools.first()?, holder.tools.last()?);
+            Some(first.span.to(last.span))
+        }),
+        Feature::Tools,
+    );
+    let permission = chain
+        .iter()
+        .find_map(|holder| holder.permission.as_ref().map(|p| (*holder, p)));
+    if let Some((holder, permission)) = permission {
+        ask(Some((holder, permission.span)), Feature::PermissionModes);
+        if permission.value == crate::ir::PermissionMode::Ask {
+            ask(Some((holder, permission.span)), Feature::AskingPeople);
+        }
+    }
+    ask(
+        nearest(&|holder| holder.system.as_ref().map(|system| system.span)),
+        Feature::SystemPrompt,
+    );
+    // A discovered agent or skill reaches the model as system prompt.
+    ask(
+        nearest(&|holder| {
+            holder
+                .use_
+                .as_ref()
+                .filter(|used| used.value.starts_with("agent:") || used.value.starts_with("skill:"))
+                .map(|used| used.span)
+        }),
+        Feature::SystemPrompt,
+    );
+    // `session=` is the agent's own: it is not inherited.
+    ask(
+        agent.session.as_ref().map(|session| (agent, session.span)),
+        Feature::Sessions,
+    );
+    ask(
+        nearest(&|holder| holder.max_turns.as_ref().map(|max| max.span)),
+        Feature::TurnLimit,
+    );
+    // The chain's sandbox, or the workflow's the agent runs in.
+    let sandbox = chain
+        .iter()
+        .find_map(|holder| holder.sandbox.as_ref().map(|sandbox| (*holder, sandbox)))
+        .or(workflow.sandbox.as_ref().map(|sandbox| (agent, sandbox)))
+        .filter(|(_, sandbox)| sandbox.confines());
+    ask(
+        sandbox.map(|(holder, sandbox)| (holder, sandbox.span)),
+        Feature::Sandbox,
+    );
+    // The workflow's servers go to the agents whose adapter takes them; the chain's own
+    // must be usable.
+    for holder in &chain {
+        for server in &holder.mcp {
+            ask(Some((holder, server.span)), Feature::McpServers);
+        }
+    }
+    asks
+}
+
 fn check_features(
     workflow: &Workflow,
+    id: &Spanned<String>,
     agent: &Agent,
     provider: &ProviderDecl,
     out: &mut Vec<Diagnostic>,
@@ -161,73 +293,51 @@ fn check_features(
     let Some(info) = adapter_info(&provider.adapter.value) else {
         return;
     };
-    let mut asks: Vec<(Span, &str, bool)> = Vec::new();
-    if let (Some(first), Some(last)) = (agent.tools.first(), agent.tools.last()) {
-        asks.push((first.span.to(last.span), "tools", info.tools));
-    }
-    if let Some(permission) = &agent.permission {
-        asks.push((permission.span, "permission modes", info.permission_modes));
-        if permission.value == crate::ir::PermissionMode::Ask && info.permission_modes {
-            asks.push((
-                permission.span,
-                "asking a person for permission (`permission=\"ask\"`)",
-                info.asks_people,
-            ));
-        }
-    }
-    if let Some(system) = &agent.system {
-        asks.push((system.span, "a system prompt", info.system_prompt));
-    }
-    // A discovered agent or skill reaches the model as system prompt.
-    if let Some(used) = agent
-        .use_
-        .as_ref()
-        .filter(|used| used.value.starts_with("agent:") || used.value.starts_with("skill:"))
-    {
-        asks.push((used.span, "a system prompt", info.system_prompt));
-    }
-    if let Some(session) = &agent.session {
-        asks.push((session.span, "resumed sessions", info.sessions));
-    }
-    if let Some(max_turns) = &agent.max_turns {
-        asks.push((max_turns.span, "a turn limit", info.max_turns));
-    }
-    // The agent's own sandbox, or the workflow's it runs in.
-    if let Some(sandbox) = agent
-        .sandbox
-        .as_ref()
-        .or(workflow.sandbox.as_ref())
-        .filter(|sandbox| sandbox.confines())
-    {
-        asks.push((sandbox.span, "running in a `sandbox`", info.sandboxes));
-    }
-    // The workflow's servers go to the agents whose adapter takes them; an agent's own
-    // must be usable (a recording played back has its calls of them already).
-    for server in &agent.mcp {
-        asks.push((
-            server.span,
-            "MCP servers",
-            crate::ir::takes_mcp(info.name) || crate::ir::plays_back(info.name),
-        ));
-    }
-    for (span, feature, supported) in asks {
-        if supported {
+    for ask in asks(workflow, agent) {
+        if ask.feature.supported(info) {
             continue;
         }
+        // Asking a person is judged only where permission modes are: one report, not two.
+        if matches!(ask.feature, Feature::AskingPeople) && !info.permission_modes {
+            continue;
+        }
+        let inherited = !std::ptr::eq(ask.holder, agent);
+        let holder_can = workflow
+            .agent_provider(ask.holder)
+            .and_then(|provider| adapter_info(&provider.adapter.value))
+            .is_some_and(|holder_info| ask.feature.supported(holder_info));
+        if inherited && !holder_can {
+            // The agent it comes from cannot have it either, and is reported there.
+            continue;
+        }
+        let feature = ask.feature.describe();
+        let mut diagnostic = Diagnostic::new(
+            Code::UnsupportedFeature,
+            ask.span,
+            format!("the `{}` adapter does not support {feature}", info.name),
+        );
+        let help = match (inherited, &agent.use_) {
+            (true, Some(used)) => {
+                diagnostic = diagnostic
+                    .label(format!("`{}` inherits this through `use=`", id.value))
+                    .with_label(used.span, format!("`{}` inherits from here", id.value));
+                format!(
+                    "give `{}` its own setting, or a provider whose adapter supports {feature}, or stop inheriting it",
+                    id.value
+                )
+            }
+            _ => {
+                diagnostic = diagnostic.label(format!("needs {feature}"));
+                format!("remove it, or use a provider whose adapter supports {feature}")
+            }
+        };
         out.push(
-            Diagnostic::new(
-                Code::UnsupportedFeature,
-                span,
-                format!("the `{}` adapter does not support {feature}", info.name),
-            )
-            .label(format!("needs {feature}"))
-            .with_label(
-                provider.adapter.span,
-                format!("provider `{}` uses `{}`", provider.name.value, info.name),
-            )
-            .help(format!(
-                "remove it, or use a provider whose adapter supports {feature}"
-            )),
+            diagnostic
+                .with_label(
+                    provider.adapter.span,
+                    format!("provider `{}` uses `{}`", provider.name.value, info.name),
+                )
+                .help(help),
         );
     }
 }

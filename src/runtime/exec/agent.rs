@@ -34,23 +34,9 @@ struct Settings<'a> {
 
 impl<'a> Settings<'a> {
     fn resolve(shared: &'a Shared, agent: &'a Agent) -> Self {
-        let workflow = shared.workflow();
-        let mut chain = vec![agent];
-        let mut current = agent;
-        while let Some(name) = &current.use_ {
-            let Some(NodeKind::Agent(next)) = workflow
-                .find_node(&name.value)
-                .map(|idx| &workflow.node(idx).kind)
-            else {
-                break;
-            };
-            if chain.len() > 16 || chain.iter().any(|seen| std::ptr::eq(*seen, &**next)) {
-                break;
-            }
-            chain.push(next);
-            current = next;
+        Self {
+            chain: shared.workflow().agent_chain(agent),
         }
-        Self { chain }
     }
 
     fn first<T: ?Sized>(&self, get: impl Fn(&'a Agent) -> Option<&'a T>) -> Option<&'a T> {
