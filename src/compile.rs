@@ -80,6 +80,17 @@ pub fn compile(
     // only the comments): it is about as large as the IR.
     let resolved = check::resolve(sources, file, document);
     diagnostics.extend(resolved.diagnostics);
+    // One report of nesting too deep: the checker's limit is reached before the parser's.
+    if let Some(first) = diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.code == Code::NestingTooDeep)
+        .map(|diagnostic| diagnostic.span.start)
+        .min()
+    {
+        diagnostics.retain(|diagnostic| {
+            diagnostic.code != Code::NestingTooDeep || diagnostic.span.start == first
+        });
+    }
     let mut workflow = resolved.value;
     if let (Some(resolved), Some(adapter)) = (&mut workflow, config.adapter()) {
         // What the written adapters were asked is no longer the question; what the
@@ -197,7 +208,8 @@ pub fn compile(
 fn drop_syntax_echoes(sources: &Sources, diagnostics: &mut Vec<Diagnostic>) {
     let broken: Vec<Span> = diagnostics
         .iter()
-        .filter(|d| d.is_error() && d.code.group() == "syntax")
+        // Blocks cut off for nesting too deep are as unread as broken text.
+        .filter(|d| d.is_error() && (d.code.group() == "syntax" || d.code == Code::NestingTooDeep))
         .map(|d| d.span)
         .collect();
     if broken.is_empty() {

@@ -123,6 +123,8 @@ codes! {
     InvalidRegex = "invalid-regex", Error, "structure";
     /// A literal default or value does not match the declared type.
     InvalidDefault = "invalid-default", Error, "structure";
+    /// Blocks are nested deeper than atomic reads (64 levels of statements).
+    NestingTooDeep = "nesting-too-deep", Error, "structure";
     /// The workflow needs a newer atomic than this one.
     IncompatibleVersion = "incompatible-version", Error, "structure";
 

@@ -417,6 +417,11 @@ impl Code {
                 why: r#"It is dead configuration, or an agent meant to use it names another one."#,
                 advice: r#"Remove it, or point the agent that should use it at it."#,
             },
+            Code::NestingTooDeep => Explanation {
+                fires: r#"Blocks (`loop`, `parallel`, `decision` branches, …) are nested more than 64 levels deep. The parser itself stops reading blocks deeper than 128."#,
+                why: r#"Nobody can follow a workflow that deep, and every stage after parsing walks the nesting: a limit keeps a runaway or generated file from exhausting the stack. What lies deeper is not checked, so the workflow cannot run."#,
+                advice: r#"Flatten it: move the inner part into a workflow of its own and call it with `subgraph`, or join nested loops into one."#,
+            },
             Code::UnusedMigration => Explanation {
                 fires: r#"A state field has `migrate=`, and the state has no `version=`, or `version=1`."#,
                 why: r#"A migration runs when a run stored at an earlier state version resumes. Runs stored without a version are version 1, so at version 1 there is nothing older to migrate from: the expression is dead code, and a run stored before the change resumes with the old value untouched."#,

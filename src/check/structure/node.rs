@@ -4,6 +4,7 @@ use super::Checked;
 use super::value::{Expect, What, check_value};
 use crate::check::grammar::{Grammar, NodeSpec};
 use crate::diagnostic::{Code, Diagnostic, did_you_mean, expected_one_of};
+use crate::source::Span;
 use crate::syntax::kdl::{Entry, Node, Value};
 
 /// Nesting deeper than this is not descended into (and reported once), so hostile input
@@ -238,14 +239,21 @@ fn check_children<'a>(
         return Vec::new();
     }
     if depth >= MAX_DEPTH {
+        // The block's `{`, not the block: a label over a thousand nested lines would
+        // echo them all.
+        let brace = Span::new(
+            block.span.source,
+            block.span.start as usize,
+            block.span.start as usize + 1,
+        );
         out.push(
             Diagnostic::new(
-                Code::UnknownChild,
-                block.span,
-                "blocks are nested too deeply",
+                Code::NestingTooDeep,
+                brace,
+                format!("blocks are nested more than {MAX_DEPTH} levels deep"),
             )
-            .label(format!("more than {MAX_DEPTH} levels deep"))
-            .help("flatten the workflow, e.g. with a `subgraph`"),
+            .label(format!("level {} opens here; what it holds is not checked", MAX_DEPTH + 1))
+            .help("flatten the workflow: move the inner part into a workflow of its own and call it with `subgraph`"),
         );
         return Vec::new();
     }

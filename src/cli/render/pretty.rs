@@ -8,7 +8,7 @@ use miette::{
 };
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::source::Sources;
+use crate::source::{Sources, Span};
 
 /// How to draw reports.
 #[derive(Clone, Copy, Debug)]
@@ -238,15 +238,73 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let primary =
-            LabeledSpan::new_primary_with_span(self.diagnostic.label.clone(), self.diagnostic.span);
+        let text = self.source.text.as_str();
+        let (span, label) = capped(text, self.diagnostic.span, self.diagnostic.label.clone());
+        let primary = LabeledSpan::new_primary_with_span(label, span);
         // miette draws one file per report; labels elsewhere are drawn by `related`.
         let secondary = self
             .diagnostic
             .labels
             .iter()
             .filter(|label| label.span.source == self.diagnostic.span.source)
-            .map(|label| LabeledSpan::new_with_span(Some(label.message.clone()), label.span));
+            .map(|label| {
+                let (span, message) = capped(text, label.span, Some(label.message.clone()));
+                LabeledSpan::new_with_span(message, span)
+            });
         Some(Box::new(std::iter::once(primary).chain(secondary)))
+    }
+}
+
+/// The most source lines one label echoes. A longer span (a block of a thousand lines) is
+/// drawn as its first line, its label saying how many it leaves out, as rustc does: the
+/// terminal shows where, not the whole text again.
+const MAX_ECHOED_LINES: usize = 6;
+
+/// `span` and its label as drawn: cut to its first line when it covers more than
+/// [`MAX_ECHOED_LINES`].
+fn capped(text: &str, span: Span, label: Option<String>) -> (Span, Option<String>) {
+    let (start, end) = (span.start as usize, span.end as usize);
+    let Some(covered) = text.get(start..end.min(text.len())) else {
+        return (span, label);
+    };
+    let lines = covered.lines().count();
+    if lines <= MAX_ECHOED_LINES {
+        return (span, label);
+    }
+    let first_line = covered.find('\n').unwrap_or(covered.len());
+    let more = format!("(and {} more lines)", lines - 1);
+    let label = Some(match label {
+        Some(label) => format!("{label} {more}"),
+        None => more,
+    });
+    (Span::new(span.source, start, start + first_line), label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Code;
+    use crate::source::SourceId;
+
+    #[test]
+    fn a_label_over_many_lines_echoes_its_first_line_only() {
+        let text: String = (0..1_000).map(|n| format!("line {n} {{\n")).collect();
+        let mut sources = Sources::new();
+        let id = sources.add("big.kdl", text.clone());
+        assert_eq!(id, SourceId(0));
+        let diagnostic = Diagnostic::new(Code::EmptyBlock, Span::new(id, 0, text.len()), "big")
+            .label("the whole block");
+        let out = render(&sources, &[diagnostic], Style::plain(100));
+        assert!(out.lines().count() < 20, "{out}");
+        assert!(
+            out.contains("the whole block (and 999 more lines)"),
+            "{out}"
+        );
+        // A short span is drawn whole.
+        let (span, label) = capped(&text, Span::new(id, 0, 20), Some("two".into()));
+        assert_eq!(
+            (span, label.as_deref()),
+            (Span::new(id, 0, 20), Some("two"))
+        );
     }
 }

@@ -505,7 +505,7 @@ fn parse_children(cursor: &mut Cursor<'_>, depth: usize) -> Document {
     if depth > MAX_DEPTH {
         let span = cursor.span(open, open + 1);
         cursor.error(
-            Code::SyntaxError,
+            Code::NestingTooDeep,
             span,
             format!("children blocks are nested more than {MAX_DEPTH} deep"),
             "too deep",
