@@ -153,6 +153,26 @@ pub(super) fn item_name(
             "a name the body already reads",
             why,
         )
+    } else if let Some(outer) = r
+        .items_in_scope
+        .iter()
+        .find(|outer| outer.value == name.value)
+    {
+        let outer = outer.span;
+        r.report(
+            Diagnostic::new(
+                Code::InvalidId,
+                name.span,
+                format!("`{}` already names an enclosing item", name.value),
+            )
+            .label(format!("hides the outer `{}` from this body", name.value))
+            .with_label(outer, "the outer one")
+            .help(format!(
+                "give this {what} another name (`as=\"inner_{}\"`): the body could no longer read the outer one",
+                name.value
+            )),
+        );
+        return name;
     } else {
         return name;
     };
@@ -162,6 +182,19 @@ pub(super) fn item_name(
             .help(help),
     );
     Spanned::new(default.to_owned(), name.span)
+}
+
+/// Resolves a body with `name` (a for-each item or a task) in scope: nested bodies must
+/// not reuse it.
+pub(super) fn with_item<T>(
+    r: &mut Resolver<'_>,
+    name: &Spanned<String>,
+    body: impl FnOnce(&mut Resolver<'_>) -> T,
+) -> T {
+    r.items_in_scope.push(name.clone());
+    let resolved = body(r);
+    r.items_in_scope.pop();
+    resolved
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! "<name>" { … }` is a branch of several statements. With `for-each`, the whole body is the
 //! single branch, named after the `parallel`.
 
-use super::common::item_name;
+use super::common::{item_name, with_item};
 use super::ids::IdAllocator;
 use super::looping::empty_block;
 use super::resolver::Resolver;
@@ -42,7 +42,11 @@ pub(super) fn resolve_parallel(
                 .help("its whole block runs once per item: put the statements directly inside it"),
             );
         }
-        let body = resolve_block(r, ids, checked, Some(idx));
+        let item = for_each.as_ref().map(|for_each| for_each.as_.clone());
+        let body = match &item {
+            Some(item) => with_item(r, item, |r| resolve_block(r, ids, checked, Some(idx))),
+            None => resolve_block(r, ids, checked, Some(idx)),
+        };
         let name = r.node(idx).id.clone();
         if body.nodes.is_empty() {
             Vec::new()

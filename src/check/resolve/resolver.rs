@@ -18,6 +18,9 @@ pub(super) struct Resolver<'a> {
     pub(super) nodes: Vec<Node>,
     /// Every `option` child written, checked against its adapter once providers are known.
     pub(super) option_sites: Vec<OptionSite>,
+    /// The `as=` names of the for-each parallels and task-loops being resolved, outermost
+    /// first: a body inside them reads each.
+    pub(super) items_in_scope: Vec<Spanned<String>>,
 }
 
 /// One `option "name" value` child, and whose it is.
@@ -50,6 +53,7 @@ impl<'a> Resolver<'a> {
             out,
             nodes: Vec::new(),
             option_sites: Vec::new(),
+            items_in_scope: Vec::new(),
         }
     }
 

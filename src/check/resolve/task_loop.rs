@@ -3,7 +3,7 @@
 //! tasks of a tasks file, its whole block the single branch, so every later stage treats
 //! the body as a `for-each` body (its variable, `index`, the writes of its items).
 
-use super::common::item_name;
+use super::common::{item_name, with_item};
 use super::ids::IdAllocator;
 use super::looping::empty_block;
 use super::resolver::Resolver;
@@ -45,7 +45,7 @@ pub(super) fn resolve_task_loop(
         _ => TaskStatus::Passing,
     };
     let max_iterations = max_iterations(r, checked);
-    let body = resolve_block(r, ids, checked, Some(idx));
+    let body = with_item(r, &as_, |r| resolve_block(r, ids, checked, Some(idx)));
     let branches = if body.nodes.is_empty() {
         r.report(empty_block(checked, "task-loop"));
         Vec::new()
