@@ -8,10 +8,15 @@
 //! the called workflow. A `for-each` item is tainted if its list expression is. Tool output
 //! is not a source (it is what the command printed). The analysis is flow-insensitive: one
 //! tainted write taints the field everywhere.
+//!
+//! A value that can only be a number or a boolean, or one of the workflow's own choices,
+//! carries no text: a state field or input typed `integer`, `number` or `boolean` (writes
+//! are converted to the type or fail), and a `wait` answer typed so or chosen from its
+//! `choice`s, are never tainted.
 
 use std::collections::HashMap;
 
-use crate::ir::{NodeIdx, NodeKind, OnError, Workflow};
+use crate::ir::{AnswerType, NodeIdx, NodeKind, OnError, ValueType, Workflow};
 
 use super::callees::Callees;
 use super::model::{Model, Site};
@@ -76,7 +81,7 @@ impl Taints {
                     kind: Kind::Agent,
                     origin: format!("the reply of agent `{}`", node.id.value),
                 }),
-                NodeKind::Wait(_) => Some(Source {
+                NodeKind::Wait(wait) if !typed_answer(&wait.answer) => Some(Source {
                     kind: Kind::Answer,
                     origin: format!("the answer to `{}`", node.id.value),
                 }),
@@ -84,7 +89,7 @@ impl Taints {
             };
             if let Some(source) = direct {
                 for write in model.writes(idx).iter().filter(|write| !write.fallback) {
-                    changed |= self.taint_field(&write.field.value, &source);
+                    changed |= self.taint_field(workflow, &write.field.value, &source);
                 }
             }
             if let NodeKind::Subgraph(subgraph) = &node.kind
@@ -93,7 +98,7 @@ impl Taints {
                 for (caller, callee_field) in &subgraph.outputs {
                     if let Some(source) = callee.fields.get(&callee_field.value) {
                         let source = source.clone();
-                        changed |= self.taint_field(&caller.value, &source);
+                        changed |= self.taint_field(workflow, &caller.value, &source);
                     }
                 }
             }
@@ -137,14 +142,21 @@ impl Taints {
                     .iter()
                     .find_map(|read| self.read(model, idx, read));
                 if let Some(source) = source {
-                    changed |= self.taint_field(field, &source);
+                    changed |= self.taint_field(workflow, field, &source);
                 }
             }
         }
         changed
     }
 
-    fn taint_field(&mut self, field: &str, source: &Source) -> bool {
+    fn taint_field(&mut self, workflow: &Workflow, field: &str, source: &Source) -> bool {
+        let typed = workflow
+            .state
+            .iter()
+            .any(|declared| declared.name.value == field && scalar(&declared.ty));
+        if typed {
+            return false;
+        }
         match self.fields.get(field) {
             Some(existing) if existing.kind >= source.kind => false,
             _ => {
@@ -172,6 +184,14 @@ impl Taints {
     pub(crate) fn read(&self, model: &Model<'_>, node: NodeIdx, read: &Read) -> Option<Source> {
         let workflow: &Workflow = model.workflow;
         match (read.root(), read.member()) {
+            ("input", Some(name))
+                if workflow
+                    .inputs
+                    .iter()
+                    .any(|input| input.name.value == name && scalar(&input.ty)) =>
+            {
+                None
+            }
             ("input", Some(name)) => Some(Source {
                 kind: Kind::Input,
                 origin: format!("input `{name}`"),
@@ -187,7 +207,7 @@ impl Taints {
                         kind: Kind::Agent,
                         origin: format!("the reply of agent `{id}`"),
                     }),
-                    NodeKind::Wait(_) => Some(Source {
+                    NodeKind::Wait(wait) if !typed_answer(&wait.answer) => Some(Source {
                         kind: Kind::Answer,
                         origin: format!("the answer to `{id}`"),
                     }),
@@ -212,6 +232,19 @@ impl Taints {
             }
         }
     }
+}
+
+/// A type whose values carry no text.
+fn scalar(ty: &ValueType) -> bool {
+    matches!(
+        ty,
+        ValueType::Integer | ValueType::Number | ValueType::Boolean
+    )
+}
+
+/// A `wait` answer that is a number, a boolean, or one of the workflow's own choices.
+fn typed_answer(answer: &AnswerType) -> bool {
+    !matches!(answer, AnswerType::String | AnswerType::Json(_))
 }
 
 #[cfg(test)]

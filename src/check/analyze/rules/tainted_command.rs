@@ -19,8 +19,15 @@
 //! - `cwd`: an agent reply or answer may not pick the working directory (a build in a
 //!   directory the model chose runs that directory's build scripts). Inputs may: choosing
 //!   where to run is what a workflow input is for.
+//! - Code run by an interpreter is a script like a shell's: the argument after `bash -c`,
+//!   `sh -c`, `python3 -c`, `node -e`, `perl -e`, `ruby -e`, and `stdin` when the
+//!   interpreter reads its program there (`sh -s`, `python3 -`, or no program given); see
+//!   `interpreter`.
 //!
-//! `env` values, `stdin` and custom-tool `arg`s are the safe channels and are not checked.
+//! `env` values, `stdin` (of a program that reads data there) and custom-tool `arg`s are the
+//! safe channels and are not checked. A value that can only be a number, a boolean or one of
+//! the workflow's own choices (a typed field or input, a typed `wait` answer) carries no
+//! text to inject, and is not untrusted (see `taint`).
 //! A whole-argument value can still start with `-`; put `--` before it when the program
 //! supports that.
 //!
@@ -44,6 +51,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{NodeKind, Template};
 
 use super::super::driver::Facts;
+use super::super::interpreter::{CodePlaces, code_places};
 use super::super::model::Role;
 use super::super::reads::Read;
 use super::super::taint::{Kind, Taints};
@@ -60,12 +68,20 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     }
     let taints = Taints::compute(&facts.model, Some(&facts.callees));
     let mut seen = HashSet::new();
+    let mut code = (None, CodePlaces::default());
     for site in &facts.model.sites {
         let NodeKind::Tool(tool) = &workflow.node(site.node).kind else {
             continue;
         };
+        // A tool's sites are contiguous: its command line is read once.
+        if code.0 != Some(site.node) {
+            code = (Some(site.node), code_places(tool));
+        }
+        let places = &code.1;
         let place = match site.role {
             Role::Run(_) if tool.shell => Place::Script,
+            Role::Run(index) if places.argument == Some(index) => Place::Code,
+            Role::Stdin if places.stdin => Place::Code,
             Role::Run(0) => Place::Program,
             Role::Run(_) if is_whole_argument(site.template) => continue,
             Role::Run(_) if site.template.source.trim_start().starts_with('-') => Place::Option,
@@ -85,7 +101,10 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
             out.push(diagnostic(
                 facts,
                 site.node,
-                place,
+                (
+                    place,
+                    places.interpreter.as_deref().unwrap_or("the interpreter"),
+                ),
                 read,
                 &source.origin,
                 site.template,
@@ -97,6 +116,9 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
     Script,
+    /// The code an interpreter runs: `bash -c`'s script, `python3 -c`'s program, the
+    /// program an interpreter reads from stdin.
+    Code,
     Program,
     Option,
     Directory,
@@ -114,7 +136,7 @@ fn is_whole_argument(template: &Template) -> bool {
 fn diagnostic(
     facts: &Facts<'_>,
     node: crate::ir::NodeIdx,
-    place: Place,
+    (place, interpreter): (Place, &str),
     read: &Read,
     origin: &str,
     template: &Template,
@@ -125,6 +147,11 @@ fn diagnostic(
             format!("`{}` is interpolated into the shell script of `{id}`", read.path),
             format!("the shell parses {origin}"),
             "pass it through `env` or `stdin` instead, and quote it in the script (`\"$NAME\"`)".to_owned(),
+        ),
+        Place::Code => (
+            format!("`{}` is interpolated into the code `{id}` runs", read.path),
+            format!("{interpreter} runs {origin} as code"),
+            "keep the code fixed and hand it the value as data: through `env` (read as `$NAME`, `os.environ`, `process.env`), or as an argument after the code".to_owned(),
         ),
         Place::Program => (
             format!("`{}` picks the program `{id}` runs", read.path),
