@@ -138,6 +138,22 @@ impl ValueType {
         }
     }
 
+    /// The type a KDL `type=` (or a JSON Schema `"type"`) names: `string`, `integer`,
+    /// `number`, `boolean`, `array`, `object`, `any`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "string" => Self::String,
+            "integer" => Self::Integer,
+            "number" => Self::Number,
+            "boolean" => Self::Boolean,
+            "array" => Self::Array,
+            "object" => Self::Object,
+            "any" => Self::Any,
+            _ => return None,
+        })
+    }
+
     /// The KDL spelling.
     #[must_use]
     pub fn name(&self) -> &str {

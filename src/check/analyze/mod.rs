@@ -19,6 +19,7 @@ mod context;
 mod driver;
 mod edges_by_point;
 mod flow;
+mod infer;
 mod interpreter;
 mod model;
 mod read_cache;

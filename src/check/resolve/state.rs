@@ -158,15 +158,8 @@ pub(super) fn declared_type(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Valu
     if let Some(schema) = schema {
         return ValueType::Schema(schema);
     }
-    match ty.as_deref().map(String::as_str) {
-        Some("string") => ValueType::String,
-        Some("integer") => ValueType::Integer,
-        Some("number") => ValueType::Number,
-        Some("boolean") => ValueType::Boolean,
-        Some("array") => ValueType::Array,
-        Some("object") => ValueType::Object,
-        _ => ValueType::Any,
-    }
+    ty.and_then(|ty| ValueType::from_name(&ty.value))
+        .unwrap_or(ValueType::Any)
 }
 
 /// Reports an invalid or repeated name; `true` when the name is usable.

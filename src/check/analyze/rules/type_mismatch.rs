@@ -28,10 +28,12 @@
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{
-    Expr, NodeKind, OutputMap, OutputSource, ParseMode, StateField, ValueType, Workflow, value,
+    Expr, NodeKind, OutputMap, OutputSource, ParseMode, StateField, Tool, ValueType, Workflow,
+    value,
 };
 
 use super::super::driver::Facts;
+use super::super::infer::{Inferred, infer_expression};
 use super::super::model::replaces;
 
 /// Reports writes and iterations of the wrong type.
@@ -73,23 +75,33 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                             )),
                         );
                     }
-                } else if set.is_expr
-                    && let Some((path, from)) = path_type(workflow, &set.value)
-                    && value::never_fits(from, &field.ty)
-                {
+                } else if set.is_expr {
+                    let inferred = infer_expression(workflow, &set.value.source);
+                    let Some(reason) = inferred.never_converts(&field.ty) else {
+                        continue;
+                    };
+                    let message = match path_type(workflow, &set.value) {
+                        Some((path, from)) => format!(
+                            "`{id}` copies `{path}` ({}) into `{}`, a field of type `{}`",
+                            from.article(),
+                            field.name.value,
+                            field.ty.name()
+                        ),
+                        None => format!(
+                            "`{id}` writes {} to `{}`, a field of type `{}`",
+                            inferred.describe(),
+                            field.name.value,
+                            field.ty.name()
+                        ),
+                    };
                     out.push(
-                        Diagnostic::new(
-                            Code::TypeMismatch,
-                            set.value.span,
-                            format!(
-                                "`{id}` copies `{path}` ({}) into `{}`, a field of type `{}`",
-                                from.article(),
-                                field.name.value,
-                                field.ty.name()
-                            ),
-                        )
-                        .label(format!("{}, never {}", from.article(), field.ty.article()))
-                        .help("convert it in the expression, or change one of the two types"),
+                        Diagnostic::new(Code::TypeMismatch, set.value.span, message)
+                            .label(reason)
+                            .help(format!(
+                                "make the expression give {}{}, or change the field's type",
+                                field.ty.article(),
+                                conversion(&field.ty)
+                            )),
                     );
                 }
             }
@@ -97,13 +109,16 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                 for output in node.kind.outputs() {
                     check_output(workflow, id, output, out);
                 }
+                if let NodeKind::Tool(tool) = &node.kind {
+                    check_tool_arguments(facts, id, tool, out);
+                }
             }
             NodeKind::Parallel(parallel) => {
                 // A task-loop's items are read from its file, not evaluated.
                 let (Some(each), None) = (&parallel.for_each, &parallel.tasks) else {
                     continue;
                 };
-                let Some((path, ty)) = path_type(workflow, &each.items) else {
+                let Some(ty) = infer_expression(workflow, &each.items.source).ty() else {
                     continue;
                 };
                 // The runtime goes over a list, or an object's entries; nothing else.
@@ -116,7 +131,8 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
                             Code::TypeMismatch,
                             each.items.span,
                             format!(
-                                "`for-each` of `{id}` goes over `{path}`, {}, not a list",
+                                "`for-each` of `{id}` goes over `{}`, {}, not a list",
+                                each.items.source.trim(),
                                 ty.article()
                             ),
                         )
@@ -164,6 +180,72 @@ fn check_output(workflow: &Workflow, id: &str, output: &OutputMap, out: &mut Vec
             field.name.value
         )),
     );
+}
+
+/// A custom tool's `arg` that can never be the type its schema gives the argument: the
+/// runtime parses a non-string argument's text as JSON, and hands over the text when it
+/// does not parse, so the tool would get `"four"` for an integer.
+fn check_tool_arguments(facts: &Facts<'_>, id: &str, tool: &Tool, out: &mut Vec<Diagnostic>) {
+    let Some(custom) = tool.use_.as_ref().and_then(|name| {
+        facts
+            .tools
+            .iter()
+            .find(|custom| custom.name.value == name.value)
+    }) else {
+        return;
+    };
+    for (name, template) in &tool.args {
+        let Some(ty) = custom.schema["properties"][&name.value]["type"]
+            .as_str()
+            .and_then(ValueType::from_name)
+        else {
+            continue;
+        };
+        let inferred = if template.is_literal() {
+            Inferred::Const(serde_json::Value::String(template.source.clone()))
+        } else if let Some(expression) = whole_expression(&template.source) {
+            infer_expression(facts.workflow, expression)
+        } else {
+            continue;
+        };
+        let Some(reason) = inferred.never_converts(&ty) else {
+            continue;
+        };
+        out.push(
+            Diagnostic::new(
+                Code::TypeMismatch,
+                template.span,
+                format!(
+                    "`{id}` gives {} as `{}`, an argument of type `{}` of custom tool `{}`",
+                    inferred.describe(),
+                    name.value,
+                    ty.name(),
+                    custom.name.value
+                ),
+            )
+            .label(reason)
+            .help(format!("give {}", ty.article())),
+        );
+    }
+}
+
+/// How an expression converts to `ty`, for help texts.
+fn conversion(ty: &ValueType) -> &'static str {
+    match ty {
+        ValueType::Integer => " (`| int` converts)",
+        ValueType::Number => " (`| float` converts)",
+        ValueType::String => " (`| string` converts)",
+        ValueType::Boolean => " (a comparison such as `x > 0` gives one)",
+        ValueType::Array => " (`[x]` wraps a value, `| list` converts)",
+        ValueType::Object => " (`{'key': x}` builds one)",
+        ValueType::Any | ValueType::Schema(_) => "",
+    }
+}
+
+/// The expression of a template that is exactly one `{{ … }}`.
+fn whole_expression(source: &str) -> Option<&str> {
+    let inner = source.trim().strip_prefix("{{")?.strip_suffix("}}")?;
+    (!inner.contains("{{") && !inner.contains("}}")).then(|| inner.trim_matches('-').trim())
 }
 
 /// The declared field `name` when a write replaces its value (reducers that collect or
