@@ -52,6 +52,7 @@ fn field(name: &str, ty: ValueType, default: serde_json::Value, reducer: Reducer
         name: sp(name.to_owned()),
         ty,
         default: Some(default),
+        default_span: None,
         reducer,
         max_items: None,
         description: None,
