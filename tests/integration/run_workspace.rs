@@ -567,8 +567,8 @@ fn fork_starts_a_new_run_in_a_worktree_of_its_own() {
 const GREET: &str = r#"workflow "greet" {
     input "name" type="string" default="world"
     input "count" type="integer" default=1
-    tool "first" { run "sh" "-c" "echo 'hello {{ input.name }}' > greeting.txt"; }
-    tool "second" { run "sh" "-c" "echo '{{ input.name }} x{{ input.count }}' >> greeting.txt"; }
+    tool "first" { run "sh" "-c" "echo \"hello $1\" > greeting.txt" "sh" "{{ input.name }}"; }
+    tool "second" { run "sh" "-c" "echo \"$1 x{{ input.count }}\" >> greeting.txt" "sh" "{{ input.name }}"; }
 }
 "#;
 
