@@ -53,6 +53,7 @@ impl Drop for Server {
 }
 
 fn client() -> reqwest::blocking::Client {
+    atomic::tls::install();
     reqwest::blocking::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(120))

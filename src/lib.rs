@@ -26,5 +26,6 @@ pub mod syntax;
 pub mod telemetry;
 #[cfg(feature = "temporal")]
 pub mod temporal;
+pub mod tls;
 pub mod view;
 pub mod workspace;

@@ -40,6 +40,7 @@ pub(crate) struct Pipeline {
 impl Pipeline {
     /// Builds the pipeline to `settings.traces_url`; the run's spans all get `trace`.
     pub(crate) fn start(settings: &Settings, trace: TraceId) -> Result<Self, String> {
+        crate::tls::install();
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(Protocol::HttpBinary)

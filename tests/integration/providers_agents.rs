@@ -433,7 +433,7 @@ async fn opencode_edits_a_file_through_a_started_server() {
     // Dropping the provider shuts the server down.
     let url = provider.server_url().expect("a started server").to_owned();
     drop(provider);
-    let client = reqwest::Client::new();
+    let client = atomic::tls::client();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while client
         .get(format!("{url}/global/health"))

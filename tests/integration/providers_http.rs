@@ -1107,7 +1107,7 @@ async fn openai_without_a_key_sends_no_authorization_and_joins_base_urls() {
 
 #[tokio::test]
 async fn fakes_answer_model_listings_and_non_streaming_requests() {
-    let client = reqwest::Client::new();
+    let client = atomic::tls::client();
     let anthropic = FakeAnthropic::start();
     let models: Value = within(LIMIT, async {
         client
@@ -1190,7 +1190,7 @@ async fn fakes_split_each_event_across_writes() {
     fake.push(fake_anthropic::Turn::text("ünïcödé text"));
     let response = within(
         LIMIT,
-        reqwest::Client::new()
+        atomic::tls::client()
             .post(format!("{}/v1/messages", fake.url()))
             .json(&json!({"model": "m", "max_tokens": 5, "stream": true, "messages": []}))
             .send(),

@@ -525,7 +525,7 @@ impl RunningServer {
 
     /// The requests the server holds unanswered (`GET /permission`).
     async fn pending_requests(&self, project: &CliProject) -> Value {
-        reqwest::Client::new()
+        atomic::tls::client()
             .get(format!("{}/permission", self.url))
             .basic_auth("opencode", Some(SERVER_PASSWORD))
             .header("x-opencode-directory", project.path().display().to_string())

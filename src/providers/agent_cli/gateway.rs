@@ -350,7 +350,7 @@ mod tests {
         assert_eq!(url, format!("http://127.0.0.1:{}/v1", gateway.port()));
         let placeholder = gateway.placeholder().to_owned();
         assert!(!placeholder.contains("sk-real"));
-        let answer = reqwest::Client::new()
+        let answer = crate::tls::client()
             .post(format!("{url}/messages?key={placeholder}"))
             .header("x-api-key", &placeholder)
             .header("authorization", format!("Bearer {placeholder}"))
@@ -376,7 +376,7 @@ mod tests {
         let (real, seen) = upstream(401, "invalid x-api-key sk-real");
         let gateway = Gateway::bind("gemini", &real, "sk-real").expect("bound");
         gateway.serve("gemini").expect("serving");
-        let answer = reqwest::Client::new()
+        let answer = crate::tls::client()
             .get(format!("{}/models", gateway.url_for(&real)))
             .header("x-goog-api-key", gateway.placeholder())
             .send()

@@ -167,7 +167,7 @@ async fn connect_http(
         let what = start.tool_env.redactor.redact(&what).into_owned();
         ProviderError::config(adapter, format!("MCP server `{name}` at `{url}` {what}"))
     };
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let transport = StreamableHttpClientTransport::with_client(crate::tls::client(), config);
     let (client, tools) = handshake(transport).await.map_err(failed)?;
     let connection = Connection {
         name,

@@ -21,7 +21,7 @@ pub(crate) fn build_client(
     adapter: &'static str,
     connect_timeout: Duration,
 ) -> Result<reqwest::Client, ProviderError> {
-    reqwest::Client::builder()
+    crate::tls::client_builder()
         .connect_timeout(connect_timeout)
         .retry(reqwest::retry::never())
         .redirect(reqwest::redirect::Policy::none())

@@ -77,6 +77,7 @@ impl Drop for WebView {
 
 /// A client for loopback servers: no proxy, bounded.
 pub fn http() -> reqwest::blocking::Client {
+    atomic::tls::install();
     reqwest::blocking::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))

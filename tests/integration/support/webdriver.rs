@@ -39,6 +39,7 @@ impl Browser {
             .stderr(Stdio::null())
             .spawn()
             .expect("chromedriver starts");
+        atomic::tls::install();
         let http = reqwest::blocking::Client::builder()
             .no_proxy()
             .timeout(Duration::from_secs(60))
