@@ -121,9 +121,26 @@ struct Part {
     /// A child node (`command { … }`) rather than a property.
     child: bool,
     /// The adapters that read it.
-    read_by: &'static [&'static str],
+    read_by: Readers,
     /// What it is for, in the help.
     purpose: &'static str,
+}
+
+/// Which adapters read a setting.
+enum Readers {
+    /// These.
+    Only(&'static [&'static str]),
+    /// Every adapter but these.
+    AllBut(&'static [&'static str]),
+}
+
+impl Readers {
+    fn include(&self, adapter: &str) -> bool {
+        match self {
+            Self::Only(names) => names.contains(&adapter),
+            Self::AllBut(names) => !names.contains(&adapter),
+        }
+    }
 }
 
 /// The settings only some adapters read. `model=` and `option` are judged elsewhere (by the
@@ -132,50 +149,32 @@ const PARTS: &[Part] = &[
     Part {
         name: "command",
         child: true,
-        read_by: &["command", "acp"],
+        read_by: Readers::Only(&["command", "acp"]),
         purpose: "starts the program of a `command` or `acp` provider; an agent CLI's adapter finds its own CLI (`option \"bin\"` names another executable)",
     },
     Part {
         name: "cassette",
         child: false,
-        read_by: &["replay"],
+        read_by: Readers::Only(&["replay"]),
         purpose: "names the recording a `replay` provider answers from; record any provider with `atomic run --record`",
     },
     Part {
         name: "latency",
         child: false,
-        read_by: &["in-process"],
+        read_by: Readers::Only(&["in-process"]),
         purpose: "slows an `in-process` provider's replies for tests",
     },
     Part {
         name: "base-url",
         child: false,
-        read_by: &[
-            "anthropic",
-            "openai",
-            "claude-code",
-            "opencode",
-            "copilot",
-            "codex",
-            "gemini",
-            "acp",
-        ],
+        // Those that talk to no model endpoint.
+        read_by: Readers::AllBut(&["command", "replay", "in-process"]),
         purpose: "points a model API or an agent CLI at another endpoint",
     },
     Part {
         name: "api-key-env",
         child: false,
-        read_by: &[
-            "anthropic",
-            "openai",
-            "claude-code",
-            "opencode",
-            "copilot",
-            "codex",
-            "gemini",
-            "acp",
-            "command",
-        ],
+        read_by: Readers::AllBut(&["replay", "in-process"]),
         purpose: "names the variable holding a model key",
     },
 ];
@@ -183,7 +182,7 @@ const PARTS: &[Part] = &[
 /// A setting the adapter never reads is refused rather than silently ignored: the author
 /// meant it to change something.
 fn check_foreign_parts(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &str) {
-    for part in PARTS.iter().filter(|part| !part.read_by.contains(&adapter)) {
+    for part in PARTS.iter().filter(|part| !part.read_by.include(adapter)) {
         let (span, code, kind) = if part.child {
             let Some(child) = provider.child(part.name) else {
                 continue;
@@ -195,10 +194,10 @@ fn check_foreign_parts(r: &mut Resolver<'_>, provider: &Checked<'_>, adapter: &s
             };
             (span, Code::UnknownProperty, "property")
         };
-        let readers: Vec<String> = part
-            .read_by
+        let readers: Vec<String> = ADAPTERS
             .iter()
-            .map(|name| format!("`{name}`"))
+            .filter(|info| part.read_by.include(info.name))
+            .map(|info| format!("`{}`", info.name))
             .collect();
         r.report(
             Diagnostic::new(
