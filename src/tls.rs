@@ -17,7 +17,6 @@ pub fn install() {
 }
 
 /// A reqwest client builder, with the provider installed.
-#[must_use]
 pub fn client_builder() -> reqwest::ClientBuilder {
     install();
     reqwest::Client::builder()
