@@ -45,11 +45,12 @@ pub struct Cursor {
     /// Tools a person allowed for the rest of the run (`permission="ask"`, `allow-run`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_tools: Vec<String>,
-    /// Tokens used so far.
-    #[serde(default)]
+    /// Tokens used so far. Left out while none were (every step's checkpoint carries the
+    /// cursor: a run without agents would store 110 bytes of zeros per step).
+    #[serde(default, skip_serializing_if = "no_usage")]
     pub usage: Usage,
-    /// Cost so far in USD.
-    #[serde(default)]
+    /// Cost so far in USD (left out while nothing was spent).
+    #[serde(default, skip_serializing_if = "no_cost")]
     pub cost_usd: f64,
     /// Action steps run so far (for `max-steps`; parallel branch steps count too).
     #[serde(default)]
@@ -74,6 +75,14 @@ pub struct Cursor {
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
+fn no_usage(usage: &Usage) -> bool {
+    *usage == Usage::default()
+}
+
+fn no_cost(cost: &f64) -> bool {
+    *cost == 0.0
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -118,5 +127,37 @@ impl StoredWrite {
             (None, Some(node)) => Ok(Write::Output(Arc::from(node), self.value)),
             (None, None) => Err("a stored write names no field or output".to_owned()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_without_spending_stores_no_usage_and_reads_back_the_same() {
+        let idle = Cursor {
+            steps_taken: 3,
+            ..Cursor::default()
+        };
+        let text = serde_json::to_string(&idle).unwrap();
+        assert!(
+            !text.contains("usage") && !text.contains("cost_usd"),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Cursor>(&text).unwrap(), idle);
+        let spent = Cursor {
+            usage: Usage {
+                input_tokens: 5,
+                ..Usage::default()
+            },
+            cost_usd: 0.25,
+            ..Cursor::default()
+        };
+        let text = serde_json::to_string(&spent).unwrap();
+        assert_eq!(serde_json::from_str::<Cursor>(&text).unwrap(), spent);
+        // A cursor stored before usage was left out reads as it was.
+        let old = r#"{"next":null,"next_key":null,"counters":[],"usage":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0},"cost_usd":0.0,"steps_taken":3}"#;
+        assert_eq!(serde_json::from_str::<Cursor>(old).unwrap(), idle);
     }
 }
