@@ -43,21 +43,18 @@ pub(crate) fn code_places(tool: &Tool) -> CodePlaces {
     let Some((family, name)) = family(&program.source) else {
         return CodePlaces::default();
     };
-    let args: Vec<&str> = tool.run[1..]
-        .iter()
-        .map(|arg| arg.source.as_str())
-        .collect();
+    let args = &tool.run[1..];
     let mut places = CodePlaces::default();
     let mut has_program = false;
     let mut at = 0;
-    while let Some(arg) = args.get(at) {
+    while let Some(arg) = args.get(at).map(|arg| arg.source.as_str()) {
         // `-` is the shell's `--`; elsewhere it names stdin as the program.
-        if *arg == "--" || (*arg == "-" && family == Family::Shell) {
+        if arg == "--" || (arg == "-" && family == Family::Shell) {
             // What follows is a script file and its arguments (or the shell's `$0`…).
             has_program |= at + 1 < args.len();
             break;
         }
-        if *arg == "-" {
+        if arg == "-" {
             places.stdin = true;
             places.interpreter = Some(stdin_name(family, name));
             return places;

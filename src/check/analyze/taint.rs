@@ -150,11 +150,10 @@ impl Taints {
     }
 
     fn taint_field(&mut self, workflow: &Workflow, field: &str, source: &Source) -> bool {
-        let typed = workflow
-            .state
-            .iter()
-            .any(|declared| declared.name.value == field && scalar(&declared.ty));
-        if typed {
+        if workflow
+            .field(field)
+            .is_some_and(|declared| scalar(&declared.ty))
+        {
             return false;
         }
         match self.fields.get(field) {
@@ -185,10 +184,7 @@ impl Taints {
         let workflow: &Workflow = model.workflow;
         match (read.root(), read.member()) {
             ("input", Some(name))
-                if workflow
-                    .inputs
-                    .iter()
-                    .any(|input| input.name.value == name && scalar(&input.ty)) =>
+                if workflow.input(name).is_some_and(|input| scalar(&input.ty)) =>
             {
                 None
             }

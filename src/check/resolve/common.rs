@@ -141,47 +141,51 @@ pub(super) fn item_name(
     what: &str,
     default: &str,
 ) -> Spanned<String> {
-    let (message, label, help) = if !crate::check::is_name(&name.value) {
-        (
+    let invalid = |message: String, label: &str, help: String| {
+        Diagnostic::new(Code::InvalidId, name.span, message)
+            .label(label)
+            .help(help)
+    };
+    // What is reported, and whether `default` stands in (a name that is no name, or hides
+    // a root) or the name is kept (it is usable; it only hides an outer item).
+    let (diagnostic, stand_in) = if !crate::check::is_name(&name.value) {
+        let diagnostic = invalid(
             format!("`{}` is not a valid {what} name", name.value),
             "not a name",
             "templates read it as a variable: use letters, digits and `_`".to_owned(),
-        )
+        );
+        (diagnostic, true)
     } else if let Some(why) = crate::check::hidden_by_as(&name.value) {
-        (
+        let diagnostic = invalid(
             format!("`{}` cannot name the {what}", name.value),
             "a name the body already reads",
             why,
-        )
+        );
+        (diagnostic, true)
     } else if let Some(outer) = r
         .items_in_scope
         .iter()
         .find(|outer| outer.value == name.value)
     {
-        let outer = outer.span;
-        r.report(
-            Diagnostic::new(
-                Code::InvalidId,
-                name.span,
-                format!("`{}` already names an enclosing item", name.value),
-            )
-            .label(format!("hides the outer `{}` from this body", name.value))
-            .with_label(outer, "the outer one")
-            .help(format!(
+        let diagnostic = invalid(
+            format!("`{}` already names an enclosing item", name.value),
+            &format!("hides the outer `{}` from this body", name.value),
+            format!(
                 "give this {what} another name (`as=\"inner_{}\"`): the body could no longer read the outer one",
                 name.value
-            )),
-        );
-        return name;
+            ),
+        )
+        .with_label(outer.span, "the outer one");
+        (diagnostic, false)
     } else {
         return name;
     };
-    r.report(
-        Diagnostic::new(Code::InvalidId, name.span, message)
-            .label(label)
-            .help(help),
-    );
-    Spanned::new(default.to_owned(), name.span)
+    r.report(diagnostic);
+    if stand_in {
+        Spanned::new(default.to_owned(), name.span)
+    } else {
+        name
+    }
 }
 
 /// Resolves a body with `name` (a for-each item or a task) in scope: nested bodies must

@@ -302,11 +302,13 @@ fn check_features(
             continue;
         }
         let inherited = !std::ptr::eq(ask.holder, agent);
-        let holder_can = workflow
-            .agent_provider(ask.holder)
-            .and_then(|provider| adapter_info(&provider.adapter.value))
-            .is_some_and(|holder_info| ask.feature.supported(holder_info));
-        if inherited && !holder_can {
+        let holder_can = || {
+            workflow
+                .agent_provider(ask.holder)
+                .and_then(|provider| adapter_info(&provider.adapter.value))
+                .is_some_and(|holder_info| ask.feature.supported(holder_info))
+        };
+        if inherited && !holder_can() {
             // The agent it comes from cannot have it either, and is reported there.
             continue;
         }

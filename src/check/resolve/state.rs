@@ -11,6 +11,12 @@ use crate::source::Spanned;
 /// The state fields.
 pub(super) fn resolve_state(r: &mut Resolver<'_>, state: &Checked<'_>) -> Vec<StateField> {
     let mut fields: Vec<StateField> = Vec::new();
+    // `version=` as written (`state_version` resolves it): a migration judges it even when
+    // it is not a valid version, which `state_version` reports.
+    let written_version = state.prop("version").map(|entry| match entry.value {
+        crate::syntax::kdl::Value::Integer(n) => Some(n),
+        _ => None,
+    });
     for field in state.children_of("field") {
         let Some(name) = r.string(field.arg(0)) else {
             continue;
@@ -46,11 +52,7 @@ pub(super) fn resolve_state(r: &mut Resolver<'_>, state: &Checked<'_>) -> Vec<St
         }
         let migrate = r.template(field.prop("migrate"));
         if let Some(migrate) = &migrate {
-            let version = state.prop("version").map(|entry| match entry.value {
-                crate::syntax::kdl::Value::Integer(n) => Some(n),
-                _ => None,
-            });
-            check_migrate(r, migrate, version);
+            check_migrate(r, migrate, written_version);
         }
         fields.push(StateField {
             name,

@@ -51,7 +51,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{NodeKind, Template};
 
 use super::super::driver::Facts;
-use super::super::interpreter::{CodePlaces, code_places};
+use super::super::interpreter::code_places;
 use super::super::model::Role;
 use super::super::reads::Read;
 use super::super::taint::{Kind, Taints};
@@ -68,16 +68,11 @@ pub(crate) fn check(facts: &Facts<'_>, out: &mut Vec<Diagnostic>) {
     }
     let taints = Taints::compute(&facts.model, Some(&facts.callees));
     let mut seen = HashSet::new();
-    let mut code = (None, CodePlaces::default());
     for site in &facts.model.sites {
         let NodeKind::Tool(tool) = &workflow.node(site.node).kind else {
             continue;
         };
-        // A tool's sites are contiguous: its command line is read once.
-        if code.0 != Some(site.node) {
-            code = (Some(site.node), code_places(tool));
-        }
-        let places = &code.1;
+        let places = code_places(tool);
         let place = match site.role {
             Role::Run(_) if tool.shell => Place::Script,
             Role::Run(index) if places.argument == Some(index) => Place::Code,
