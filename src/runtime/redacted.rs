@@ -4,6 +4,7 @@
 //! read keys from, and anything shaped like a well-known key). A model echoing its key
 //! into its reply leaves `[REDACTED]` in the checkpoint, never the key.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,21 +12,50 @@ use serde_json::Value;
 use crate::providers::Redactor;
 use crate::store::{
     Acquired, Beat, Change, Checkpoint, Json, Lease, NewRun, Owner, PendingWait, RunAmend,
-    RunDetail, RunFilter, RunId, RunRecord, RunStatus, State, StepCommit, Store, StoreFuture,
+    RunDetail, RunFilter, RunId, RunRecord, RunStatus, Scrub, State, StepCommit, Store,
+    StoreFuture, ToJson,
 };
 
 /// A store whose writes are redacted.
 #[derive(Debug)]
 pub struct RedactingStore {
     inner: Arc<dyn Store>,
-    redactor: Redactor,
+    redactor: Arc<Redactor>,
+}
+
+/// A cursor or event redacted when its JSON is built, not before: a store that never
+/// serialises it (the memory store keeps only the latest cursor, and drops events) pays
+/// nothing, and one that does builds the JSON once, redacted.
+#[derive(Debug)]
+struct Redacted {
+    payload: Json,
+    redactor: Arc<Redactor>,
+}
+
+impl ToJson for Redacted {
+    fn to_json(&self) -> Value {
+        let mut value = self.payload.to_value();
+        self.redactor.redact_value(&mut value);
+        value
+    }
+
+    fn to_text(&self, scrub: Scrub<'_>) -> String {
+        self.payload
+            .to_text_scrubbed(&|text: &str| match self.redactor.redact(text) {
+                Cow::Borrowed(text) => scrub(text),
+                Cow::Owned(clean) => Cow::Owned(scrub(&clean).into_owned()),
+            })
+    }
 }
 
 impl RedactingStore {
     /// Wraps `inner`.
     #[must_use]
     pub fn new(inner: Arc<dyn Store>, redactor: Redactor) -> Self {
-        Self { inner, redactor }
+        Self {
+            inner,
+            redactor: Arc::new(redactor),
+        }
     }
 
     fn text(&self, text: &mut String) {
@@ -35,9 +65,10 @@ impl RedactingStore {
     }
 
     fn json(&self, json: Json) -> Json {
-        let mut value = json.into_value();
-        self.redactor.redact_value(&mut value);
-        value.into()
+        Json::lazy(Arc::new(Redacted {
+            payload: json,
+            redactor: Arc::clone(&self.redactor),
+        }))
     }
 
     fn state(&self, state: &mut State) {
@@ -275,5 +306,35 @@ mod tests {
         assert!(text.contains("the key is [REDACTED]"), "{text}");
         let state = store.load_state(&id, 1).await.unwrap();
         assert_eq!(state["a"], "the key is [REDACTED]");
+    }
+
+    /// A typed payload is redacted as it is written, with the same result as redacting its
+    /// `Value`: strings after an escape (`\n`), object keys, and nested values.
+    #[test]
+    fn typed_payloads_are_redacted_as_they_are_written() {
+        #[derive(Debug, serde::Serialize)]
+        struct Event {
+            message: String,
+            by_key: std::collections::BTreeMap<String, Vec<String>>,
+        }
+        let key = format!("sk-ant-{}", "a".repeat(24));
+        let event = Event {
+            message: format!("line one\n{key} and hunter2-correct-horse"),
+            by_key: [(key.clone(), vec![format!("\"quoted\" {key}")])].into(),
+        };
+        let redacted = Redacted {
+            payload: Json::lazy(Arc::new(event)),
+            redactor: Arc::new(Redactor::new().with_secret("hunter2-correct-horse")),
+        };
+        let text = redacted.to_text(&|text: &str| Cow::Borrowed(text));
+        assert!(
+            !text.contains("sk-ant") && !text.contains("hunter2"),
+            "{text}"
+        );
+        assert_eq!(text, redacted.to_json().to_string());
+        assert_eq!(
+            text,
+            r#"{"message":"line one\n[REDACTED] and [REDACTED]","by_key":{"[REDACTED]":["\"quoted\" [REDACTED]"]}}"#
+        );
     }
 }

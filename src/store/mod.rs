@@ -23,6 +23,7 @@ mod memory;
 mod model;
 mod payload;
 mod run_id;
+mod scrub;
 mod sqlite;
 mod time;
 
@@ -40,5 +41,6 @@ pub use model::{
 };
 pub use payload::{Json, ToJson};
 pub use run_id::RunId;
+pub use scrub::Scrub;
 pub use sqlite::{DB_PATH, Durability, SqliteOptions, SqliteStore, project_db_path};
 pub use time::utc;

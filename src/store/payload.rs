@@ -6,22 +6,38 @@
 //! serialises every payload exactly as before (`Value` first, then text), so what it
 //! writes does not change by a byte.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use super::scrub::{self, Scrub};
+
 /// Something that can become JSON on demand. Any `Serialize` type that is shareable is.
 pub trait ToJson: fmt::Debug + Send + Sync {
     /// The JSON form.
     fn to_json(&self) -> Value;
+
+    /// The JSON text of [`ToJson::to_json`] with every string scrubbed, written without
+    /// building the `Value` (what a durable store writes for each step).
+    fn to_text(&self, scrub: Scrub<'_>) -> String;
 }
 
 impl<T: Serialize + fmt::Debug + Send + Sync> ToJson for T {
     fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("store payloads serialise to JSON")
     }
+
+    fn to_text(&self, scrub: Scrub<'_>) -> String {
+        scrub::to_text(self, scrub)
+    }
+}
+
+/// A scrub that changes nothing.
+fn unchanged(text: &str) -> Cow<'_, str> {
+    Cow::Borrowed(text)
 }
 
 /// JSON, either built already or built when first asked for.
@@ -47,6 +63,21 @@ impl Json {
         match &self.0 {
             Repr::Value(value) => value.clone(),
             Repr::Lazy(payload) => payload.to_json(),
+        }
+    }
+
+    /// The JSON text (as `to_value().to_string()` gives it).
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        self.to_text_scrubbed(&unchanged)
+    }
+
+    /// The JSON text with every string (object keys too) scrubbed.
+    #[must_use]
+    pub fn to_text_scrubbed(&self, scrub: Scrub<'_>) -> String {
+        match &self.0 {
+            Repr::Value(value) => scrub::to_text(value, scrub),
+            Repr::Lazy(payload) => payload.to_text(scrub),
         }
     }
 
@@ -129,6 +160,8 @@ mod tests {
             lazy.to_value().to_string(),
             r#"{"zeta":1,"alpha":{"a":3,"b":2}}"#
         );
+        assert_eq!(lazy.to_text(), eager.to_text());
+        assert_eq!(lazy.to_text(), lazy.to_value().to_string());
         assert_eq!(lazy.into_value(), eager.into_value());
     }
 }

@@ -65,6 +65,11 @@ impl Db {
         }
     }
 
+    /// Steps queued and not yet in the database.
+    pub(super) fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Queues a logged step to be folded into the database with the others that queue up.
     pub(super) fn enqueue(&mut self, run: RunId, step: Encoded) {
         self.pending.push((run, step));

@@ -14,8 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::Serialize;
+use serde_json::Value;
 
-use crate::store::{PendingWait, RunId, RunStatus, StepCommit, StepStatus, StoreError, Timestamp};
+use crate::store::{
+    Json, PendingWait, RunId, RunStatus, StepCommit, StepStatus, StoreError, Timestamp,
+};
 
 /// A step serialised once: its delta, cursor and events as the database stores them, which
 /// also make up its log line.
@@ -45,15 +48,34 @@ struct Head<'a> {
     wait: &'a Option<PendingWait>,
 }
 
+/// A step's events as one JSON array.
+fn events_text(events: &[Json]) -> String {
+    let mut text = String::with_capacity(2 + events.len() * 96);
+    text.push('[');
+    for (at, event) in events.iter().enumerate() {
+        if at > 0 {
+            text.push(',');
+        }
+        text.push_str(&event.to_text());
+    }
+    text.push(']');
+    text
+}
+
 impl Encoded {
-    pub(super) fn new(step: StepCommit) -> Self {
+    /// Serialises `step`, keeping of it only what the database still reads (its cursor and
+    /// events are kept as text alone: steps wait in the writer's queue, and a long run's
+    /// queue should not hold them twice).
+    pub(super) fn new(mut step: StepCommit) -> Self {
+        let cursor = std::mem::replace(&mut step.cursor, Json::from(Value::Null));
+        let events = std::mem::take(&mut step.events);
         Self {
             delta: step.delta.to_json(),
             outputs: (!step.outputs.is_empty())
                 .then(|| serde_json::to_string(&step.outputs).expect("JSON values serialise")),
-            // Through `Value`, as these always were: the stored text keeps its sorted keys.
-            cursor: step.cursor.to_value().to_string(),
-            events: serde_json::to_string(&step.events).expect("JSON values serialise"),
+            // Written straight from the typed payloads: the same text as through a `Value`.
+            cursor: cursor.to_text(),
+            events: events_text(&events),
             step,
         }
     }

@@ -29,7 +29,31 @@ pub struct SqliteStore {
     next_seq: Mutex<HashMap<RunId, u64>>,
     /// A batch the writer thread could not fold into the database.
     poisoned: Poison,
+    /// Keeps the writer's queue short (see [`Backlog`]).
+    backlog: Mutex<Backlog>,
 }
+
+/// Steps committed faster than the writer thread folds them would queue without bound,
+/// and a long run of quick steps would grow the process by every step it is ahead. So every
+/// [`BARRIER_EVERY`] commits a barrier job is queued, and the commit first waits for the
+/// barrier queued the time before: at most two batches wait, and the writer is never left
+/// idle while the walker waits.
+#[derive(Default)]
+struct Backlog {
+    since_barrier: u32,
+    barrier: Option<StoreFuture<'static, ()>>,
+}
+
+impl std::fmt::Debug for Backlog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backlog")
+            .field("since_barrier", &self.since_barrier)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Commits between two barriers of the writer's queue.
+const BARRIER_EVERY: u32 = 256;
 
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path`.
@@ -54,6 +78,7 @@ impl SqliteStore {
             log: StepLog::new(logs, options.durability == Durability::Full),
             next_seq: Mutex::default(),
             poisoned,
+            backlog: Mutex::default(),
         })
     }
 
@@ -69,6 +94,22 @@ impl SqliteStore {
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Counts a queued step; every [`BARRIER_EVERY`] of them, queues a new barrier and
+    /// returns the previous one, for the commit to wait on.
+    fn pass_barrier(&self) -> Option<StoreFuture<'static, ()>> {
+        let mut backlog = self
+            .backlog
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        backlog.since_barrier += 1;
+        if backlog.since_barrier < BARRIER_EVERY {
+            return None;
+        }
+        backlog.since_barrier = 0;
+        let barrier = self.worker.call(|_| Ok(()));
+        backlog.barrier.replace(barrier)
     }
 
     fn next_seq(&self) -> std::sync::MutexGuard<'_, HashMap<RunId, u64>> {
@@ -125,6 +166,10 @@ impl Store for SqliteStore {
             let key = run.clone();
             if !self.worker.send(move |db| db.enqueue(key, step)) {
                 return Err(StoreError::Closed);
+            }
+            let behind = self.pass_barrier();
+            if let Some(barrier) = behind {
+                barrier.await?;
             }
             if !stops && logged > RESET_AFTER {
                 // A long run: once its steps are in the database, empty its log (if they

@@ -6,6 +6,7 @@
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
@@ -30,11 +31,7 @@ impl Worker {
             .spawn(move || {
                 while let Ok(job) = queue.recv() {
                     job(&mut db);
-                    // Steps queue up while the runtime works: fold all that came, then
-                    // write them in one transaction.
-                    while let Ok(job) = queue.try_recv() {
-                        job(&mut db);
-                    }
+                    gather(&queue, &mut db);
                     db.flush_or_poison();
                 }
                 db.flush_or_poison();
@@ -72,6 +69,39 @@ impl Worker {
             }
             result.await.unwrap_or(Err(StoreError::Closed))
         })
+    }
+}
+
+/// Steps worth one transaction: fewer commits are fewer WAL frames and syncs of the
+/// b-tree's right edge, and each step is already durable in its run's log.
+const BATCH_STEPS: usize = 64;
+
+/// How long the writer waits for a batch to fill before writing what it has: the delay
+/// before a step is in the database (other processes fold the log meanwhile).
+const BATCH_WAIT: Duration = Duration::from_millis(4);
+
+/// How long the writer sleeps between looks at its queue while a batch fills.
+const BATCH_NAP: Duration = Duration::from_millis(1);
+
+/// Runs the jobs that have queued up, then, while steps are pending but fewer than a batch,
+/// naps and looks again, up to [`BATCH_WAIT`]. Steps committed in a tight loop reach the
+/// thread one by one: writing each as it came made the writer as slow as the walker, and
+/// waiting on the channel for each had every commit wake the thread (a futex call and a
+/// context switch per step). A job someone waits for meanwhile waits up to a nap longer.
+fn gather(queue: &mpsc::Receiver<Job>, db: &mut Db) {
+    let deadline = Instant::now() + BATCH_WAIT;
+    loop {
+        while let Ok(job) = queue.try_recv() {
+            job(db);
+        }
+        let pending = db.pending_len();
+        if pending == 0 || pending >= BATCH_STEPS {
+            return;
+        }
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            return;
+        };
+        std::thread::sleep(left.min(BATCH_NAP));
     }
 }
 
