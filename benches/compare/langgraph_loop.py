@@ -5,7 +5,10 @@ LangGraph super-step and so one checkpoint written by `SqliteSaver` to a file. P
 wall time per committed step. Run (BENCHMARKS.md, "Durable steps"):
 
     python3 -m venv /tmp/lg && /tmp/lg/bin/pip install langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2
-    /tmp/lg/bin/python benches/compare/langgraph_loop.py 5000
+    /tmp/lg/bin/python benches/compare/langgraph_loop.py 5000            # SqliteSaver
+    /tmp/lg/bin/python benches/compare/langgraph_loop.py 5000 --memory   # no checkpointer
+
+`benches/compare/w3_side_by_side.sh` runs it beside `atomic run` of the same loop.
 """
 
 import sqlite3
@@ -36,10 +39,15 @@ def build(iterations: int):
 
 
 def main() -> None:
-    iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+    args = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+    memory = "--memory" in sys.argv[1:]
+    iterations = int(args[0]) if args else 5000
     with tempfile.TemporaryDirectory() as directory:
-        conn = sqlite3.connect(Path(directory) / "lg.db", check_same_thread=False)
-        saver = SqliteSaver(conn)
+        if memory:
+            saver = None
+        else:
+            conn = sqlite3.connect(Path(directory) / "lg.db", check_same_thread=False)
+            saver = SqliteSaver(conn)
         app = build(iterations).compile(checkpointer=saver)
         config = {"configurable": {"thread_id": "w3"}, "recursion_limit": iterations * 2 + 10}
         started = time.perf_counter()
@@ -47,9 +55,10 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         assert final["n"] == iterations, final
         steps = iterations * 2
+        label = "no checkpointer" if memory else "SqliteSaver"
         print(
-            f"LangGraph SqliteSaver: {iterations} iterations, {steps} steps in {elapsed * 1000:.1f} ms: "
-            f"{elapsed / steps * 1e6:.1f} µs per checkpointed step"
+            f"LangGraph {label}: {iterations} iterations, {steps} steps in {elapsed * 1000:.1f} ms: "
+            f"{elapsed / steps * 1e6:.1f} µs per step"
         )
 
 
