@@ -177,10 +177,23 @@ fn redact_shapes(text: &str) -> Option<String> {
     })
 }
 
+/// The first bytes of the key prefixes and of `Bearer`, built from [`KEY_PREFIXES`].
+const SECRET_STARTS: [bool; 256] = {
+    let mut starts = [false; 256];
+    let mut at = 0;
+    while at < KEY_PREFIXES.len() {
+        starts[KEY_PREFIXES[at].as_bytes()[0] as usize] = true;
+        at += 1;
+    }
+    starts[b'b' as usize] = true;
+    starts[b'B' as usize] = true;
+    starts
+};
+
 /// Whether a key prefix or `Bearer` can start with `byte` (most word starts cannot, and are
 /// passed over without trying every prefix).
 fn may_start_secret(byte: u8) -> bool {
-    matches!(byte, b's' | b'g' | b'x' | b'A' | b'h' | b'p' | b'b' | b'B')
+    SECRET_STARTS[usize::from(byte)]
 }
 
 /// A secret starting at `at`: how many bytes of it to keep (`Bearer `) and where it ends.

@@ -2,9 +2,9 @@
 //! hand over still typed, to be serialised only if a store needs the JSON.
 //!
 //! Why: a memory store never needs the JSON of most cursors and events, and building a
-//! `serde_json::Value` for each of them was a third of a step's cost. A durable store
-//! serialises every payload exactly as before (`Value` first, then text), so what it
-//! writes does not change by a byte.
+//! `serde_json::Value` for each of them was a third of a step's cost. A durable store writes
+//! each payload's text straight from its type ([`Json::to_text`], `store/scrub.rs`): the
+//! same bytes as through a `Value`, without building one.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -69,7 +69,10 @@ impl Json {
     /// The JSON text (as `to_value().to_string()` gives it).
     #[must_use]
     pub fn to_text(&self) -> String {
-        self.to_text_scrubbed(&unchanged)
+        match &self.0 {
+            Repr::Value(value) => value.to_string(),
+            Repr::Lazy(payload) => payload.to_text(&unchanged),
+        }
     }
 
     /// The JSON text with every string (object keys too) scrubbed.

@@ -24,7 +24,8 @@ pub(super) fn to_text<T: Serialize + ?Sized>(payload: &T, scrub: Scrub<'_>) -> S
         &mut out,
         Scrubbing {
             scrub,
-            string: None,
+            string: String::new(),
+            open: false,
         },
     );
     payload
@@ -36,23 +37,23 @@ pub(super) fn to_text<T: Serialize + ?Sized>(payload: &T, scrub: Scrub<'_>) -> S
 /// A compact formatter that holds each string back until it ends, then writes it scrubbed.
 struct Scrubbing<'s> {
     scrub: Scrub<'s>,
-    /// The string being written, unescaped (`None` between strings).
-    string: Option<String>,
+    /// The string being written, unescaped (one buffer, reused for every string).
+    string: String,
+    /// Whether a string is being written.
+    open: bool,
 }
 
 /// Writes a scalar into the open string (a map key such as `1` or `true`), or as usual.
 macro_rules! scalar {
     ($($name:ident: $ty:ty),* $(,)?) => {$(
         fn $name<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: $ty) -> io::Result<()> {
-            match &mut self.string {
-                Some(string) => {
-                    let mut text = Vec::new();
-                    CompactFormatter.$name(&mut text, value)?;
-                    string.push_str(&String::from_utf8_lossy(&text));
-                    Ok(())
-                }
-                None => CompactFormatter.$name(writer, value),
+            if !self.open {
+                return CompactFormatter.$name(writer, value);
             }
+            let mut text = Vec::new();
+            CompactFormatter.$name(&mut text, value)?;
+            self.string.push_str(&String::from_utf8_lossy(&text));
+            Ok(())
         }
     )*};
 }
@@ -65,7 +66,8 @@ impl Formatter for Scrubbing<'_> {
     );
 
     fn begin_string<W: ?Sized + io::Write>(&mut self, _writer: &mut W) -> io::Result<()> {
-        self.string = Some(String::new());
+        self.string.clear();
+        self.open = true;
         Ok(())
     }
 
@@ -74,13 +76,11 @@ impl Formatter for Scrubbing<'_> {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        match &mut self.string {
-            Some(string) => {
-                string.push_str(fragment);
-                Ok(())
-            }
-            None => writer.write_all(fragment.as_bytes()),
+        if !self.open {
+            return writer.write_all(fragment.as_bytes());
         }
+        self.string.push_str(fragment);
+        Ok(())
     }
 
     fn write_char_escape<W: ?Sized + io::Write>(
@@ -88,10 +88,10 @@ impl Formatter for Scrubbing<'_> {
         writer: &mut W,
         escape: CharEscape,
     ) -> io::Result<()> {
-        let Some(string) = &mut self.string else {
+        if !self.open {
             return CompactFormatter.write_char_escape(writer, escape);
-        };
-        string.push(match escape {
+        }
+        self.string.push(match escape {
             CharEscape::Quote => '"',
             CharEscape::ReverseSolidus => '\\',
             CharEscape::Solidus => '/',
@@ -106,8 +106,8 @@ impl Formatter for Scrubbing<'_> {
     }
 
     fn end_string<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        let string = self.string.take().unwrap_or_default();
-        let clean = (self.scrub)(&string);
+        self.open = false;
+        let clean = (self.scrub)(&self.string);
         serde_json::to_writer(writer, clean.as_ref()).map_err(io::Error::other)
     }
 }
