@@ -372,7 +372,7 @@ mod tests {
         failing: &mut Vec<String>,
         visited: &mut Vec<String>,
     ) -> Option<StepIdx> {
-        let key = plan.step(cursor).key.clone();
+        let key = String::from(&*plan.step(cursor).key);
         visited.push(key.clone());
         if let Some(position) = failing.iter().position(|name| *name == key) {
             failing.remove(position);

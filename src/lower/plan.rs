@@ -88,6 +88,8 @@
 //! without its own `on-error` inherits the nearest enclosing block's (`loop`, `parallel`),
 //! never past a parallel branch. No error edge: the run (or the branch) fails.
 
+use std::sync::Arc;
+
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use serde::{Deserialize, Serialize};
 
@@ -163,7 +165,7 @@ pub struct Step {
     pub branch: Option<BranchRef>,
     /// Stable readable name: the node id for a statement's main step, `<id>#tail` for a
     /// loop's tail, `<id>#join` for a parallel's join, `#start` and `#end`.
-    pub key: String,
+    pub key: Arc<str>,
 }
 
 /// A branch of a parallel: the parallel's node and the branch position.
@@ -464,7 +466,7 @@ impl Plan {
     /// The step with this [`Step::key`].
     #[must_use]
     pub fn step_by_key(&self, key: &str) -> Option<StepIdx> {
-        self.steps().find(|&idx| self.step(idx).key == key)
+        self.steps().find(|&idx| &*self.step(idx).key == key)
     }
 
     /// A zeroed set of counters for a new run.

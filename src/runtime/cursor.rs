@@ -22,7 +22,7 @@ pub struct Cursor {
     /// The step to run next (`None` once the run reached its end).
     pub next: Option<StepIdx>,
     /// That step's key, to detect a workflow edited between run and resume.
-    pub next_key: Option<String>,
+    pub next_key: Option<Arc<str>>,
     /// `true` when `next` is a `wait` the run is paused at: resuming needs an answer and
     /// continues after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

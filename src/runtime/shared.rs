@@ -18,7 +18,7 @@ use super::frame::Frame;
 use super::hooks::Hooks;
 use super::pattern::Patterns;
 use super::state::{State, StateSchema, coerce};
-use super::template::{Role, RunInfo, Scope, Templates};
+use super::template::{LazyScope, Role, RunInfo, Scope, Templates};
 use super::walk::Recovery;
 use super::{PendingContextAction, RunContext, RunError, RunEvent, Schemas};
 use crate::ir::{AnswerType, NodeIdx, NodeKind, OnError, Workflow};
@@ -236,7 +236,7 @@ impl Shared {
     }
 
     /// The template context for a step of `frame`.
-    pub(crate) fn scope(&self, frame: &Frame, node: Option<NodeIdx>, step: u64) -> TemplateValue {
+    pub(crate) fn scope(&self, frame: &Frame, node: Option<NodeIdx>, step: u64) -> LazyScope {
         let iteration = node
             .and_then(|node| self.program.loop_of[node.index()])
             .map_or(0, |counter| frame.counters.get(counter));
@@ -252,7 +252,7 @@ impl Shared {
             },
             locals: frame.locals(),
         }
-        .into_value()
+        .lazy()
     }
 
     /// Sends an event to the sink (if it wants it) and to the run log (if logged).

@@ -116,7 +116,7 @@ impl Store for LatestStore {
             }
             latest.record.steps = step.seq;
             latest.record.status = step.run_status;
-            latest.record.updated_at = Timestamp::now();
+            latest.record.updated_at = step.finished_at;
             latest.record.waits = match (step.run_status, step.wait) {
                 (RunStatus::Paused, Some(wait)) => vec![wait],
                 _ => Vec::new(),

@@ -80,7 +80,7 @@ impl Builder {
             node,
             span,
             branch,
-            key,
+            key: key.into(),
         }));
         self.outs.push(Vec::new());
         step

@@ -137,7 +137,7 @@ mod tests {
                 });
             });
         });
-        let keys: Vec<&str> = plan.steps().map(|s| plan.step(s).key.as_str()).collect();
+        let keys: Vec<&str> = plan.steps().map(|s| &*plan.step(s).key).collect();
         assert_eq!(
             keys,
             [

@@ -51,7 +51,7 @@ pub fn outline(plan: &Plan) -> Outline {
     let steps = plan
         .steps()
         .map(|step| OutlineStep {
-            key: plan.step(step).key.clone(),
+            key: String::from(&*plan.step(step).key),
             node: plan.node(step).map(|node| node.id.value.to_string()),
             kind: plan.step(step).kind.name(),
             label: step_lines(plan, step).join("\n"),
@@ -64,8 +64,8 @@ pub fn outline(plan: &Plan) -> Outline {
                 Tail::Step(step) | Tail::Cluster(_, step) => step,
             };
             OutlineEdge {
-                from: plan.step(from).key.clone(),
-                to: plan.step(edge.to).key.clone(),
+                from: String::from(&*plan.step(from).key),
+                to: String::from(&*plan.step(edge.to).key),
                 label: edge.label,
                 style: match edge.style {
                     EdgeStyle::Plain => "plain",

@@ -16,6 +16,7 @@ use crate::ir::{ErrorClass, NodeIdx, OutputSource, Tool};
 use crate::runtime::executor::{CommandError, CommandOutput, CommandSpec, OutputStream};
 use crate::runtime::frame::{Frame, Write};
 use crate::runtime::shared::Shared;
+use crate::runtime::template::ScopeSource;
 use crate::runtime::{NodeError, RunEvent};
 use minijinja::Value as TemplateValue;
 
@@ -29,7 +30,7 @@ pub(super) async fn execute(
     let id = shared.id(node).clone();
     let scope = shared.scope(frame, Some(node), seq);
     let invocation = match &tool.use_ {
-        Some(name) => custom_call(shared, &id, tool, &name.value, &scope)?,
+        Some(name) => custom_call(shared, &id, tool, &name.value, scope.value())?,
         None => Invocation {
             argv: tool
                 .run

@@ -112,7 +112,7 @@ fn pending_elsewhere<'w>(
             let node = recovery
                 .steps_of(&ScopePath::parse(scope))
                 .last()
-                .and_then(|cursor| cursor.next_key.clone())?;
+                .and_then(|cursor| cursor.next_key.as_deref().map(str::to_owned))?;
             Some(unrecorded_wait(node, Some((*scope).to_owned())))
         })
         .collect();

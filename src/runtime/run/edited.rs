@@ -29,7 +29,7 @@ pub(super) async fn changes(shared: &Shared, run_id: &RunId, resume_at: &str) ->
     }
     let plan = &shared.program.plan;
     let steps: Vec<_> = plan.steps().map(|idx| plan.step(idx)).collect();
-    if let Some(at) = steps.iter().position(|step| step.key == resume_at) {
+    if let Some(at) = steps.iter().position(|step| &*step.key == resume_at) {
         for step in &steps[..at] {
             if let Some(node) = step.node
                 && step.kind.is_action()

@@ -10,6 +10,7 @@ use minijinja::{Environment, UndefinedBehavior, Value};
 use rustc_hash::FxHashMap;
 
 use super::fast::Fast;
+use super::scope::ScopeSource;
 use crate::ir::Template;
 use crate::source::Span;
 
@@ -182,13 +183,17 @@ impl Templates {
     ///
     /// # Errors
     /// When rendering fails (an undefined variable, a filter error).
-    pub fn render(&self, template: &Template, scope: &Value) -> Result<String, TemplateError> {
+    pub fn render(
+        &self,
+        template: &Template,
+        scope: &(impl ScopeSource + ?Sized),
+    ) -> Result<String, TemplateError> {
         match self.compiled(template)? {
             Compiled::Literal(text) => Ok(text.to_string()),
             Compiled::Text(name) => self
                 .env
                 .get_template(name)
-                .and_then(|compiled| compiled.render(scope))
+                .and_then(|compiled| compiled.render(scope.value()))
                 .map_err(|error| TemplateError::new(template, &error)),
             Compiled::Expr(..) => {
                 let value = self.eval(template, scope)?;
@@ -205,7 +210,11 @@ impl Templates {
     ///
     /// # Errors
     /// When evaluation fails.
-    pub fn eval(&self, template: &Template, scope: &Value) -> Result<Value, TemplateError> {
+    pub fn eval(
+        &self,
+        template: &Template,
+        scope: &(impl ScopeSource + ?Sized),
+    ) -> Result<Value, TemplateError> {
         match self.compiled(template)? {
             Compiled::Literal(text) => Ok(Value::from(text.clone())),
             Compiled::Text(_) => self.render(template, scope).map(Value::from),
@@ -215,7 +224,7 @@ impl Templates {
                 }
                 let fail = |error: minijinja::Error| TemplateError::new(template, &error);
                 let compiled = self.env.get_template(name).map_err(fail)?;
-                let captured = compiled.render_captured(scope).map_err(fail)?;
+                let captured = compiled.render_captured(scope.value()).map_err(fail)?;
                 let value = captured.state().lookup(RESULT).unwrap_or(Value::UNDEFINED);
                 if value.is_undefined() {
                     return Err(TemplateError {
@@ -235,7 +244,7 @@ impl Templates {
     pub fn eval_json(
         &self,
         template: &Template,
-        scope: &Value,
+        scope: &(impl ScopeSource + ?Sized),
     ) -> Result<serde_json::Value, TemplateError> {
         let value = self.eval(template, scope)?;
         to_json(&value).map_err(|message| TemplateError {
@@ -248,7 +257,11 @@ impl Templates {
     ///
     /// # Errors
     /// When evaluation fails.
-    pub fn truthy(&self, template: &Template, scope: &Value) -> Result<bool, TemplateError> {
+    pub fn truthy(
+        &self,
+        template: &Template,
+        scope: &(impl ScopeSource + ?Sized),
+    ) -> Result<bool, TemplateError> {
         match self.eval(template, scope) {
             Ok(value) => Ok(value.is_true()),
             Err(error) if error.message.ends_with("the value is undefined") => Ok(false),

@@ -10,6 +10,8 @@
 
 use minijinja::Value;
 
+use super::scope::ScopeSource;
+
 /// What an expression does with its path's value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
@@ -80,21 +82,20 @@ impl Fast {
     }
 
     /// The value, when it is certainly what minijinja would compute; `None` otherwise.
-    pub(super) fn eval(&self, scope: &Value) -> Option<Value> {
-        let mut value = scope.clone();
-        for name in &self.path {
-            value = value.get_attr(name).ok()?;
-            if value.is_undefined() {
-                return None;
-            }
-        }
+    pub(super) fn eval(&self, scope: &(impl ScopeSource + ?Sized)) -> Option<Value> {
         let Some((op, operand)) = self.op else {
-            return Some(value);
+            return self.lookup(scope);
         };
-        if !value.is_integer() {
-            return None;
-        }
-        let left = value.as_i64()?;
+        let left = match self.state_integer(scope) {
+            Some(left) => left,
+            None => {
+                let value = self.lookup(scope)?;
+                if !value.is_integer() {
+                    return None;
+                }
+                value.as_i64()?
+            }
+        };
         Some(match op {
             Op::Add => Value::from(left.checked_add(operand)?),
             Op::Sub => Value::from(left.checked_sub(operand)?),
@@ -105,6 +106,39 @@ impl Fast {
             Op::Gt => Value::from(left > operand),
             Op::Ge => Value::from(left >= operand),
         })
+    }
+
+    /// The path's value, read through the template objects.
+    fn lookup(&self, scope: &(impl ScopeSource + ?Sized)) -> Option<Value> {
+        let mut value = scope.value().clone();
+        for name in &self.path {
+            value = value.get_attr(name).ok()?;
+            if value.is_undefined() {
+                return None;
+            }
+        }
+        Some(value)
+    }
+
+    /// `state.<field>` as an integer, read straight from the run's state: the commonest
+    /// operand (loop counters), without the template objects a lookup goes through
+    /// (minijinja sees a JSON integer as the same `i64`). `None` for anything else.
+    fn state_integer(&self, scope: &(impl ScopeSource + ?Sized)) -> Option<i64> {
+        let [variable, field] = &*self.path else {
+            return None;
+        };
+        if &**variable != "state" {
+            return None;
+        }
+        let scope = scope.run_scope()?;
+        if scope
+            .locals
+            .as_ref()
+            .is_some_and(|locals| locals.iter().any(|(name, _)| &**name == "state"))
+        {
+            return None;
+        }
+        scope.state.get_by_name(field)?.as_i64()
     }
 }
 
@@ -120,9 +154,15 @@ fn is_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use minijinja::{Environment, UndefinedBehavior, context};
+    use serde_json::json;
 
     use super::*;
+    use crate::ir::{Reducer, ValueType};
+    use crate::runtime::state::{FieldSpec, State, StateSchema};
+    use crate::runtime::template::{Locals, RunInfo, Scope};
 
     #[test]
     fn parses_only_the_simple_forms() {
@@ -209,5 +249,91 @@ mod tests {
             }
         }
         assert!(answered > 30, "the shortcut answered only {answered} times");
+    }
+
+    /// Over the run's own scope, where `state.<field>` is read straight from the state,
+    /// the shortcut still agrees with minijinja, and a local named `state` hides it.
+    #[test]
+    fn reads_state_as_minijinja_does() {
+        let values = [
+            json!(0),
+            json!(9999),
+            json!(10000),
+            json!(-5),
+            json!(i64::MAX),
+            json!(u64::MAX),
+            json!(1.5),
+            json!(2.0),
+            json!("7"),
+            json!(true),
+            json!(null),
+            json!([1, 2]),
+        ];
+        let mut schema = StateSchema::default();
+        for (i, value) in values.iter().enumerate() {
+            schema.push(spec(&format!("f{i}"), Some(value.clone())));
+        }
+        schema.push(spec("unset", None));
+        let schema = Arc::new(schema);
+        let scope = |locals: Option<Locals>| {
+            Scope {
+                input: Value::UNDEFINED,
+                env: Value::UNDEFINED,
+                state: Arc::new(State::new(Arc::clone(&schema))),
+                outputs: Arc::default(),
+                run: RunInfo {
+                    id: Arc::from("r1"),
+                    step: 1,
+                    iteration: 0,
+                },
+                locals,
+            }
+            .into_value()
+        };
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+        let plain = scope(None);
+        let mut answered = 0;
+        let names = (0..values.len())
+            .map(|i| format!("f{i}"))
+            .chain(["unset".into()]);
+        for name in names {
+            for op in ["+ 1", "- 1", ">= 10000", "< 0", "== 9999", "!= 0"] {
+                let expr = format!("state.{name} {op}");
+                let Some(got) = Fast::parse(&expr).unwrap().eval(&plain) else {
+                    continue;
+                };
+                answered += 1;
+                let want = env.compile_expression(&expr).unwrap().eval(&plain).unwrap();
+                assert_eq!(got, want, "{expr}");
+                assert_eq!(got.kind(), want.kind(), "{expr}");
+            }
+        }
+        // Five integers fit an i64 (u64::MAX does not), six operators each, but for
+        // `i64::MAX + 1`, which overflows.
+        assert_eq!(answered, 29);
+        let shadowed = scope(Some(Arc::new(vec![(
+            Arc::from("state"),
+            context! { f0 => 41 },
+        )])));
+        let fast = Fast::parse("state.f0 + 1").unwrap();
+        assert_eq!(fast.eval(&shadowed), Some(Value::from(42)));
+        assert_eq!(fast.eval(&plain), Some(Value::from(1)));
+        assert_eq!(
+            fast.state_integer(&plain),
+            Some(0),
+            "read straight from the state"
+        );
+        assert_eq!(fast.state_integer(&shadowed), None);
+    }
+
+    fn spec(name: &str, default: Option<serde_json::Value>) -> FieldSpec {
+        FieldSpec {
+            name: Arc::from(name),
+            ty: ValueType::Any,
+            default,
+            reducer: Reducer::Replace,
+            max_items: None,
+        }
     }
 }

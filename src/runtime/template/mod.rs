@@ -12,4 +12,4 @@ mod fast;
 mod scope;
 
 pub use engine::{Role, TemplateError, Templates};
-pub use scope::{Locals, Outputs, RunInfo, Scope};
+pub use scope::{LazyScope, Locals, Outputs, RunInfo, Scope, ScopeSource};

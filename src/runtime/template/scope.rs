@@ -56,7 +56,7 @@ pub struct RunInfo {
 pub type Locals = Arc<Vec<(Arc<str>, Value)>>;
 
 /// Everything one render can read. Cheap to build: every part is shared.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Scope {
     /// `input`, converted once per run.
     pub input: Value,
@@ -77,6 +77,61 @@ impl Scope {
     #[must_use]
     pub fn into_value(self) -> Value {
         Value::from_object(self)
+    }
+
+    /// The scope, made a template value only if a template needs one.
+    #[must_use]
+    pub fn lazy(self) -> LazyScope {
+        LazyScope::new(self)
+    }
+}
+
+/// What templates are evaluated against.
+pub trait ScopeSource {
+    /// The scope as a template value.
+    fn value(&self) -> &Value;
+    /// The run's own scope, when this is one: the shortcut reads the state from it
+    /// without going through template objects.
+    fn run_scope(&self) -> Option<&Scope>;
+}
+
+impl ScopeSource for Value {
+    fn value(&self) -> &Value {
+        self
+    }
+
+    fn run_scope(&self) -> Option<&Scope> {
+        self.downcast_object_ref()
+    }
+}
+
+/// A run's scope, made a template value (an allocation) only when a template needs more
+/// than the shortcut reads: a loop's counter and its condition need none.
+#[derive(Debug)]
+pub struct LazyScope {
+    scope: Scope,
+    value: OnceLock<Value>,
+}
+
+impl LazyScope {
+    /// `scope`, not yet a template value.
+    #[must_use]
+    pub fn new(scope: Scope) -> Self {
+        Self {
+            scope,
+            value: OnceLock::new(),
+        }
+    }
+}
+
+impl ScopeSource for LazyScope {
+    fn value(&self) -> &Value {
+        self.value
+            .get_or_init(|| Value::from_object(self.scope.clone()))
+    }
+
+    fn run_scope(&self) -> Option<&Scope> {
+        Some(&self.scope)
     }
 }
 

@@ -154,7 +154,7 @@ impl Walker<'_> {
         let commit = StepCommit {
             seq,
             scope: self.scope.as_str().map(str::to_owned),
-            node_id: record.node.to_string(),
+            node_id: String::from(&*record.node),
             started_at: record.started_at,
             finished_at: self.shared.ctx.executor.now(),
             status: record.status,
@@ -232,7 +232,7 @@ pub(crate) fn store_delta(delta: &Delta, state: &State) -> store::StateDelta {
                 store::Change::Set(state.get_by_name(&entry.field).cloned().unwrap_or_default())
             }
         };
-        out.0.insert(entry.field.to_string(), change);
+        out.0.insert(String::from(&*entry.field), change);
     }
     out
 }
@@ -242,6 +242,6 @@ pub(crate) fn store_outputs(delta: &Delta) -> store::State {
     delta
         .outputs
         .iter()
-        .map(|(node, value)| (node.to_string(), value.clone()))
+        .map(|(node, value)| (String::from(&**node), value.clone()))
         .collect()
 }

@@ -164,7 +164,7 @@ impl Walker<'_> {
             .node
             .filter(|_| plan.step(at).kind == StepKind::Wait)
             .ok_or_else(|| Stop::Failed {
-                node: Arc::from(plan.step(at).key.as_str()),
+                node: plan.step(at).key.clone(),
                 error: NodeError::fatal("the walk is not paused at a wait"),
             })
     }
@@ -196,13 +196,13 @@ impl Walker<'_> {
                     let node = step.node.expect("a decision has a node");
                     shared.emit(RunEvent::Route {
                         node: shared.id(node).clone(),
-                        to: plan.step(next).key.clone(),
+                        to: String::from(&*plan.step(next).key),
                     });
                 }
                 Ok(next)
             }
             Ok(None) => Err(Stop::Failed {
-                node: Arc::from(step.key.as_str()),
+                node: step.key.clone(),
                 error: NodeError::fatal(format!("no step follows `{}`", step.key)),
             }),
             Err(error) => {
