@@ -1,6 +1,7 @@
 //! [`Child`]: a started program and its process group, ended by the module's one rule when
 //! the handle is dropped.
 
+use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,6 +29,8 @@ pub struct Child {
     inner: tokio::process::Child,
     /// The group, while it is this handle's to end.
     pgid: Option<i32>,
+    /// The group's id, kept after the handle ended it: for leftovers named late.
+    group: Option<i32>,
     tail: Option<Tail>,
 }
 
@@ -66,7 +69,12 @@ impl Child {
         } else {
             None
         };
-        Self { inner, pgid, tail }
+        Self {
+            inner,
+            pgid,
+            group: pgid,
+            tail,
+        }
     }
 
     /// The leader's process id (also the group's id), while it runs.
@@ -118,6 +126,19 @@ impl Child {
         }
     }
 
+    /// Removes `path` (a file or a directory) once the group and everything it started are
+    /// gone, not when this handle goes: a program ended early may still write a file of
+    /// atomic's as it exits (a report written on SIGTERM), and a file removed before would
+    /// come back and stay.
+    pub fn remove_when_gone(&self, path: impl Into<PathBuf>) {
+        let path = path.into();
+        match self.group {
+            Some(pgid) => groups::remove_when_gone(pgid, path),
+            // Never had a group to wait for: the program is gone already.
+            None => groups::remove(&[path]),
+        }
+    }
+
     /// The last few KiB of stderr, trimmed (empty unless it was kept as a tail).
     #[must_use]
     pub fn stderr_tail(&self) -> String {
@@ -139,7 +160,8 @@ impl Child {
     }
 
     /// Ends the group and waits until nothing of it is left: SIGTERM, up to [`GRACE`] for
-    /// it to go, then SIGKILL. For a caller that must not go on while any of it runs.
+    /// it to go, then SIGKILL; what it leaves ([`Child::remove_when_gone`]) is removed. For
+    /// a caller that must not go on while any of it runs.
     pub async fn terminate(&mut self) {
         let Some(pgid) = self.pgid.take() else {
             let _ = self.inner.wait().await;
@@ -170,6 +192,8 @@ impl Child {
             // the kernel (uninterruptible I/O), which nothing here can end sooner.
             let _ = tokio::time::timeout(Duration::from_secs(5), killed).await;
         }
+        // Gone: what it leaves is removed before this returns.
+        groups::forget(pgid);
     }
 }
 
@@ -333,6 +357,57 @@ mod tests {
         child.terminate().await;
         assert!(started.elapsed() < Duration::from_secs(1));
         assert!(gone(pid));
+    }
+
+    /// A script whose group writes `leftover`, then `marker` (not to be removed: proof the
+    /// handler ran), 0.3 s after SIGTERM, as a CLI writes its usage report when stopped.
+    fn writes_on_sigterm(leftover: &std::path::Path, marker: &std::path::Path) -> String {
+        format!(
+            "trap 'sleep 0.3; echo late > \"{}\"; echo done > \"{}\"; exit 0' TERM; \
+             sleep 30 & echo $!; wait",
+            leftover.display(),
+            marker.display()
+        )
+    }
+
+    #[tokio::test]
+    async fn a_file_written_while_the_group_ends_is_removed_once_it_is_gone() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let leftover = dir.path().join("usage.json");
+        let marker = dir.path().join("marker");
+        let (child, _) = grandchild(&writes_on_sigterm(&leftover, &marker)).await;
+        child.remove_when_gone(&leftover);
+        drop(child);
+        // Removed when the handle went, the file would be written again after and stay.
+        until(
+            "the group never wrote",
+            GRACE + Duration::from_secs(1),
+            || marker.exists(),
+        )
+        .await;
+        until(
+            "the leftover stayed",
+            GRACE + Duration::from_secs(1),
+            || !leftover.exists(),
+        )
+        .await;
+        assert!(marker.exists(), "only what was named is removed");
+    }
+
+    #[tokio::test]
+    async fn terminate_removes_the_leftovers_before_it_returns() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let leftover = dir.path().join("usage.json");
+        let marker = dir.path().join("marker");
+        let (mut child, _) = grandchild(&writes_on_sigterm(&leftover, &marker)).await;
+        child.remove_when_gone(&leftover);
+        child.terminate().await;
+        assert!(marker.exists(), "the group never wrote");
+        assert!(!leftover.exists(), "the leftover stayed");
+        // Named after the group is gone: removed at once.
+        std::fs::write(&leftover, "late").expect("written");
+        child.remove_when_gone(&leftover);
+        assert!(!leftover.exists(), "a late leftover stayed");
     }
 
     #[tokio::test]

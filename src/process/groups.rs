@@ -15,8 +15,16 @@
 //! inherit, so a process started since the launch whose environment holds that mark is the
 //! launch's, wherever it went. A program that clears its children's environment *and*
 //! detaches them is out of reach (a cgroup would reach it; atomic does not create one).
+//!
+//! A group may leave files behind: atomic's own scratch files that a program writes (a
+//! usage report it writes as it exits, SIGTERM included). They are the group's until it is
+//! gone, so they are removed with it ([`remove_when_gone`]): at once when the group is
+//! ended with nobody left in it, else by the reaper once nothing of it is left or it was
+//! sent SIGKILL, and by [`settle`] and [`kill_all`] at atomic's exit. Removed any sooner,
+//! by the code that made the file, a program still ending would write it again.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -62,13 +70,22 @@ impl Mark {
 
 #[derive(Default)]
 struct Groups {
-    /// Running, not asked to end, with their marks.
-    live: HashMap<i32, Option<Mark>>,
+    /// Running, not asked to end.
+    live: HashMap<i32, Live>,
     /// Sent SIGTERM; SIGKILL at the deadline if still there.
     ending: HashMap<i32, Ending>,
     /// Ended with nobody left in the group: their marked processes are still to be
     /// looked for.
     sweeps: Vec<(i32, Mark)>,
+}
+
+/// A group running, not asked to end.
+#[derive(Default)]
+struct Live {
+    /// Its processes' mark, when they carry one.
+    mark: Option<Mark>,
+    /// What to remove once it is gone ([`remove_when_gone`]).
+    leftovers: Vec<PathBuf>,
 }
 
 /// A group asked to end.
@@ -80,6 +97,8 @@ struct Ending {
     /// The launch's mark: what the group starts while it ends (a helper it spawns on
     /// SIGTERM, detached) is looked for by it once the group is gone or killed.
     mark: Option<Mark>,
+    /// What to remove once it is gone or killed ([`remove_when_gone`]).
+    leftovers: Vec<PathBuf>,
 }
 
 /// A process outside the group that descends from it.
@@ -103,15 +122,37 @@ fn lock() -> std::sync::MutexGuard<'static, Groups> {
 
 /// Records a group led by `pgid`, its processes marked with `mark` (when they are).
 pub(crate) fn register(pgid: i32, mark: Option<Mark>) {
-    lock().live.insert(pgid, mark);
+    lock().live.insert(
+        pgid,
+        Live {
+            mark,
+            ..Live::default()
+        },
+    );
+}
+
+/// Removes `path` (a file or a directory) once group `pgid` and everything it started are
+/// gone: a file its programs may write until they exit. A group not known here is already
+/// gone: the path is removed now.
+pub(crate) fn remove_when_gone(pgid: i32, path: PathBuf) {
+    let mut groups = lock();
+    if let Some(live) = groups.live.get_mut(&pgid) {
+        live.leftovers.push(path);
+    } else if let Some(ending) = groups.ending.get_mut(&pgid) {
+        ending.leftovers.push(path);
+    } else {
+        drop(groups);
+        remove(&[path]);
+    }
 }
 
 /// Ends a group: SIGTERM now to it and its strays, SIGKILL after [`GRACE`] to whatever of
 /// them is left. A group with nobody left in it (its leader reaped, nothing it started
-/// still running, in it or marked) is only forgotten.
+/// still running, in it or marked) is only forgotten, its leftovers removed now.
 pub(crate) fn end(pgid: i32) {
-    let mark = lock().live.remove(&pgid).flatten();
+    let Live { mark, leftovers } = lock().live.remove(&pgid).unwrap_or_default();
     if !has_members(pgid) {
+        remove(&leftovers);
         // Only a daemon that detached could be left: it is looked for off this thread,
         // so ending a finished child stays one system call here.
         if let Some(mark) = mark {
@@ -131,6 +172,7 @@ pub(crate) fn end(pgid: i32) {
             deadline: Instant::now() + GRACE,
             strays,
             mark,
+            leftovers,
         },
     );
     start_reaper();
@@ -175,6 +217,7 @@ fn sweep(which: Signal) {
                     deadline: Instant::now() + GRACE,
                     strays,
                     mark: None,
+                    leftovers: Vec::new(),
                 },
             );
         }
@@ -201,6 +244,7 @@ pub fn settle() {
     let left: Vec<(i32, Ending)> = lock().ending.drain().collect();
     for (pgid, ending) in left {
         kill(pgid, &ending);
+        remove(&ending.leftovers);
     }
     sweep(Signal::Kill);
 }
@@ -234,19 +278,20 @@ pub fn kill_all() {
             std::mem::take(&mut groups.ending),
         )
     };
-    for (pgid, mark) in live {
-        let strays = strays_of(pgid, mark.as_ref());
-        kill(
-            pgid,
-            &Ending {
-                deadline: Instant::now(),
-                strays,
-                mark: None,
-            },
-        );
+    for (pgid, live) in live {
+        let strays = strays_of(pgid, live.mark.as_ref());
+        let ending = Ending {
+            deadline: Instant::now(),
+            strays,
+            mark: None,
+            leftovers: live.leftovers,
+        };
+        kill(pgid, &ending);
+        remove(&ending.leftovers);
     }
     for (pgid, ending) in ending {
         kill(pgid, &ending);
+        remove(&ending.leftovers);
     }
     sweep(Signal::Kill);
 }
@@ -261,12 +306,28 @@ pub(crate) fn is_gone(pgid: i32) -> bool {
     !alive(pgid, &strays)
 }
 
-/// Sends SIGKILL to the group and its strays now (its owner will not wait).
+/// Sends SIGKILL to the group and its strays now (its owner will not wait out the grace).
+/// The group stays known until it is seen gone ([`forget`], or the reaper), for its
+/// leftovers and its mark.
 pub(crate) fn kill_now(pgid: i32) {
-    let ending = lock().ending.remove(&pgid);
-    match ending {
-        Some(ending) => kill(pgid, &ending),
+    let groups = lock();
+    match groups.ending.get(&pgid) {
+        Some(ending) => kill(pgid, ending),
         None => signal_group(pgid, Signal::Kill),
+    }
+}
+
+/// Forgets an ended group its owner waited for until it was gone (or killed): its leftovers
+/// are removed now, not on the reaper's next round, and its mark is looked for as the
+/// reaper would.
+pub(crate) fn forget(pgid: i32) {
+    let Some(ending) = lock().ending.remove(&pgid) else {
+        return;
+    };
+    remove(&ending.leftovers);
+    if let Some(mark) = ending.mark {
+        lock().sweeps.push((pgid, mark));
+        start_reaper();
     }
 }
 
@@ -280,24 +341,39 @@ fn kill(pgid: i32, ending: &Ending) {
     }
 }
 
-/// Forgets ended groups that are gone, and sends SIGKILL to those past their deadline.
+/// Forgets ended groups that are gone, and sends SIGKILL to those past their deadline;
+/// either way their leftovers are removed.
 fn reap(now: Instant) {
     let mut groups = lock();
     let mut done = Vec::new();
+    let mut leftovers = Vec::new();
     groups.ending.retain(|&pgid, ending| {
-        if !alive(pgid, &ending.strays) {
-            done.extend(ending.mark.take().map(|mark| (pgid, mark)));
-            return false;
-        }
-        if now >= ending.deadline {
+        if alive(pgid, &ending.strays) {
+            if now < ending.deadline {
+                return true;
+            }
             kill(pgid, ending);
-            done.extend(ending.mark.take().map(|mark| (pgid, mark)));
-            return false;
         }
-        true
+        done.extend(ending.mark.take().map(|mark| (pgid, mark)));
+        leftovers.append(&mut ending.leftovers);
+        false
     });
     // What the group started while it ended, detached, is found by the mark.
     groups.sweeps.extend(done);
+    drop(groups);
+    remove(&leftovers);
+}
+
+/// Removes leftovers: files, or directories with what is in them. One already gone is
+/// fine.
+pub(crate) fn remove(paths: &[PathBuf]) {
+    for path in paths {
+        let _ = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+            Ok(_) => std::fs::remove_file(path),
+            Err(_) => Ok(()),
+        };
+    }
 }
 
 /// Whether the reaper thread is running: it runs only while some group is ending.

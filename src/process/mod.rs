@@ -15,6 +15,10 @@
 //! daemons adopted by init by the launch's mark, the variable `ATOMIC_LAUNCH` every child
 //! is given (its value unique to the launch) and its descendants inherit.
 //!
+//! A file of atomic's that a child writes (a CLI's usage report) is the child's until its
+//! group is gone: [`Child::remove_when_gone`] names it, and it is removed with the group,
+//! not when the handle goes — a program ended early may write it as it exits.
+//!
 //! [`groups`] keeps every group not yet seen to end, so atomic's exit can wait for them
 //! ([`settle`]) and a forced quit can kill them all ([`kill_all`]).
 //!

@@ -1,6 +1,7 @@
 //! [`Dialect`]: what is an agent CLI's own — its command line and its output format. The
 //! driver ([`CliProvider`](super::CliProvider)) does everything else.
 
+use std::path::PathBuf;
 use std::process::ExitStatus;
 
 use serde_json::Value;
@@ -69,6 +70,10 @@ pub(crate) struct Invocation {
     pub(crate) env: Vec<(String, String)>,
     /// Its standard input.
     pub(crate) input: Input,
+    /// Files of atomic's the CLI writes (a usage report), removed once its process and
+    /// everything it started are gone: a CLI ended early writes them as it exits, after the
+    /// call is dropped.
+    pub(crate) leftovers: Vec<PathBuf>,
 }
 
 /// What goes to a CLI's standard input.

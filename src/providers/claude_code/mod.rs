@@ -155,7 +155,13 @@ impl Dialect for ClaudeCode {
             approvals: request.grants.approvals.clone(),
             _mcp_file: mcp_file,
         };
-        Ok((Invocation { args, env, input }, call))
+        let invocation = Invocation {
+            args,
+            env,
+            input,
+            leftovers: Vec::new(),
+        };
+        Ok((invocation, call))
     }
 
     fn line(&self, _cli: &Cli, call: &mut Call, line: &Value, events: &dyn EventSink) -> Flow {

@@ -189,6 +189,7 @@ impl Dialect for Codex {
             env,
             // The prompt comes on stdin: no argument-length limit, nothing in `ps`.
             input: Input::Text(request.prompt.text.clone()),
+            leftovers: Vec::new(),
         };
         let call = Call {
             stream: Stream::default(),

@@ -133,8 +133,9 @@ pub(crate) struct Call {
     approvals: Approvals,
     /// The session: the one continued, or a new id atomic chose.
     session_id: String,
-    /// Where the CLI writes the call's token usage, removed when the call ends.
-    usage_file: RemoveOnDrop,
+    /// Where the CLI writes the call's token usage (an [`Invocation::leftovers`], removed
+    /// once the CLI is gone: it writes the file as it exits, when stopped too).
+    usage_file: PathBuf,
     /// The agent's MCP servers, in a file only this user reads.
     _mcp_file: Option<PrivateFile>,
 }
@@ -150,11 +151,10 @@ impl Dialect for Copilot {
     ) -> Result<(Invocation, Call), ProviderError> {
         let session_id = session_for(request);
         // Written by the CLI: where a sandboxed one may write.
-        let usage_file = RemoveOnDrop(
-            cli.call_temp_dir(request)
-                .join(format!("atomic-copilot-usage-{}.json", new_session_id())),
-        );
-        let mut args = args(cli, request, &session_id, &usage_file.0);
+        let usage_file = cli
+            .call_temp_dir(request)
+            .join(format!("atomic-copilot-usage-{}.json", new_session_id()));
+        let mut args = args(cli, request, &session_id, &usage_file);
         let mcp_file = if mcp.is_empty() {
             None
         } else {
@@ -165,17 +165,18 @@ impl Dialect for Copilot {
             ]);
             Some(file)
         };
+        let invocation = Invocation {
+            args,
+            env: Vec::new(),
+            input: Input::Closed,
+            leftovers: vec![usage_file.clone()],
+        };
         let call = Call {
             stream: Stream::new(request.grants.permission == Some(PermissionMode::Ask)),
             approvals: request.grants.approvals.clone(),
             session_id,
             usage_file,
             _mcp_file: mcp_file,
-        };
-        let invocation = Invocation {
-            args,
-            env: Vec::new(),
-            input: Input::Closed,
         };
         Ok((invocation, call))
     }
@@ -226,7 +227,7 @@ impl Dialect for Copilot {
                 exit.stderr,
             ));
         }
-        let usage = std::fs::read_to_string(&call.usage_file.0)
+        let usage = std::fs::read_to_string(&call.usage_file)
             .ok()
             .and_then(|text| serde_json::from_str::<Value>(&text).ok())
             .map(|report| usage_of(&report))
@@ -291,16 +292,6 @@ fn args(cli: &Cli, request: &AgentRequest, session_id: &str, usage_file: &Path) 
     }
     args.push(format!("--usage-output-file={}", usage_file.display()));
     args
-}
-
-/// Deletes a temporary file when dropped.
-#[derive(Debug)]
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 /// `--additional-mcp-config`'s form: `{"mcpServers": {name: {"type": "local", "command",

@@ -145,6 +145,7 @@ impl Dialect for Gemini {
             env: Vec::new(),
             // The prompt is in the arguments; the CLI would append anything read from stdin.
             input: Input::Closed,
+            leftovers: Vec::new(),
         };
         let call = Call {
             stream: Stream::default(),
