@@ -3,6 +3,7 @@
 //! cancelled one from its last committed step. The workflow is recompiled from the path
 //! recorded in the run, and refused if its content changed, unless `--force`.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use super::Exit;
 use super::args::ResumeArgs;
 use super::execute::{self, Ended, Launch, Start, store, workflow};
 use super::output::Output;
-use super::progress::{Paint, pause_help, wait_choices};
+use super::progress::{Paint, pause_help};
 use super::project::Project;
 use crate::store::{PendingWait, RunId, RunStatus};
 
@@ -203,36 +204,14 @@ pub(super) fn run(args: &ResumeArgs) -> Exit {
 
 fn help(id: &RunId, wait: &PendingWait, several: bool, paint: Paint) -> String {
     let key = wait.key();
-    pause_help(
-        id.as_str(),
-        &wait.prompt,
-        &wait.answer,
-        &wait_choices(wait),
-        several.then_some(key.as_str()),
-        paint,
-    )
+    pause_help(id.as_str(), wait, several.then_some(key.as_str()), paint)
 }
 
 /// Asks the person at the terminal; `None` at end of input. A choice may be given by
 /// its number.
 pub(crate) fn ask(wait: &PendingWait, paint: Paint) -> Option<String> {
     let mut err = std::io::stderr().lock();
-    for line in wait.prompt.lines() {
-        let _ = writeln!(err, "{}", paint.bold(line));
-    }
-    for (index, choice) in wait.choices.iter().enumerate() {
-        let _ = writeln!(
-            err,
-            "  {}. {}{}",
-            index + 1,
-            choice.value,
-            choice
-                .label
-                .as_ref()
-                .map(|label| format!(" — {label}"))
-                .unwrap_or_default()
-        );
-    }
+    let _ = write!(err, "{}", question(wait, paint));
     let stdin = std::io::stdin();
     loop {
         let _ = write!(
@@ -260,5 +239,83 @@ pub(crate) fn ask(wait: &PendingWait, paint: Paint) -> Option<String> {
             return Some(choice.value.clone());
         }
         return Some(text);
+    }
+}
+
+/// What [`ask`] shows before its prompt: the header as a title line, the question, and
+/// the choices numbered, each description dimmed under its label.
+fn question(wait: &PendingWait, paint: Paint) -> String {
+    let mut out = String::new();
+    if let Some(header) = &wait.header {
+        let _ = writeln!(out, "{}", paint.warn(header));
+    }
+    for line in wait.prompt.lines() {
+        let _ = writeln!(out, "{}", paint.bold(line));
+    }
+    for (index, choice) in wait.choices.iter().enumerate() {
+        let number = format!("{}. ", index + 1);
+        let _ = writeln!(
+            out,
+            "  {number}{}{}",
+            choice.value,
+            choice
+                .label
+                .as_ref()
+                .map(|label| format!(" — {label}"))
+                .unwrap_or_default()
+        );
+        for line in choice.description.iter().flat_map(|text| text.lines()) {
+            let _ = writeln!(
+                out,
+                "  {:width$}{}",
+                "",
+                paint.dim(line),
+                width = number.len()
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::WaitChoice;
+
+    #[test]
+    fn the_question_asked_on_a_terminal_has_its_header_and_each_choices_description() {
+        let choice = |value: &str, label: &str, description: Option<&str>| WaitChoice {
+            value: value.to_owned(),
+            label: Some(label.to_owned()),
+            description: description.map(str::to_owned),
+        };
+        let wait = PendingWait {
+            node_id: "pick".to_owned(),
+            header: Some("Database".to_owned()),
+            prompt: "Which database should the service use?".to_owned(),
+            answer: "choice".to_owned(),
+            choices: vec![
+                choice("pg", "PostgreSQL", Some("Relational, the team knows it")),
+                choice("sqlite", "SQLite", None),
+            ],
+            schema: None,
+            auto_answer: None,
+            auto_answer_at: None,
+            scope: None,
+            permission: None,
+        };
+        assert_eq!(
+            question(&wait, Paint { on: false }),
+            "Database\n\
+             Which database should the service use?\n  \
+             1. pg — PostgreSQL\n     \
+             Relational, the team knows it\n  \
+             2. sqlite — SQLite\n"
+        );
+        let painted = question(&wait, Paint { on: true });
+        assert!(
+            painted.contains(&Paint { on: true }.dim("Relational, the team knows it")),
+            "{painted}"
+        );
     }
 }

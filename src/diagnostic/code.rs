@@ -247,6 +247,8 @@ codes! {
     UnusedMigration = "unused-migration", Warning, "lint";
     /// An `append` field written inside a loop has no `max-items`, so it grows with every iteration.
     UnboundedAppend = "unbounded-append", Warning, "lint";
+    /// A `wait`'s `header=` is more than one line or longer than 30 characters.
+    LongWaitHeader = "long-wait-header", Warning, "lint";
     /// An `atomic-ignore` comment names a code that does not exist.
     UnknownRuleCode = "unknown-rule-code", Warning, "lint";
     /// An `atomic-ignore` comment or a configured level tries to silence (or lower) a rule whose errors leave the workflow unable to run.

@@ -432,6 +432,11 @@ impl Code {
                 why: r#"The field grows with every iteration: prompts that include it grow too, until they no longer fit the model's context, and every checkpoint carries it."#,
                 advice: r#"Add `max-items=N` to keep the last N items, or use `replace` if only the latest matters."#,
             },
+            Code::LongWaitHeader => Explanation {
+                fires: r#"A `wait`'s `header=` spans more than one line or is longer than 30 characters."#,
+                why: r#"The header is a short title drawn on one line above the question (a chip over the prompt, as Claude Code draws its own questions): a long one is cut or wraps on narrow terminals, and a second line breaks the layout of the prompt, the run summary and `atomic ui`."#,
+                advice: r#"Keep the header to a few words (`header="Database"`) and put the rest in `prompt=`, or a choice's `description=`."#,
+            },
             Code::UnknownRuleCode => Explanation {
                 fires: r#"An `atomic-ignore` or `atomic-ignore-file` comment names a code that does not exist."#,
                 why: r#"A misspelled code silences nothing, so the comment does not do what it says."#,

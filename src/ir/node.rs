@@ -404,9 +404,9 @@ pub enum Jump {
 }
 
 /// ```kdl
-/// wait "<id>" prompt="Ship it?" answer="yes-no|string|integer|number|boolean|choice|json"
-///      schema="answer.json" {
-///     choice "ship" label="Ship it"
+/// wait "<id>" header="Release" prompt="Ship it?"
+///      answer="yes-no|string|integer|number|boolean|choice|json" schema="answer.json" {
+///     choice "ship" label="Ship it" description="Tag and publish now"
 ///     choice "hold" label="Not yet"
 ///     output "approved"
 ///     auto-approve after="1h" answer="ship"
@@ -414,6 +414,8 @@ pub enum Jump {
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Wait {
+    /// `header=`: a short title shown above the prompt (plain text).
+    pub header: Option<String>,
     /// `prompt`, shown to the person.
     pub prompt: Template,
     /// The answer's type (`choice` when choices are given and no `answer=`; `string`
@@ -447,13 +449,15 @@ pub enum AnswerType {
     Json(Option<Spanned<String>>),
 }
 
-/// `choice "<value>" label="…"`.
+/// `choice "<value>" label="…" description="…"`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WaitChoice {
     /// What the answer is when chosen.
     pub value: Spanned<String>,
     /// What the person sees.
     pub label: Option<String>,
+    /// Longer text shown under the label.
+    pub description: Option<String>,
 }
 
 /// `auto-approve after="1h" answer="…"`: answer on the person's behalf after a delay, for

@@ -266,6 +266,7 @@ mod tests {
         let choice = |value: &str, label: Option<&str>| WaitChoice {
             value: crate::source::Spanned::new(value.to_owned(), crate::source::Span::default()),
             label: label.map(str::to_owned),
+            description: None,
         };
         let choices = [choice("ship", Some("Ship it")), choice("hold", None)];
         let cases: &[(AnswerType, &str, Option<Value>)] = &[

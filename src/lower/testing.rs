@@ -276,6 +276,7 @@ impl Builder {
 
     pub(crate) fn wait(&mut self, id: &str) -> Handle<'_> {
         let wait = Wait {
+            header: None,
             prompt: template("ok?"),
             answer: AnswerType::YesNo,
             choices: Vec::new(),

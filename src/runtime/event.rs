@@ -217,6 +217,9 @@ pub enum RunEvent {
         /// --wait` names it (`<block path>/<node>`).
         #[serde(skip_serializing_if = "Option::is_none")]
         wait: Option<String>,
+        /// The wait's `header=`: a short title shown above the prompt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        header: Option<String>,
         /// The rendered prompt.
         prompt: String,
         /// The answer type (`yes-no`, `string`, `choice`, `json`, …).
@@ -320,6 +323,19 @@ pub struct Choice {
     /// What the person sees.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Longer text shown under the label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl From<&crate::store::WaitChoice> for Choice {
+    fn from(choice: &crate::store::WaitChoice) -> Self {
+        Self {
+            value: choice.value.clone(),
+            label: choice.label.clone(),
+            description: choice.description.clone(),
+        }
+    }
 }
 
 impl RunEvent {
@@ -770,6 +786,44 @@ mod tests {
             let value = serde_json::to_value(&event).unwrap();
             assert!(validator.is_valid(&value), "{value}");
         }
+    }
+
+    /// A question's header and its choices' descriptions fit the published schema, and a
+    /// pause written before waits had them still reads.
+    #[test]
+    fn a_pause_with_a_header_and_descriptions_fits_the_schema() {
+        let schema: Value =
+            serde_json::from_str(include_str!("../../schemas/events.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let paused = RunEvent::RunPaused {
+            run_id: "r1".to_owned(),
+            step: 2,
+            node: node("pick"),
+            wait: Some("fan@1#0/pick".to_owned()),
+            header: Some("Database".to_owned()),
+            prompt: "Which database?".to_owned(),
+            answer: "choice".to_owned(),
+            choices: vec![Choice {
+                value: "pg".to_owned(),
+                label: Some("PostgreSQL".to_owned()),
+                description: Some("Relational, the team knows it".to_owned()),
+            }],
+        };
+        let value = serde_json::to_value(&paused).unwrap();
+        assert!(validator.is_valid(&value), "{value}");
+        assert_eq!(value["header"], "Database");
+        assert_eq!(
+            value["choices"][0]["description"],
+            "Relational, the team knows it"
+        );
+        let older = r#"{"type":"run-paused","run_id":"r1","step":2,"node":"pick","prompt":"?","answer":"choice","choices":[{"value":"pg"}]}"#;
+        let RunEvent::RunPaused {
+            header, choices, ..
+        } = serde_json::from_str(older).unwrap()
+        else {
+            panic!("a run-paused event")
+        };
+        assert_eq!((header, choices[0].description.clone()), (None, None));
     }
 }
 

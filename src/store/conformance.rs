@@ -266,6 +266,7 @@ pub(crate) async fn pause_fail_and_list(store: &dyn Store) {
         .unwrap();
     let wait = PendingWait {
         node_id: "approve".to_owned(),
+        header: Some("Release".to_owned()),
         prompt: "Ship it?".to_owned(),
         answer: "yes-no".to_owned(),
         choices: Vec::new(),
@@ -468,6 +469,7 @@ pub(crate) async fn scoped_steps_stay_open_until_the_block_ends(store: &dyn Stor
 
     let wait = |node: &str, scope: &str| PendingWait {
         node_id: node.to_owned(),
+        header: None,
         prompt: format!("{node}?"),
         answer: "string".to_owned(),
         choices: Vec::new(),

@@ -189,6 +189,10 @@ impl NewRun {
 pub struct PendingWait {
     /// The `wait` node's id.
     pub node_id: String,
+    /// `header=`: a short title shown above the prompt. Absent in runs stored before
+    /// waits had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
     /// The rendered prompt.
     pub prompt: String,
     /// The `answer=` type's KDL spelling (`yes-no`, `string`, `choice`, `json`, …).
@@ -270,6 +274,9 @@ pub struct WaitChoice {
     pub value: String,
     /// What the person sees.
     pub label: Option<String>,
+    /// Longer text shown under the label. Absent in runs stored before choices had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// One finished step, committed atomically with its events and the run's new status.

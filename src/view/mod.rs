@@ -10,6 +10,7 @@ mod stored;
 
 pub use run::{
     EVENT_WINDOW, NodeState, NodeView, OUTPUT_WINDOW, OutputItem, RunPhase, RunView, WaitView,
+    headed,
 };
 pub use run_source::{RunCheckpoint, RunSource, StoreSource};
 pub use source::{Follow, load};

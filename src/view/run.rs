@@ -11,7 +11,7 @@ use crate::lower::Outline;
 use crate::providers::{AgentEvent, Usage};
 use crate::runtime::executor::OutputStream;
 use crate::runtime::state::{Change, Delta, FieldChange};
-use crate::runtime::{FilesChanged, RunEvent, StepOutcome};
+use crate::runtime::{Choice, FilesChanged, RunEvent, StepOutcome};
 
 /// How many events a view keeps (the oldest are dropped; the counts stay exact).
 pub const EVENT_WINDOW: usize = 2_000;
@@ -164,12 +164,32 @@ impl RunPhase {
 pub struct WaitView {
     /// The wait's node.
     pub node: String,
+    /// A short title shown above the question.
+    pub header: Option<String>,
     /// Its question.
     pub prompt: String,
     /// The state field the answer goes to.
     pub answer: String,
-    /// The answers offered, if it offers a choice.
-    pub choices: Vec<String>,
+    /// The answers offered, if it offers a choice, each with its label and description.
+    pub choices: Vec<Choice>,
+}
+
+impl WaitView {
+    /// The question on one line, its header first as a tag: `[Database] Which one?`.
+    #[must_use]
+    pub fn headed_prompt(&self) -> String {
+        headed(self.header.as_deref(), &self.prompt)
+    }
+}
+
+/// `prompt` after `header` as a tag (`[Database] Which one?`), for the places that show a
+/// question on one line.
+#[must_use]
+pub fn headed(header: Option<&str>, prompt: &str) -> String {
+    match header {
+        Some(header) => format!("[{header}] {prompt}"),
+        None => prompt.to_owned(),
+    }
 }
 
 /// A run, folded from its events.
@@ -409,6 +429,7 @@ impl RunView {
             }
             RunEvent::RunPaused {
                 node,
+                header,
                 prompt,
                 answer,
                 choices,
@@ -419,9 +440,10 @@ impl RunView {
                 self.waits.retain(|wait| wait.node != node.as_ref());
                 self.waits.push(WaitView {
                     node: node.to_string(),
+                    header: header.clone(),
                     prompt: prompt.clone(),
                     answer: answer.clone(),
-                    choices: choices.iter().map(|choice| choice.value.clone()).collect(),
+                    choices: choices.clone(),
                 });
             }
             RunEvent::RunFinished {
@@ -739,6 +761,7 @@ mod tests {
             step: 2,
             node: node("approve"),
             wait: None,
+            header: None,
             prompt: "Ship?".to_owned(),
             answer: "ok".to_owned(),
             choices: Vec::new(),

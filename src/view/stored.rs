@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::run::{RunPhase, RunView, WaitView};
 use crate::lower::Outline;
-use crate::runtime::RunEvent;
+use crate::runtime::{Choice, RunEvent};
 use crate::store::{EventRecord, RunDetail, RunRecord, RunStatus};
 
 impl RunView {
@@ -49,9 +49,10 @@ impl RunView {
                 .iter()
                 .map(|wait| WaitView {
                     node: wait.node_id.clone(),
+                    header: wait.header.clone(),
                     prompt: wait.prompt.clone(),
                     answer: wait.answer.clone(),
-                    choices: wait.choices.iter().map(|c| c.value.clone()).collect(),
+                    choices: wait.choices.iter().map(Choice::from).collect(),
                 })
                 .collect();
             for wait in &run.waits {

@@ -257,6 +257,103 @@ fn a_wait_pauses_and_resumes_with_a_checked_answer() {
     assert!(stderr(&output).contains("has completed and cannot be resumed"));
 }
 
+/// A question asked the way an agent asks one: the stored wait keeps its header and each
+/// choice's description, the summary, `runs show` and the event log show them, and the
+/// answer is still the choice's value.
+#[test]
+fn a_question_keeps_its_header_and_descriptions_from_the_pause_to_every_view() {
+    let project = CliProject::new();
+    project.write(
+        "pick.kdl",
+        r#"workflow "pick" {
+    state { field "database" type="string" default=""; }
+    wait "pick" header="Database" prompt="Which database should the service use?" {
+        choice "pg" label="PostgreSQL" description="Relational, the team knows it"
+        choice "sqlite" label="SQLite" description="One file, no server"
+        output "database"
+    }
+}
+"#,
+    );
+    let output = project
+        .atomic()
+        .args(["run", "pick.kdl"])
+        .output()
+        .expect("atomic run");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(4), "{err}");
+    let id = project.last_run();
+    // The summary: the header above the prompt, each description under its label.
+    assert!(
+        err.contains("  Database\n  Which database should the service use?\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("    pg      PostgreSQL\n            Relational, the team knows it\n"),
+        "{err}"
+    );
+    assert!(err.contains("One file, no server"), "{err}");
+
+    let wait = &project.show(&id)["run"]["waits"][0];
+    assert_eq!(wait["header"], "Database", "{wait}");
+    assert_eq!(wait["prompt"], "Which database should the service use?");
+    let described: Vec<(&str, &str)> = wait["choices"]
+        .as_array()
+        .expect("choices")
+        .iter()
+        .map(|choice| {
+            (
+                choice["value"].as_str().unwrap_or_default(),
+                choice["description"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            ("pg", "Relational, the team knows it"),
+            ("sqlite", "One file, no server")
+        ]
+    );
+
+    let shown = stdout(
+        &project
+            .atomic()
+            .args(["runs", "show", &id])
+            .output()
+            .expect("runs show"),
+    );
+    assert!(
+        shown.contains(
+            "waiting   at `pick` for a choice answer: [Database] Which database should the service use?"
+        ),
+        "{shown}"
+    );
+    let log = project
+        .atomic()
+        .args(["runs", "show", &id, "--events"])
+        .output()
+        .expect("atomic runs show --events");
+    let events = schema_valid_events(&stdout(&log));
+    let paused = events
+        .iter()
+        .find(|event| event["type"] == "run-paused")
+        .expect("a run-paused event");
+    assert_eq!(paused["header"], "Database", "{paused}");
+    assert_eq!(
+        paused["choices"][1]["description"], "One file, no server",
+        "{paused}"
+    );
+
+    let output = project
+        .atomic()
+        .args(["resume", &id, "--answer", "sqlite"])
+        .output()
+        .expect("atomic resume");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.show(&id)["state"]["database"], "sqlite");
+}
+
 #[test]
 fn a_paused_run_in_memory_says_it_cannot_be_resumed() {
     let project = CliProject::new();

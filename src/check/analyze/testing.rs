@@ -250,6 +250,7 @@ impl Builder {
     pub(crate) fn wait(&mut self, id: &str, answer: AnswerType, field: Option<&str>) -> NodeIdx {
         let outputs = field.map(|field| self.output(field)).into_iter().collect();
         let wait = Wait {
+            header: None,
             prompt: self.tpl("ok?"),
             answer,
             choices: Vec::new(),

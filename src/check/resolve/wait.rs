@@ -1,4 +1,4 @@
-//! `wait "<id>" prompt=… answer=… schema=… { choice …; output …; auto-approve … }`.
+//! `wait "<id>" header=… prompt=… answer=… schema=… { choice …; output …; auto-approve … }`.
 
 use super::agent::{prompt, wrote_prompt};
 use super::output::resolve_outputs;
@@ -7,9 +7,18 @@ use super::set::empty;
 use crate::check::structure::Checked;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{AnswerType, AutoApprove, Wait, WaitChoice};
+use crate::source::Spanned;
 
-/// The question, its answer type and choices.
+/// The longest `header=` drawn on one line beside the prompt without being cut (Claude
+/// Code's own question chips take 12; atomic's views have room for a few words more).
+const MAX_HEADER_CHARS: usize = 30;
+
+/// The question, its header, answer type and choices.
 pub(super) fn resolve_wait(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Wait {
+    let header = r.string(checked.prop("header")).map(|header| {
+        check_header(r, &header);
+        header.value
+    });
     let prompt = prompt(r, checked).unwrap_or_else(|| {
         if !wrote_prompt(checked) {
             r.report(
@@ -61,12 +70,39 @@ pub(super) fn resolve_wait(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Wait 
         })
     });
     Wait {
+        header,
         prompt,
         answer,
         choices,
         outputs: resolve_outputs(r, checked, "wait/output"),
         auto_approve,
     }
+}
+
+/// A header is a title on one line: a second line or a long one breaks the layout of
+/// every view that draws it, so it is worth a warning (the run itself is unaffected).
+fn check_header(r: &mut Resolver<'_>, header: &Spanned<String>) {
+    let chars = header.value.chars().count();
+    let (message, label) = if header.value.contains('\n') {
+        (
+            "the `wait`'s header spans more than one line".to_owned(),
+            "a header is one line",
+        )
+    } else if chars > MAX_HEADER_CHARS {
+        (
+            format!(
+                "the `wait`'s header is {chars} characters long; at most {MAX_HEADER_CHARS} fit on its line"
+            ),
+            "too long for a title",
+        )
+    } else {
+        return;
+    };
+    r.report(
+        Diagnostic::new(Code::LongWaitHeader, header.span, message)
+            .label(label)
+            .help("keep the header to a few words, like `header=\"Database\"`, and move the rest into `prompt=`"),
+    );
 }
 
 fn choices(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<WaitChoice> {
@@ -94,6 +130,9 @@ fn choices(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<WaitChoice> {
         choices.push(WaitChoice {
             value,
             label: r.string(choice.prop("label")).map(|label| label.value),
+            description: r
+                .string(choice.prop("description"))
+                .map(|description| description.value),
         });
     }
     choices
@@ -101,9 +140,19 @@ fn choices(r: &mut Resolver<'_>, checked: &Checked<'_>) -> Vec<WaitChoice> {
 
 #[cfg(test)]
 mod tests {
-    use crate::check::testing::{codes, resolve_text};
-    use crate::diagnostic::Code;
-    use crate::ir::{AnswerType, NodeKind};
+    use crate::check::testing::{codes, only, resolve_text};
+    use crate::diagnostic::{Code, Severity};
+    use crate::ir::{AnswerType, NodeKind, Wait};
+
+    fn wait(text: &str) -> Wait {
+        let (outcome, _) = resolve_text(text);
+        assert_eq!(outcome.diagnostics, []);
+        let workflow = outcome.value.unwrap();
+        let NodeKind::Wait(wait) = &workflow.nodes[0].kind else {
+            panic!("a wait")
+        };
+        (**wait).clone()
+    }
 
     fn answer(head: &str, body: &str) -> (AnswerType, Vec<Code>) {
         let text = format!("workflow \"w\" {{ wait \"q\" {head} {{ {body} }} }}");
@@ -144,6 +193,78 @@ mod tests {
         assert_eq!(
             answer("prompt=\"?\"", "choice \"a\"; choice \"a\";").1,
             [Code::DuplicateId]
+        );
+    }
+
+    #[test]
+    fn the_header_and_the_choices_descriptions_reach_the_ir() {
+        let wait = wait(
+            r#"workflow "w" {
+    wait "pick" header="Database" prompt="Which database should the service use?" {
+        choice "pg" label="PostgreSQL" description="Relational, the team knows it"
+        choice "sqlite" label="SQLite"
+    }
+}"#,
+        );
+        assert_eq!(wait.header.as_deref(), Some("Database"));
+        let described: Vec<(&str, Option<&str>, Option<&str>)> = wait
+            .choices
+            .iter()
+            .map(|choice| {
+                (
+                    choice.value.value.as_str(),
+                    choice.label.as_deref(),
+                    choice.description.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            described,
+            [
+                (
+                    "pg",
+                    Some("PostgreSQL"),
+                    Some("Relational, the team knows it")
+                ),
+                ("sqlite", Some("SQLite"), None),
+            ]
+        );
+        let plain = self::wait(r#"workflow "w" { wait "q" prompt="?"; }"#);
+        assert_eq!(plain.header, None);
+    }
+
+    #[test]
+    fn a_header_of_several_lines_or_many_words_is_a_warning() {
+        let (long, at) = only(
+            r#"workflow "w" { wait "q" header="Which database the new service should use" prompt="?"; }"#,
+            Code::LongWaitHeader,
+        );
+        assert_eq!(at, r#""Which database the new service should use""#);
+        assert_eq!(long.severity, Severity::Warning);
+        assert!(
+            long.message.contains("is 41 characters long"),
+            "{}",
+            long.message
+        );
+        assert!(long.help.is_some());
+        let (lines, _) = only(
+            r#"workflow "w" { wait "q" header="Database\nchoice" prompt="?"; }"#,
+            Code::LongWaitHeader,
+        );
+        assert!(
+            lines.message.contains("more than one line"),
+            "{}",
+            lines.message
+        );
+        // Thirty characters fit.
+        let fits = format!(
+            r#"workflow "w" {{ wait "q" header="{}" prompt="?"; }}"#,
+            "x".repeat(super::MAX_HEADER_CHARS)
+        );
+        assert_eq!(codes(&fits), []);
+        assert_eq!(
+            codes(r#"workflow "w" { wait "q" header=5 prompt="?"; }"#),
+            [Code::WrongType]
         );
     }
 

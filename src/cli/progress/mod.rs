@@ -20,7 +20,7 @@ pub(crate) mod text;
 mod tree;
 
 pub(crate) use reporter::{Display, Reporter};
-pub(crate) use summary::{Summary, pause_help, wait_choices};
+pub(crate) use summary::{Summary, pause_help};
 pub(crate) use text::Paint;
 
 /// A duration in milliseconds, as progress lines show durations.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::text::{self, Paint};
-use crate::runtime::{Choice, RunEnd, RunOutcome};
+use crate::runtime::{RunEnd, RunOutcome};
 use crate::store::PendingWait;
 
 /// Everything the final lines say.
@@ -64,17 +64,13 @@ impl Summary<'_> {
                 let several = waits.len() > 1;
                 for wait in waits {
                     if !self.resumable {
-                        for line in wait.prompt.lines() {
-                            let _ = writeln!(out, "  {}", paint.bold(line));
-                        }
+                        out.push_str(&question_lines(wait, paint));
                         continue;
                     }
                     let key = wait.key();
                     out.push_str(&pause_help(
                         &run,
-                        &wait.prompt,
-                        &wait.answer,
-                        &wait_choices(wait),
+                        wait,
                         several.then_some(key.as_str()),
                         paint,
                     ));
@@ -170,33 +166,35 @@ impl Summary<'_> {
     }
 }
 
-/// The question of a paused wait and how to answer it; `wait` is how `--wait` names it
+/// The question of a paused wait and how to answer it; `name` is how `--wait` names it
 /// when several waits are pending.
 pub(crate) fn pause_help(
     run: &str,
-    prompt: &str,
-    answer: &str,
-    choices: &[Choice],
-    wait: Option<&str>,
+    wait: &PendingWait,
+    name: Option<&str>,
     paint: Paint,
 ) -> String {
-    let mut out = String::new();
-    for line in prompt.lines() {
-        let _ = writeln!(out, "  {}", paint.bold(line));
-    }
-    let width = choices
+    let mut out = question_lines(wait, paint);
+    let width = wait
+        .choices
         .iter()
         .map(|choice| choice.value.chars().count())
         .max()
         .unwrap_or(0);
-    for choice in choices {
+    for choice in &wait.choices {
         let line = format!(
             "    {:<width$}  {}",
             choice.value,
             choice.label.as_deref().unwrap_or("")
         );
         let _ = writeln!(out, "{}", line.trim_end());
+        // Under the label, in the label's column.
+        for line in choice.description.iter().flat_map(|text| text.lines()) {
+            let _ = writeln!(out, "    {:width$}  {}", "", paint.dim(line));
+        }
     }
+    let answer = wait.answer.as_str();
+    let choices = &wait.choices;
     let example = match answer {
         "choice" => choices
             .first()
@@ -207,7 +205,7 @@ pub(crate) fn pause_help(
         "json" => "'{…}'".to_owned(),
         _ => "'<your answer>'".to_owned(),
     };
-    let which = wait.map_or_else(String::new, |wait| format!(" --wait {}", shell_word(wait)));
+    let which = name.map_or_else(String::new, |name| format!(" --wait {}", shell_word(name)));
     let _ = writeln!(
         out,
         "  answer ({answer}) with: atomic resume {run}{which} --answer {example}"
@@ -215,15 +213,16 @@ pub(crate) fn pause_help(
     out
 }
 
-/// A stored wait's choices as the runtime's.
-pub(crate) fn wait_choices(wait: &PendingWait) -> Vec<Choice> {
-    wait.choices
-        .iter()
-        .map(|choice| Choice {
-            value: choice.value.clone(),
-            label: choice.label.clone(),
-        })
-        .collect()
+/// A wait's header as a title line (when it has one), then its prompt, indented.
+pub(crate) fn question_lines(wait: &PendingWait, paint: Paint) -> String {
+    let mut out = String::new();
+    if let Some(header) = &wait.header {
+        let _ = writeln!(out, "  {}", paint.warn(header));
+    }
+    for line in wait.prompt.lines() {
+        let _ = writeln!(out, "  {}", paint.bold(line));
+    }
+    out
 }
 
 fn shell_word(text: &str) -> String {
@@ -264,7 +263,7 @@ fn state_lines(state: &Value) -> String {
 mod tests {
     use super::*;
     use crate::providers::Usage;
-    use crate::store::{RunId, Timestamp};
+    use crate::store::{RunId, Timestamp, WaitChoice};
 
     #[test]
     fn a_stopped_auto_approve_pause_repeats_its_deadline() {
@@ -273,6 +272,7 @@ mod tests {
             end: RunEnd::Paused {
                 waits: vec![PendingWait {
                     node_id: "approve".to_owned(),
+                    header: None,
                     prompt: "Ship?".to_owned(),
                     answer: "yes-no".to_owned(),
                     choices: Vec::new(),
@@ -307,26 +307,40 @@ mod tests {
         );
     }
 
+    fn choice(value: &str, label: Option<&str>, description: Option<&str>) -> WaitChoice {
+        WaitChoice {
+            value: value.to_owned(),
+            label: label.map(str::to_owned),
+            description: description.map(str::to_owned),
+        }
+    }
+
+    fn question(header: Option<&str>, prompt: &str, choices: Vec<WaitChoice>) -> PendingWait {
+        PendingWait {
+            node_id: "pick".to_owned(),
+            header: header.map(str::to_owned),
+            prompt: prompt.to_owned(),
+            answer: "choice".to_owned(),
+            choices,
+            schema: None,
+            auto_answer: None,
+            auto_answer_at: None,
+            scope: None,
+            permission: None,
+        }
+    }
+
     #[test]
     fn pause_help_gives_the_exact_command() {
-        let choices = [
-            Choice {
-                value: "ship".to_owned(),
-                label: Some("Ship it".to_owned()),
-            },
-            Choice {
-                value: "hold off".to_owned(),
-                label: None,
-            },
-        ];
-        let text = pause_help(
-            "01abc",
-            "Ship?",
-            "choice",
-            &choices,
+        let wait = question(
             None,
-            Paint { on: false },
+            "Ship?",
+            vec![
+                choice("ship", Some("Ship it"), None),
+                choice("hold off", None, None),
+            ],
         );
+        let text = pause_help("01abc", &wait, None, Paint { on: false });
         assert_eq!(
             text,
             "  Ship?\n    ship      Ship it\n    hold off\n  answer (choice) with: atomic resume 01abc --answer ship\n"
@@ -334,5 +348,37 @@ mod tests {
         assert_eq!(shell_word("it's"), r"'it'\''s'");
         assert_eq!(shell_word("each@1#0/ok"), "each@1#0/ok");
         assert_eq!(shell_word("#x"), "'#x'");
+    }
+
+    #[test]
+    fn pause_help_shows_the_header_above_the_prompt_and_descriptions_under_labels() {
+        let wait = question(
+            Some("Database"),
+            "Which database should the service use?",
+            vec![
+                choice(
+                    "pg",
+                    Some("PostgreSQL"),
+                    Some("Relational, the team knows it"),
+                ),
+                choice("sqlite", Some("SQLite"), Some("One file, no server")),
+            ],
+        );
+        assert_eq!(
+            pause_help("01abc", &wait, None, Paint { on: false }),
+            "  Database\n  \
+             Which database should the service use?\n    \
+             pg      PostgreSQL\n            \
+             Relational, the team knows it\n    \
+             sqlite  SQLite\n            \
+             One file, no server\n  \
+             answer (choice) with: atomic resume 01abc --answer pg\n"
+        );
+        // With colours, the description is dimmed.
+        let painted = pause_help("01abc", &wait, None, Paint { on: true });
+        assert!(
+            painted.contains(&Paint { on: true }.dim("One file, no server")),
+            "{painted}"
+        );
     }
 }

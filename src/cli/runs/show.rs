@@ -121,7 +121,10 @@ fn text(detail: &RunDetail, state: &Value) -> String {
             "  waiting   at `{}` for a {} answer: {}",
             wait.key(),
             wait.answer,
-            clip(&wait.prompt, 80)
+            clip(
+                &crate::view::headed(wait.header.as_deref(), &wait.prompt),
+                80
+            )
         );
         let which = if several {
             format!(" --wait {}", wait.key())

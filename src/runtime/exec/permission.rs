@@ -111,6 +111,7 @@ pub(super) fn pending(
 ) -> PendingWait {
     PendingWait {
         node_id: id.to_owned(),
+        header: None,
         prompt: format!("`{id}` asks to use {}", ask.describe()),
         answer: "choice".to_owned(),
         choices: PermissionAnswer::CHOICES
@@ -118,6 +119,7 @@ pub(super) fn pending(
             .map(|(answer, label)| WaitChoice {
                 value: answer.name().to_owned(),
                 label: Some((*label).to_owned()),
+                description: None,
             })
             .collect(),
         schema: None,

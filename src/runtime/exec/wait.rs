@@ -12,6 +12,7 @@ use crate::store::Timestamp;
 /// The question of a paused wait.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Question {
+    pub(crate) header: Option<String>,
     pub(crate) prompt: String,
     pub(crate) answer: String,
     pub(crate) choices: Vec<Choice>,
@@ -38,6 +39,7 @@ pub(crate) fn pending_wait(
     let scope = shared.scope(frame, Some(node), seq);
     let prompt = shared.program.templates.render(&wait.prompt, &scope)?;
     Ok(Question {
+        header: wait.header.clone(),
         prompt,
         answer: wait.answer.name().to_owned(),
         choices: wait
@@ -46,6 +48,7 @@ pub(crate) fn pending_wait(
             .map(|choice| Choice {
                 value: choice.value.value.clone(),
                 label: choice.label.clone(),
+                description: choice.description.clone(),
             })
             .collect(),
         schema: match &wait.answer {

@@ -120,7 +120,7 @@ pub(super) async fn drive(
                 .await?;
             RunEnd::Completed
         }
-        Ok(Ok(WalkEnd::Paused(wait))) => RunEnd::Paused { waits: vec![wait] },
+        Ok(Ok(WalkEnd::Paused(wait))) => RunEnd::Paused { waits: vec![*wait] },
         Err(Stop::Paused(waits)) => {
             for wait in &waits {
                 shared.emit(RunEvent::RunPaused {
@@ -128,16 +128,10 @@ pub(super) async fn drive(
                     step: seq,
                     node: Arc::from(wait.node_id.as_str()),
                     wait: Some(wait.key()),
+                    header: wait.header.clone(),
                     prompt: wait.prompt.clone(),
                     answer: wait.answer.clone(),
-                    choices: wait
-                        .choices
-                        .iter()
-                        .map(|choice| Choice {
-                            value: choice.value.clone(),
-                            label: choice.label.clone(),
-                        })
-                        .collect(),
+                    choices: wait.choices.iter().map(Choice::from).collect(),
                 });
             }
             flush(shared).await?;

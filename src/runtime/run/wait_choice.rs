@@ -45,6 +45,7 @@ pub(super) fn choose_wait<'w>(
 pub(super) fn unrecorded_wait(node_id: String, scope: Option<String>) -> PendingWait {
     PendingWait {
         node_id,
+        header: None,
         prompt: String::new(),
         answer: String::new(),
         choices: Vec::new(),

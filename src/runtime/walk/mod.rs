@@ -62,7 +62,8 @@ pub(crate) enum WalkEnd {
     /// The workflow's end, or the step the walk was told to stop at (a branch's join).
     Done,
     /// A wait of the run itself paused the run (already committed with the run paused).
-    Paused(PendingWait),
+    /// Boxed: a pending wait is far larger than the other variant.
+    Paused(Box<PendingWait>),
 }
 
 /// Where a walk starts.
@@ -150,7 +151,7 @@ impl Walker<'_> {
                 | StepKind::Join { .. } => at = self.navigate(at).await?,
                 StepKind::Wait => match self.wait(at).await? {
                     Ok(next) => at = next,
-                    Err(pending) => return Ok(WalkEnd::Paused(pending)),
+                    Err(pending) => return Ok(WalkEnd::Paused(Box::new(pending))),
                 },
                 _ => at = self.run_step(at).await?,
             }
@@ -252,7 +253,7 @@ pub(crate) fn walk_block(block: Block, start: Start, stop_at: Option<StepIdx>) -
         };
         match walker.run(start, stop_at).await? {
             WalkEnd::Done => Ok(walker.frame),
-            WalkEnd::Paused(pending) => Err(Stop::Paused(vec![pending])),
+            WalkEnd::Paused(pending) => Err(Stop::Paused(vec![*pending])),
         }
     })
 }

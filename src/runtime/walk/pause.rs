@@ -93,6 +93,7 @@ impl Walker<'_> {
             step,
             node: id.clone(),
             wait: None,
+            header: question.header.clone(),
             prompt: question.prompt.clone(),
             answer: question.answer.clone(),
             choices: question.choices.clone(),
@@ -246,6 +247,7 @@ fn pending_record(
 ) -> PendingWait {
     PendingWait {
         node_id: id.to_owned(),
+        header: question.header.clone(),
         prompt: question.prompt.clone(),
         answer: question.answer.clone(),
         choices: question
@@ -254,6 +256,7 @@ fn pending_record(
             .map(|choice| store::WaitChoice {
                 value: choice.value.clone(),
                 label: choice.label.clone(),
+                description: choice.description.clone(),
             })
             .collect(),
         schema: question

@@ -318,11 +318,13 @@ mod tests {
         step.run_status = RunStatus::Paused;
         step.wait = Some(PendingWait {
             node_id: "ask".to_owned(),
+            header: Some("Deploy".to_owned()),
             prompt: "Go?".to_owned(),
             answer: "yes-no".to_owned(),
             choices: vec![WaitChoice {
                 value: "yes".to_owned(),
                 label: None,
+                description: Some("Deploy \"now\"".to_owned()),
             }],
             schema: None,
             auto_answer: Some("yes".to_owned()),

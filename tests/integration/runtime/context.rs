@@ -231,6 +231,7 @@ async fn context_action_pending_at_a_pause_survives_resume() {
     let fresh = policy(0.45, 0.6, ContextAction::Fresh);
     wf.add(None, agent_node("a", None, Some(fresh)));
     let wait = Wait {
+        header: None,
         prompt: t("Go on?"),
         answer: AnswerType::YesNo,
         choices: vec![],

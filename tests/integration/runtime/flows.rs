@@ -372,6 +372,7 @@ fn wait_flow() -> Wf {
         .field("after", ValueType::String, None, Reducer::Replace);
     wf.add(None, node("prep", set("before", "ran")));
     let mut wait = Wait {
+        header: None,
         prompt: t("Ship {{ state.before | length }}?"),
         answer: AnswerType::YesNo,
         choices: vec![],
@@ -634,11 +635,13 @@ async fn emitted_events_match_the_schema() {
         node(
             "approve",
             NodeKind::Wait(Box::new(Wait {
+                header: Some("Go on".to_owned()),
                 prompt: t("ok?"),
                 answer: AnswerType::Choice,
                 choices: vec![WaitChoice {
                     value: sp("go".to_owned()),
                     label: Some("Go".to_owned()),
+                    description: Some("Carry on to the end".to_owned()),
                 }],
                 outputs: vec![],
                 auto_approve: None,

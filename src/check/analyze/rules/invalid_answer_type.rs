@@ -256,6 +256,7 @@ mod tests {
             .map(|value| WaitChoice {
                 value: b.name(value),
                 label: None,
+                description: None,
             })
             .collect();
         let auto = auto.map(|answer| AutoApprove {

@@ -525,7 +525,10 @@ impl App {
         let choices = if wait.choices.is_empty() && wait.answer == "yes-no" {
             vec!["yes".to_owned(), "no".to_owned()]
         } else {
-            wait.choices.clone()
+            wait.choices
+                .iter()
+                .map(|choice| choice.value.clone())
+                .collect()
         };
         self.overlay = Overlay::Answer(Answering {
             name: (view.waits.len() > 1).then(|| wait.node.clone()),
@@ -684,6 +687,7 @@ mod tests {
             step: 2,
             node: "approve".into(),
             wait: None,
+            header: None,
             prompt: "Ship it?".to_owned(),
             answer: "yes-no".to_owned(),
             choices: Vec::new(),

@@ -62,13 +62,14 @@ pub(super) fn render(view: &RunView, flags: &[String]) -> String {
         let choices = if wait.choices.is_empty() {
             wait.answer.clone()
         } else {
-            wait.choices.join(", ")
+            let values: Vec<&str> = wait.choices.iter().map(|c| c.value.as_str()).collect();
+            values.join(", ")
         };
         let _ = writeln!(
             out,
             "waiting at `{}`: {} ({choices})\n  answer: atomic resume {}{}{} --answer <ANSWER>",
             wait.node,
-            text::clip(&wait.prompt, 200),
+            text::clip(&wait.headed_prompt(), 200),
             view.run_id,
             flags
                 .iter()
@@ -123,6 +124,7 @@ mod tests {
             step: 2,
             node: "approve".into(),
             wait: None,
+            header: None,
             prompt: "Ship it?".to_owned(),
             answer: "yes-no".to_owned(),
             choices: Vec::new(),

@@ -301,7 +301,15 @@ pub(super) fn event_line(event: &RunEvent) -> String {
             "{node} took {}",
             crate::cli::progress::duration_ms(elapsed_us / 1_000)
         ),
-        RunEvent::RunPaused { node, prompt, .. } => format!("paused at {node}: {prompt}"),
+        RunEvent::RunPaused {
+            node,
+            header,
+            prompt,
+            ..
+        } => format!(
+            "paused at {node}: {}",
+            crate::view::headed(header.as_deref(), prompt)
+        ),
         RunEvent::RunFinished { steps, .. } => format!("run completed · {steps} steps"),
         RunEvent::RunFailed { message, .. } => format!("run failed: {message}"),
         RunEvent::RunCancelled { step, .. } => format!("run cancelled after step {step}"),

@@ -68,12 +68,25 @@ fn help(frame: &mut Frame<'_>, theme: Theme, area: Rect) {
 fn answer(frame: &mut Frame<'_>, answering: &Answering, theme: Theme, area: Rect) {
     let width = usize::from(area.width.min(70).saturating_sub(2)).max(1);
     let mut lines: Vec<Line<'_>> = Vec::new();
+    if let Some(header) = &answering.wait.header {
+        lines.push(Line::from(Span::styled(
+            clip(header, width),
+            theme.accent(),
+        )));
+    }
     let mut prompt = Vec::new();
     for line in answering.wait.prompt.lines() {
         wrap(line, width, &mut prompt);
     }
     lines.extend(prompt.into_iter().map(Line::from));
-    if !answering.choices.is_empty() {
+    let described = answering
+        .wait
+        .choices
+        .iter()
+        .any(|choice| choice.label.is_some() || choice.description.is_some());
+    if described {
+        choice_list(answering, width, theme, &mut lines);
+    } else if !answering.choices.is_empty() {
         let mut spans = vec![Span::styled("choices: ", theme.dim())];
         for (at, choice) in answering.choices.iter().enumerate() {
             if at > 0 {
@@ -111,6 +124,46 @@ fn answer(frame: &mut Frame<'_>, answering: &Answering, theme: Theme, area: Rect
         theme,
         area,
     );
+}
+
+/// The choices one per line, the one typed so far highlighted, each label beside its value
+/// and its description dimmed under the label.
+fn choice_list(answering: &Answering, width: usize, theme: Theme, lines: &mut Vec<Line<'_>>) {
+    let choices = &answering.wait.choices;
+    let column = choices
+        .iter()
+        .map(|choice| choice.value.chars().count())
+        .max()
+        .unwrap_or(0);
+    // Descriptions start under the labels: two spaces, the value column, two spaces.
+    let indent = column + 4;
+    let room = width.saturating_sub(indent).max(1);
+    for choice in choices {
+        let style = if choice.value == answering.input {
+            theme.selected()
+        } else {
+            theme.accent()
+        };
+        let mut spans = vec![
+            Span::raw("  "),
+            Span::styled(format!("{:<column$}", choice.value), style),
+        ];
+        if let Some(label) = &choice.label {
+            spans.push(Span::raw(format!("  {}", clip(label, room))));
+        }
+        lines.push(Line::from(spans));
+        let mut described = Vec::new();
+        for line in choice.description.iter().flat_map(|text| text.lines()) {
+            wrap(line, room, &mut described);
+        }
+        lines.extend(described.into_iter().map(|piece| {
+            Line::from(vec![
+                Span::raw(" ".repeat(indent)),
+                Span::styled(piece, theme.dim()),
+            ])
+        }));
+    }
+    lines.push(Line::from(Span::styled("Tab: next choice", theme.dim())));
 }
 
 /// The diff pane: the patch from its scrolled-to line, coloured line by line, over the
@@ -215,7 +268,7 @@ mod tests {
 
     use crate::cli::ui::terminal::app::App;
     use crate::lower::{Outline, OutlineStep};
-    use crate::runtime::{FilesChanged, RunEvent, StepOutcome};
+    use crate::runtime::{Choice, FilesChanged, RunEvent, StepOutcome};
     use crate::view::RunView;
     use crate::workspace::snapshot::{Change, ChangeStatus};
 
@@ -230,6 +283,74 @@ mod tests {
             .chunks(usize::from(width.max(1)))
             .map(|row| row.iter().map(|cell| cell.symbol()).collect::<String>() + "\n")
             .collect()
+    }
+
+    #[test]
+    fn a_question_shows_its_header_and_each_choices_label_and_description() {
+        let outline = Outline {
+            steps: vec![OutlineStep {
+                key: "pick".to_owned(),
+                node: Some("pick".to_owned()),
+                kind: "wait",
+                label: "pick".to_owned(),
+            }],
+            edges: Vec::new(),
+        };
+        let mut view = RunView::new("r1", &outline);
+        let choice = |value: &str, label: &str, description: &str| Choice {
+            value: value.to_owned(),
+            label: Some(label.to_owned()),
+            description: Some(description.to_owned()),
+        };
+        view.apply(&RunEvent::RunPaused {
+            run_id: "r1".to_owned(),
+            step: 1,
+            node: "pick".into(),
+            wait: None,
+            header: Some("Database".to_owned()),
+            prompt: "Which database should the service use?".to_owned(),
+            answer: "choice".to_owned(),
+            choices: vec![
+                choice("pg", "PostgreSQL", "Relational, the team knows it"),
+                choice("sqlite", "SQLite", "One file, no server"),
+            ],
+        });
+        let mut app = App::showing(view, true);
+        app.key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+        app.key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        let shown = screen(&app, 100, 30);
+        let rows: Vec<&str> = shown.lines().collect();
+        let row = |text: &str| {
+            rows.iter()
+                .position(|row| row.contains(text))
+                .unwrap_or_else(|| panic!("no `{text}` on the screen:\n{shown}"))
+        };
+        // The header is the title line above the prompt; each description sits under its
+        // label, in the label's column.
+        assert_eq!(
+            row("Database") + 1,
+            row("Which database should the service use?")
+        );
+        assert!(row("Which database") < row("pg      PostgreSQL"), "{shown}");
+        assert_eq!(
+            row("pg      PostgreSQL") + 1,
+            row("Relational, the team knows it")
+        );
+        assert_eq!(row("sqlite  SQLite") + 1, row("One file, no server"));
+        let column = |text: &str| rows[row(text)].find(text).unwrap();
+        assert_eq!(
+            column("PostgreSQL"),
+            column("Relational, the team knows it")
+        );
+        assert!(
+            shown.contains("> pg_"),
+            "Tab picked the first choice:\n{shown}"
+        );
+        // Small screens cut the box but draw it.
+        for (width, height) in [(40, 12), (20, 6), (1, 1), (0, 0)] {
+            app.height = height;
+            screen(&app, width, height);
+        }
     }
 
     #[test]

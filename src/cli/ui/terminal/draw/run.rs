@@ -51,7 +51,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, app: &App, theme: Theme, area: Rect) {
                 ),
                 theme.state(NodeState::Waiting),
             ),
-            Span::raw(clip(&wait.prompt, usize::from(wait_area.width))),
+            Span::raw(clip(&wait.headed_prompt(), usize::from(wait_area.width))),
             Span::styled("  (a: answer)", theme.dim()),
         ]);
         frame.render_widget(Paragraph::new(line), wait_area);
@@ -330,7 +330,7 @@ fn opened(frame: &mut Frame<'_>, app: &App, view: &RunView, theme: Theme, area: 
     {
         details.push(Line::from(Span::styled(
             clip(
-                &format!("asks: {} (a: answer)", wait.prompt),
+                &format!("asks: {} (a: answer)", wait.headed_prompt()),
                 usize::from(inner.width),
             ),
             theme.state(NodeState::Waiting),

@@ -197,17 +197,38 @@ function renderWaits() {
   if (view.waits.some((wait) => wait.node === current)) nodes.value = current;
   nodes.hidden = view.waits.length < 2;
   const wait = view.waits.find((w) => w.node === nodes.value) || view.waits[0];
+  const header = $("#wait-header");
+  header.textContent = wait.header || "";
+  header.hidden = !wait.header;
   $("#wait-prompt").textContent = wait.prompt;
   const choice = $("#answer-choice");
   const text = $("#answer-text");
   if (wait.choices.length) {
-    if (choice.options.length !== wait.choices.length) {
-      choice.replaceChildren(...wait.choices.map((value) => new Option(value, value)));
+    // Rebuilt only when the choices change, so a person's selection survives updates.
+    const values = wait.choices.map((c) => c.value).join("\n");
+    if (choice.dataset.values !== values) {
+      choice.replaceChildren(...wait.choices.map((c) => {
+        const option = new Option(c.label ? `${c.label} (${c.value})` : c.value, c.value);
+        if (c.description) option.title = c.description;
+        return option;
+      }));
+      choice.dataset.values = values;
     }
     choice.hidden = false; text.hidden = true;
   } else {
     choice.hidden = true; text.hidden = false;
   }
+  renderChoiceDescription();
+}
+
+// The selected choice's description, dimmed under the form.
+function renderChoiceDescription() {
+  const wait = view.waits.find((w) => w.node === $("#wait-node").value) || view.waits[0];
+  const choice = $("#answer-choice");
+  const picked = !choice.hidden && wait && wait.choices.find((c) => c.value === choice.value);
+  const description = $("#answer-description");
+  description.textContent = (picked && picked.description) || "";
+  description.hidden = !description.textContent;
 }
 
 function render() {
@@ -273,6 +294,7 @@ $("#answer").addEventListener("submit", async (event) => {
   status.className = response.ok ? "muted" : "error";
 });
 $("#wait-node").addEventListener("change", renderWaits);
+$("#answer-choice").addEventListener("change", renderChoiceDescription);
 $("#cancel").addEventListener("click", async () => {
   if (!confirm("Cancel this run? It can be resumed later.")) return;
   const response = await post("cancel");
