@@ -38,6 +38,20 @@ const KEY_PREFIXES: &[&str] = &[
     "sk-lf-",
 ];
 
+/// The shortest text a key shape can be: the shortest prefix and 16 key characters (a
+/// bearer token, `Bearer ` and 16, is longer).
+const MIN_SHAPE_LEN: usize = {
+    let mut shortest = usize::MAX;
+    let mut at = 0;
+    while at < KEY_PREFIXES.len() {
+        if KEY_PREFIXES[at].len() < shortest {
+            shortest = KEY_PREFIXES[at].len();
+        }
+        at += 1;
+    }
+    shortest + 16
+};
+
 /// Characters of a key or token.
 fn is_key_char(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_')
@@ -108,6 +122,11 @@ impl Redactor {
     /// `text` with every secret and key shape replaced.
     #[must_use]
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        // Most strings a store writes (keys, ids, statuses) are too short to hold anything.
+        let shortest_secret = self.secrets.last().map_or(usize::MAX, String::len);
+        if text.len() < MIN_SHAPE_LEN.min(shortest_secret) {
+            return Cow::Borrowed(text);
+        }
         let mut text = Cow::Borrowed(text);
         for secret in &self.secrets {
             if text.contains(secret.as_str()) {
@@ -220,6 +239,27 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// The length below which `redact` looks no further is a real bound: the shortest
+    /// shapes, and the shortest secret, are still found.
+    #[test]
+    fn the_shortest_secrets_are_still_found() {
+        let shortest_key = format!("hf_{}", "a".repeat(16));
+        assert_eq!(shortest_key.len(), MIN_SHAPE_LEN);
+        assert_eq!(Redactor::new().redact(&shortest_key), REDACTED);
+        assert_eq!(
+            Redactor::new().redact(&shortest_key[1..]),
+            &shortest_key[1..]
+        );
+        let redactor = Redactor::new()
+            .with_secret("hunter22")
+            .with_secret("a-much-longer-secret");
+        assert_eq!(redactor.redact("hunter22"), REDACTED);
+        assert_eq!(
+            redactor.redact("x a-much-longer-secret"),
+            format!("x {REDACTED}")
+        );
+    }
 
     #[test]
     fn every_key_prefix_can_start_a_secret() {
