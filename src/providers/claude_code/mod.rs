@@ -157,11 +157,16 @@ impl Dialect for ClaudeCode {
             approvals: request.grants.approvals.clone(),
             _mcp_file: mcp_file,
         };
+        // What it writes to its temp directory (`claude-<uid>/`: task output, probe
+        // directories it leaves behind) is the call's, removed with the CLI (unless the
+        // workflow passes its own `CLAUDE_CODE_TMPDIR`).
+        let temp = cli.private_temp_dir(request)?;
+        env.push(("TMPDIR".to_owned(), temp.display().to_string()));
         let invocation = Invocation {
             args,
             env,
             input,
-            leftovers: Vec::new(),
+            leftovers: vec![temp],
         };
         Ok((invocation, call))
     }
