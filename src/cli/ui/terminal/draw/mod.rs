@@ -6,7 +6,6 @@
 
 mod compact;
 mod overlay;
-mod plan;
 mod run;
 mod runs;
 
