@@ -29,6 +29,12 @@
 //!    reply's session. A failed call may end without it.
 //! 8. `permission-request` says how a request was answered; it may come anywhere after
 //!    `session-start` and before `session-end`.
+//! 9. `plan` carries the agent's whole current todo list (`todos.rs`) each time it changes,
+//!    never a part of it; it may come anywhere after `session-start` and before
+//!    `session-end`. Where the plan is a tool the agent calls (Claude Code's `TodoWrite`,
+//!    Gemini's `write_todos`), the call is still a `tool-start` and `tool-complete` pair,
+//!    and the plan follows its `tool-start` (or its `tool-complete`, where only the result
+//!    says what changed: Claude Code's task tools).
 //!
 //! # The reply
 //!
@@ -270,7 +276,8 @@ impl Checker {
             AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
             | AgentEvent::MessageComplete { .. }
-            | AgentEvent::PermissionRequest { .. } => {}
+            | AgentEvent::PermissionRequest { .. }
+            | AgentEvent::Plan { .. } => {}
         }
         if !self.started {
             self.fail(at, "an event before `session-start`");
@@ -442,6 +449,46 @@ mod tests {
             let found = rules(&events, &reply(total));
             assert!(found.iter().any(|found| found == rule), "{rule}: {found:?}");
         }
+    }
+
+    fn plan() -> AgentEvent {
+        AgentEvent::Plan {
+            todos: vec![crate::providers::Todo {
+                content: "Run the tests".to_owned(),
+                status: crate::providers::TodoStatus::InProgress,
+                active_form: Some("Running the tests".to_owned()),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_plan_may_come_between_the_start_and_the_end() {
+        let total = Usage::default();
+        let events = [
+            start(),
+            tool(true, "t1", "TodoWrite"),
+            plan(),
+            tool(false, "t1", "TodoWrite"),
+            plan(),
+            usage(0),
+            end(),
+        ];
+        assert_eq!(rules(&events, &reply(total)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_plan_before_the_start_or_after_the_end_is_reported() {
+        let total = Usage::default();
+        let before = [plan(), start(), usage(0), end()];
+        assert_eq!(
+            rules(&before, &reply(total)).first().map(String::as_str),
+            Some("an event before `session-start`")
+        );
+        let after = [start(), usage(0), end(), plan()];
+        assert_eq!(
+            rules(&after, &reply(total)),
+            ["an event after `session-end`"]
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::todos::Todo;
+
 /// Token counts of one call (summed over its turns).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -102,6 +104,12 @@ pub enum AgentEvent {
     ContextWindow {
         /// Used fraction, 0..=1.
         fraction: f64,
+    },
+    /// The agent's plan changed: its whole current todo list (Claude Code's `TodoWrite`,
+    /// Codex's `update_plan`, ACP plan updates, …), normalised by `todos.rs`.
+    Plan {
+        /// Every item, in the agent's order.
+        todos: Vec<Todo>,
     },
     /// The session ended.
     SessionEnd {

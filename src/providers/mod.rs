@@ -3,7 +3,8 @@
 //! classified for `retry-on`, and one written contract every adapter keeps
 //! (`contract.rs`: event order and cardinality, what `turns` counts, the error class of
 //! each HTTP status — `check_call` asserts it). [`build`] turns a `provider` declaration
-//! into a provider.
+//! into a provider. `todos.rs` is the agent's plan: one todo model for every backend's
+//! list, and a normaliser per wire shape.
 //!
 //! Cancellation is by drop: the runtime drops the future returned by [`Provider::run`]
 //! when a node times out, loses a race, or the run is cancelled. Adapters must make drop
@@ -66,6 +67,7 @@ mod registry;
 mod replay;
 mod request;
 mod retry;
+mod todos;
 
 pub use acp::Acp;
 pub use approvals::{Answered, Approvals, PermissionAnswer, PermissionAsk, Verdict};
@@ -94,3 +96,4 @@ pub use request::{
     JournalBackend, Limits, Prompt, ToolCheck, ToolGrant, ToolGuard, ToolGuardBackend,
 };
 pub use retry::RetryPolicy;
+pub use todos::{Todo, TodoStatus};

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::lower::Outline;
-use crate::providers::{AgentEvent, Usage};
+use crate::providers::{AgentEvent, Todo, Usage};
 use crate::runtime::executor::OutputStream;
 use crate::runtime::state::{Change, Delta, FieldChange};
 use crate::runtime::{Choice, FilesChanged, RunEvent, StepOutcome};
@@ -123,6 +123,9 @@ pub struct NodeView {
     /// The files its last finished step changed (snapshots before and after it, the paths
     /// that differ), in a run that keeps snapshots of its workspace.
     pub files: Option<FilesChanged>,
+    /// Its agent's plan as last reported by its latest step (empty when none was).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<Todo>,
     /// The last text item is a complete message.
     #[serde(skip)]
     message_done: bool,
@@ -384,6 +387,8 @@ impl RunView {
                 view.state = NodeState::Running;
                 view.attempts += 1;
                 view.error = None;
+                // The plan shown is this step's agent's: an earlier step's is over.
+                view.plan.clear();
             }
             RunEvent::StepFinished {
                 step,
@@ -521,6 +526,7 @@ impl RunView {
                     is_error: *is_error,
                 },
             ),
+            AgentEvent::Plan { todos } => view.plan.clone_from(todos),
             AgentEvent::Usage { usage, cost_usd } => {
                 // Usage events are cumulative for the call.
                 let before = (view.usage, view.cost_usd);
@@ -845,6 +851,53 @@ mod tests {
         );
         view.clear_overlay();
         assert_eq!(view.node("ship").unwrap().files, None);
+    }
+
+    #[test]
+    fn a_step_shows_its_agents_latest_plan_live_and_committed() {
+        use crate::providers::TodoStatus;
+        let todo = |content: &str, status| Todo {
+            content: content.to_owned(),
+            status,
+            active_form: None,
+        };
+        let plan = |todos: Vec<Todo>| agent("plan", AgentEvent::Plan { todos });
+        let started = |step| RunEvent::StepStarted {
+            step,
+            node: node("plan"),
+            kind: crate::ir::NodeKeyword::Agent,
+            attempt: 1,
+            branch: None,
+        };
+        let mut view = RunView::new("r4", &outline());
+        view.apply(&started(1));
+        view.apply(&plan(vec![todo("Read", TodoStatus::InProgress)]));
+        view.apply(&plan(vec![
+            todo("Read", TodoStatus::Completed),
+            todo("Write", TodoStatus::Pending),
+        ]));
+        assert_eq!(
+            view.node("plan").unwrap().plan,
+            [
+                todo("Read", TodoStatus::Completed),
+                todo("Write", TodoStatus::Pending)
+            ]
+        );
+        // The next step of the node starts with no plan; its live plan is laid over the
+        // view and taken back.
+        let live = [
+            started(2),
+            plan(vec![todo("Again", TodoStatus::InProgress)]),
+        ];
+        view.overlay(&live);
+        assert_eq!(
+            view.node("plan").unwrap().plan,
+            [todo("Again", TodoStatus::InProgress)]
+        );
+        view.clear_overlay();
+        assert_eq!(view.node("plan").unwrap().plan.len(), 2);
+        view.apply(&started(2));
+        assert!(view.node("plan").unwrap().plan.is_empty());
     }
 
     #[test]

@@ -430,6 +430,97 @@ fn a_steps_changed_files_are_listed_and_its_diff_opens_with_a_key() {
     assert_eq!(code, Some(0));
 }
 
+/// A run whose agent (a cassette) reports a plan twice: the view shows the latest.
+const PLANNED: &str = r#"workflow "planned" {
+    provider "tape" adapter="replay" cassette="plan.cassette.jsonl"
+    agent "fix" provider="tape" { prompt "Fix the parser"; }
+}
+"#;
+
+const PLAN_CASSETTE: &str = r#"{"cassette":1}
+{"node":"fix","call":0,"reply":{"text":"Patched; the tests run next.","turns":1},"events":[
+ {"type":"session-start","session_id":"s-1","model":null},
+ {"type":"tool-start","id":"t1","name":"TodoWrite","input":{"todos":[]}},
+ {"type":"plan","todos":[{"content":"Read the parser","status":"in-progress","active_form":"Reading the parser"},{"content":"Fix the off-by-one","status":"pending"}]},
+ {"type":"tool-complete","id":"t1","name":"TodoWrite","summary":"ok","is_error":false},
+ {"type":"tool-start","id":"t2","name":"TodoWrite","input":{"todos":[]}},
+ {"type":"plan","todos":[{"content":"Read the parser","status":"completed","active_form":"Reading the parser"},{"content":"Fix the off-by-one","status":"completed"},{"content":"Run the tests","status":"in-progress","active_form":"Running the tests"},{"content":"Port the shim","status":"cancelled"},{"content":"Update the docs","status":"pending"}]},
+ {"type":"tool-complete","id":"t2","name":"TodoWrite","summary":"ok","is_error":false},
+ {"type":"text-delta","text":"Patched; the tests run next."},
+ {"type":"message-complete","text":"Patched; the tests run next."},
+ {"type":"usage","usage":{"input_tokens":10,"output_tokens":5,"cache_read_tokens":0,"cache_write_tokens":0},"cost_usd":null},
+ {"type":"session-end","session_id":"s-1"}]}
+"#;
+
+#[test]
+fn an_agents_latest_plan_is_shown_with_its_step() {
+    let project = CliProject::new();
+    project.write("planned.kdl", PLANNED);
+    project.write("plan.cassette.jsonl", PLAN_CASSETTE);
+    let ran = project
+        .atomic()
+        .args(["run", "planned.kdl", "--quiet"])
+        .output()
+        .expect("atomic run");
+    assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
+    let run = project.last_run();
+    let Some(mut tty) = Tty::start(
+        &project,
+        &format!("exec {{atomic}} ui {run}"),
+        100,
+        40,
+        true,
+    ) else {
+        return;
+    };
+    // The selected step's pane: the latest plan under the output, the work under way in
+    // its active form.
+    let screen = tty.wait_for("the plan", |s| s.contains("plan 2/5 done"));
+    assert!(
+        screen.contains("plan 2/5 done · Running the tests"),
+        "{screen}"
+    );
+    for line in [
+        "☑ Read the parser",
+        "☑ Fix the off-by-one",
+        "◐ Running the tests",
+        "☒ Port the shim",
+        "☐ Update the docs",
+    ] {
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
+    assert!(screen.contains("Patched; the tests run next."), "{screen}");
+    // The earlier plan is gone from the pane (the events pane still says it came).
+    assert!(!screen.contains("◐ Reading the parser"), "{screen}");
+    assert!(
+        screen.contains("fix · plan 0/2 done · Reading the parser"),
+        "{screen}"
+    );
+    // Work under way looks like a running step: yellow.
+    let parser = tty.parser();
+    let (row, line) = screen
+        .lines()
+        .enumerate()
+        .find(|(_, line)| line.contains("◐ Running the tests"))
+        .expect("the row");
+    let col = line[..line.find("◐ Running").unwrap()].chars().count();
+    let cell = parser
+        .screen()
+        .cell(u16::try_from(row).unwrap(), u16::try_from(col).unwrap())
+        .expect("a cell");
+    assert_eq!(cell.fgcolor(), vt100::Color::Idx(3), "yellow");
+
+    // Opened, the details show it too.
+    tty.type_keys("\r");
+    let screen = tty.wait_for("the opened step", |s| {
+        s.contains("Esc/⏎ back") && s.contains("◐ Running the tests")
+    });
+    assert!(screen.contains("☐ Update the docs"), "{screen}");
+    tty.type_keys("q");
+    let (code, _) = tty.finish();
+    assert_eq!(code, Some(0));
+}
+
 #[test]
 fn quitting_gives_the_terminal_back() {
     let (project, done, _) = project_with_runs();

@@ -192,7 +192,13 @@ impl CliAgent for Acp {
             model: self.cli.model(request),
             prompt,
         };
-        let mut child = self.cli.spawn(request, Vec::new(), Vec::new())?;
+        // What the agent writes to its temp directory (the Gemini CLI's report of a failed
+        // model request, the request in it) is the call's, removed once the agent is gone.
+        let temp = self.cli.private_temp_dir(request)?;
+        let tmpdir = vec![("TMPDIR".to_owned(), temp.display().to_string())];
+        let mut child = self
+            .cli
+            .spawn_leaving(request, Vec::new(), tmpdir, vec![temp])?;
         let (Some(stdin), Some(stdout)) = (child.take_stdin(), child.take_stdout()) else {
             return Err(ProviderError::bad_output(
                 NAME,

@@ -13,6 +13,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Error as AcpError, ErrorCode};
 use serde_json::Value;
 
+use super::super::todos::{self, PlanReport};
 use super::super::{AgentEvent, EventSink, tool_summary};
 use super::policy::Policy;
 
@@ -58,6 +59,8 @@ pub(super) struct Turn {
     in_turn: bool,
     /// The session's cost, where the agent reports it (`usage_update`).
     pub(super) cost_usd: Option<f64>,
+    /// The plans reported.
+    plans: PlanReport,
 }
 
 impl Turn {
@@ -221,6 +224,11 @@ impl Turn {
                     status == Some(ToolCallStatus::Failed),
                     events,
                 );
+            }
+            // The whole list each time (the protocol's rule), as atomic's plan is.
+            SessionUpdate::Plan(plan) => {
+                self.plans
+                    .report(todos::from_acp_plan(&plan.entries), events);
             }
             SessionUpdate::UsageUpdate(usage) => {
                 if usage.size > 0 {
@@ -405,4 +413,60 @@ fn write(
 
 fn refused(message: String) -> AcpError {
     AcpError::new(ErrorCode::INVALID_PARAMS, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::providers::{AgentRequest, Todo, TodoStatus};
+
+    fn update(update: Value) -> Inbound {
+        let notification = json!({"sessionId": "sess-1", "update": update});
+        Inbound::Update(Box::new(
+            serde_json::from_value(notification).expect("a session/update"),
+        ))
+    }
+
+    #[test]
+    fn a_plan_update_is_the_whole_plan() {
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let policy = Policy::new(&AgentRequest::default()).expect("policy");
+        let mut turn = Turn::default();
+        let plan = |second: &str| {
+            update(json!({"sessionUpdate": "plan", "entries": [
+                {"content": "Read the spec", "priority": "high", "status": "completed"},
+                {"content": "Write the client", "priority": "medium", "status": second},
+                {"content": "", "priority": "low", "status": "pending"}
+            ]}))
+        };
+        // Before the prompt, updates replay a loaded session: not this call's.
+        turn.handle(plan("pending"), &policy, &sink);
+        turn.handle(Inbound::Prompting, &policy, &sink);
+        turn.handle(plan("in_progress"), &policy, &sink);
+        turn.handle(plan("in_progress"), &policy, &sink);
+        turn.handle(plan("completed"), &policy, &sink);
+        let todo = |content: &str, status| Todo {
+            content: content.to_owned(),
+            status,
+            active_form: None,
+        };
+        let expected = |second| AgentEvent::Plan {
+            todos: vec![
+                todo("Read the spec", TodoStatus::Completed),
+                todo("Write the client", second),
+            ],
+        };
+        assert_eq!(
+            events.into_inner().expect("not poisoned"),
+            [
+                expected(TodoStatus::InProgress),
+                expected(TodoStatus::Completed)
+            ]
+        );
+    }
 }

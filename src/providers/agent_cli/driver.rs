@@ -61,12 +61,14 @@ impl<D: Dialect> CliAgent for CliProvider<D> {
         self.cli.refuse_unsupported(request)?;
         let mcp = self.cli.mcp_servers(request)?;
         let (invocation, mut call) = self.dialect.prepare(&self.cli, request, &mcp)?;
-        let mut child = self.cli.spawn(request, invocation.args, invocation.env)?;
-        // Removed with the process group, not before: `child` is dropped last, after
-        // `finish` read them.
-        for path in invocation.leftovers {
-            child.remove_when_gone(path);
-        }
+        // The leftovers are removed with the process group, not before: `child` is dropped
+        // last, after `finish` read them.
+        let mut child = self.cli.spawn_leaving(
+            request,
+            invocation.args,
+            invocation.env,
+            invocation.leftovers,
+        )?;
         let mut stdin = child.take_stdin();
         match invocation.input {
             Input::Closed => drop(stdin.take()),

@@ -263,6 +263,40 @@ impl Cli {
             .map_or_else(|| self.temp_dir.clone(), |sandbox| sandbox.temp_dir.clone())
     }
 
+    /// A fresh directory only this user may enter, in [`Cli::call_temp_dir`], for the CLI
+    /// to use as its `TMPDIR` during `request`: what a CLI writes to its temp directory
+    /// (the Gemini CLI's report of a failed model request, the request in it, readable by
+    /// anyone) stays the call's. It is the caller's to remove: pass it to
+    /// [`Cli::spawn_leaving`] (or a dialect's [`Invocation::leftovers`](super::Invocation)).
+    ///
+    /// # Errors
+    /// [`ProviderError::Config`] naming the directory when it cannot be made.
+    pub(crate) fn private_temp_dir(
+        &self,
+        request: &AgentRequest,
+    ) -> Result<PathBuf, ProviderError> {
+        let parent = self.call_temp_dir(request);
+        let path = parent.join(format!(
+            "atomic-{}-tmp-{:016x}",
+            self.adapter(),
+            rand::random::<u64>()
+        ));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&path).map_err(|error| {
+            ProviderError::config(
+                self.adapter(),
+                format!(
+                    "cannot make a private temp directory in `{}`: {error}; set TMPDIR to a \
+                     writable directory",
+                    parent.display()
+                ),
+            )
+        })?;
+        Ok(path)
+    }
+
     /// A file only this user reads, holding `text`, removed when dropped.
     ///
     /// # Errors
@@ -307,9 +341,12 @@ impl Cli {
             confinement.ports.push(gateway.port());
             sandbox.loopback.open(gateway.port());
         }
+        // The call's own variables after the sandbox's: a `TMPDIR` of the call's, inside the
+        // sandbox's. The proxy is the only way out whatever they say (the confinement's ports).
         let launch = self
-            .launch_in(request.workspace.root(), args, env)
+            .launch_in(request.workspace.root(), args, Vec::new())
             .envs(sandbox.env.iter().cloned())
+            .envs(env)
             .confined(Some(std::sync::Arc::new(confinement)));
         child::spawn(self.adapter(), self.spawner.as_ref(), launch)
     }
@@ -350,6 +387,33 @@ impl Cli {
             }
         }
         dirs
+    }
+
+    /// [`Cli::spawn`], and `leftovers` (files or directories of atomic's the CLI writes in)
+    /// removed once it and everything it started are gone ([`Child::remove_when_gone`]),
+    /// or at once when it could not be started.
+    ///
+    /// # Errors
+    /// As [`Cli::spawn`].
+    pub(crate) fn spawn_leaving(
+        &self,
+        request: &AgentRequest,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        leftovers: Vec<PathBuf>,
+    ) -> Result<Child, ProviderError> {
+        match self.spawn(request, args, env) {
+            Ok(child) => {
+                for path in leftovers {
+                    child.remove_when_gone(path);
+                }
+                Ok(child)
+            }
+            Err(error) => {
+                crate::process::groups::remove(&leftovers);
+                Err(error)
+            }
+        }
     }
 
     /// [`Cli::spawn`] in `dir` (a server started for a project rather than for a call).

@@ -7,7 +7,8 @@
 //! message, and stdin is closed unless a person may be asked (`permission="ask"`: then it
 //! carries the answers to the CLI's permission requests, `control.rs`). stdout is NDJSON
 //! (`stream.rs`); the `result` line gives the reply text, session id, usage, cost and turn
-//! count.
+//! count. The agent's plan comes from its `TodoWrite` calls, or from its task tools'
+//! results (`tasks.rs`).
 //!
 //! `base-url=` becomes `ANTHROPIC_BASE_URL`; the key goes in `ANTHROPIC_API_KEY` (or the
 //! variable `option "api-key-var"` names, e.g. `ANTHROPIC_AUTH_TOKEN` for gateways).
@@ -17,6 +18,7 @@
 
 mod control;
 mod stream;
+mod tasks;
 
 use std::process::ExitStatus;
 
@@ -155,11 +157,16 @@ impl Dialect for ClaudeCode {
             approvals: request.grants.approvals.clone(),
             _mcp_file: mcp_file,
         };
+        // What it writes to its temp directory (`claude-<uid>/`: task output, probe
+        // directories it leaves behind) is the call's, removed with the CLI (unless the
+        // workflow passes its own `CLAUDE_CODE_TMPDIR`).
+        let temp = cli.private_temp_dir(request)?;
+        env.push(("TMPDIR".to_owned(), temp.display().to_string()));
         let invocation = Invocation {
             args,
             env,
             input,
-            leftovers: Vec::new(),
+            leftovers: vec![temp],
         };
         Ok((invocation, call))
     }

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::NAME;
+use super::tasks::TaskBoard;
 use crate::providers::agent_cli::Credentials;
+use crate::providers::todos::{self, PlanReport};
 use crate::providers::{AgentEvent, AgentReply, EventSink, ProviderError, Usage, tool_summary};
 
 /// What the stdout stream has said so far.
@@ -27,6 +29,10 @@ pub(super) struct Stream {
     last_prompt_tokens: u64,
     /// `session-start` was emitted (the CLI's `init` line came).
     started: bool,
+    /// The agent's task list, from its task tools' results.
+    tasks: TaskBoard,
+    /// The plans reported.
+    plans: PlanReport,
     pub(super) result: Option<Value>,
 }
 
@@ -109,7 +115,19 @@ impl Stream {
                         self.subagents.insert(id.clone(), agent);
                     }
                     self.tools.insert(id.clone(), name.clone());
+                    // The plan is the main agent's; a sub-agent's list is its own.
+                    let plan = if top_level {
+                        self.tasks.call(&id, &name, &input);
+                        (name == "TodoWrite")
+                            .then(|| input.get("todos").and_then(todos::from_todo_list))
+                            .flatten()
+                    } else {
+                        None
+                    };
                     events.emit(AgentEvent::ToolStart { id, name, input });
+                    if let Some(plan) = plan {
+                        self.plans.report(plan, events);
+                    }
                 }
                 _ => {}
             }
@@ -118,22 +136,31 @@ impl Stream {
 
     fn tool_results(&mut self, line: &Value, events: &dyn EventSink) {
         let content = line.pointer("/message/content").and_then(Value::as_array);
-        for block in content.into_iter().flatten() {
-            if block.get("type").and_then(Value::as_str) != Some("tool_result") {
-                continue;
-            }
+        let results: Vec<&Value> = content
+            .into_iter()
+            .flatten()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .collect();
+        // The CLI's structured result (`tool_use_result`) is the line's one result's.
+        let structured = line.get("tool_use_result").filter(|_| results.len() == 1);
+        for block in results {
             self.flush(events);
             let id = str_field(block, "tool_use_id").unwrap_or_default();
             let name = self.tools.get(&id).cloned().unwrap_or_default();
+            let text = result_text(block.get("content").unwrap_or(&Value::Null));
+            let is_error = block
+                .get("is_error")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             events.emit(AgentEvent::ToolComplete {
                 id: id.clone(),
                 name,
-                summary: summary(block.get("content").unwrap_or(&Value::Null)),
-                is_error: block
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
+                summary: tool_summary(&text),
+                is_error,
             });
+            if let Some(plan) = self.tasks.result(&id, &text, structured, is_error) {
+                self.plans.report(plan, events);
+            }
             if let Some(agent) = self.subagents.remove(&id) {
                 events.emit(AgentEvent::SubagentEnd { name: agent });
             }
@@ -284,17 +311,15 @@ fn classify(
     }
 }
 
-/// A tool result's summary: its text (a string, or the text of its blocks).
-fn summary(content: &Value) -> String {
+/// A tool result's text: a string, or the text of its blocks.
+fn result_text(content: &Value) -> String {
     match content {
-        Value::String(text) => tool_summary(text),
-        Value::Array(blocks) => tool_summary(
-            &blocks
-                .iter()
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
         _ => String::new(),
     }
 }
@@ -313,6 +338,7 @@ mod tests {
 
     use super::*;
     use crate::providers::contract::check_call;
+    use crate::providers::{Todo, TodoStatus};
 
     /// The replay transcript of protocols.md §2.
     const TRANSCRIPT: &str = r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"8f0c2d8e-1111-4222-8333-944455556666","tools":["Read"],"model":"claude-sonnet-4-5","permissionMode":"acceptEdits","uuid":"u1"}
@@ -405,6 +431,110 @@ mod tests {
         assert!(events.contains(&AgentEvent::ContextWindow {
             fraction: 15206.0 / 200_000.0
         }));
+    }
+
+    /// A `TodoWrite` call: its plan follows its `tool-start`.
+    const TODO_WRITE: &str = r#"{"type":"system","subtype":"init","session_id":"s-2","model":"claude-sonnet-4-5"}
+{"type":"assistant","message":{"id":"msg_01","content":[{"type":"tool_use","id":"toolu_01","name":"TodoWrite","input":{"todos":[{"content":"Read the parser","status":"completed","activeForm":"Reading the parser"},{"content":"Fix the bug","status":"in_progress","activeForm":"Fixing the bug"},{"content":"Run the tests","status":"pending","activeForm":"Running the tests"}]}}]},"parent_tool_use_id":null,"session_id":"s-2"}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01","type":"tool_result","content":"Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress."}]},"parent_tool_use_id":null,"session_id":"s-2","tool_use_result":{"oldTodos":[],"newTodos":[]}}
+{"type":"assistant","message":{"id":"msg_02","content":[{"type":"tool_use","id":"toolu_02","name":"TodoWrite","input":{"todos":[{"content":"Sub-agent list","status":"pending","activeForm":"Listing"}]}}]},"parent_tool_use_id":"toolu_99","session_id":"s-2"}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_02","type":"tool_result","content":"Todos have been modified successfully."}]},"parent_tool_use_id":"toolu_99","session_id":"s-2"}
+{"type":"assistant","message":{"id":"msg_03","content":[{"type":"text","text":"Planned."}]},"parent_tool_use_id":null,"session_id":"s-2"}
+{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"Planned.","session_id":"s-2","usage":{"input_tokens":9,"output_tokens":5}}"#;
+
+    /// The task tools (the pinned CLI's default): the plan follows each result.
+    const TASKS: &str = r#"{"type":"system","subtype":"init","session_id":"s-3","model":"claude-sonnet-4-5"}
+{"type":"assistant","message":{"id":"msg_01","content":[{"type":"tool_use","id":"toolu_01","name":"TaskCreate","input":{"subject":"Run the tests","description":"cargo test","activeForm":"Running the tests"}}]},"parent_tool_use_id":null,"session_id":"s-3"}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01","type":"tool_result","content":"Task #1 created successfully: Run the tests"}]},"parent_tool_use_id":null,"session_id":"s-3","tool_use_result":{"task":{"id":"1","subject":"Run the tests","description":"cargo test"}}}
+{"type":"assistant","message":{"id":"msg_02","content":[{"type":"tool_use","id":"toolu_02","name":"TaskUpdate","input":{"taskId":"1","status":"in_progress"}}]},"parent_tool_use_id":null,"session_id":"s-3"}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_02","type":"tool_result","content":"Updated task #1 status"}]},"parent_tool_use_id":null,"session_id":"s-3","tool_use_result":{"success":true,"taskId":"1","updatedFields":["status"],"statusChange":{"from":"pending","to":"in_progress"}}}
+{"type":"assistant","message":{"id":"msg_03","content":[{"type":"text","text":"Working."}]},"parent_tool_use_id":null,"session_id":"s-3"}
+{"type":"result","subtype":"success","is_error":false,"num_turns":3,"result":"Working.","session_id":"s-3","usage":{"input_tokens":9,"output_tokens":5}}"#;
+
+    fn kinds(events: &[AgentEvent]) -> Vec<String> {
+        events
+            .iter()
+            .map(|event| {
+                serde_json::to_value(event).expect("serialisable")["type"]
+                    .as_str()
+                    .expect("tagged")
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    fn plans(events: &[AgentEvent]) -> Vec<Vec<Todo>> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::Plan { todos } => Some(todos.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn todo(content: &str, status: TodoStatus, active_form: &str) -> Todo {
+        Todo {
+            content: content.to_owned(),
+            status,
+            active_form: Some(active_form.to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_todo_write_is_a_tool_call_and_the_plan() {
+        let (reply, events) = replay(TODO_WRITE);
+        assert_eq!(check_call(&events, &reply), []);
+        assert_eq!(
+            &kinds(&events)[..4],
+            ["session-start", "tool-start", "plan", "tool-complete"]
+        );
+        // The sub-agent's list is not the agent's plan.
+        assert_eq!(
+            plans(&events),
+            [vec![
+                todo(
+                    "Read the parser",
+                    TodoStatus::Completed,
+                    "Reading the parser"
+                ),
+                todo("Fix the bug", TodoStatus::InProgress, "Fixing the bug"),
+                todo("Run the tests", TodoStatus::Pending, "Running the tests"),
+            ]]
+        );
+    }
+
+    #[test]
+    fn task_tools_report_the_whole_list_after_each_result() {
+        let (reply, events) = replay(TASKS);
+        assert_eq!(check_call(&events, &reply), []);
+        assert_eq!(
+            &kinds(&events)[..7],
+            [
+                "session-start",
+                "tool-start",
+                "tool-complete",
+                "plan",
+                "tool-start",
+                "tool-complete",
+                "plan"
+            ]
+        );
+        assert_eq!(
+            plans(&events),
+            [
+                vec![todo(
+                    "Run the tests",
+                    TodoStatus::Pending,
+                    "Running the tests"
+                )],
+                vec![todo(
+                    "Run the tests",
+                    TodoStatus::InProgress,
+                    "Running the tests"
+                )],
+            ]
+        );
     }
 
     #[test]

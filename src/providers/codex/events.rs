@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::providers::todos::{self, PlanReport};
 use crate::providers::{AgentEvent, EventSink, Usage, tool_summary};
 
 /// The HTTP status in a CLI error message: the number after `status `.
@@ -56,6 +57,8 @@ pub(super) struct Stream {
     /// The thread's token totals from `turn.completed`.
     pub(super) total: Option<Usage>,
     pub(super) failure: Option<Failure>,
+    /// The plans reported (from `todo_list` items).
+    plans: PlanReport,
 }
 
 impl Stream {
@@ -104,7 +107,8 @@ impl Stream {
                     fatal: false,
                 });
             }
-            "item.started" | "item.completed" => {
+            // `item.updated` carries a changed `todo_list` (the plan tool's list).
+            "item.started" | "item.updated" | "item.completed" => {
                 let item = line.get("item").unwrap_or(&Value::Null);
                 self.item(item, kind == "item.completed", events);
             }
@@ -131,6 +135,13 @@ impl Stream {
             "reasoning" if completed => events.emit(AgentEvent::ThinkingDelta {
                 text: field("text").to_owned(),
             }),
+            // `update_plan` is no tool item: its list is an item of its own, started at the
+            // first plan, updated at each change, completed (unchanged) as the turn ends.
+            "todo_list" => {
+                if let Some(plan) = item.get("items").and_then(todos::from_checklist) {
+                    self.plans.report(plan, events);
+                }
+            }
             "command_execution" | "file_change" | "mcp_tool_call" | "web_search" => {
                 let name = match kind {
                     "mcp_tool_call" => format!("{}.{}", field("server"), field("tool")),
@@ -277,6 +288,49 @@ mod tests {
                 },
                 AgentEvent::MessageComplete {
                     text: "Edited.".to_owned()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_todo_list_item_is_the_plan_reported_when_it_changes() {
+        use crate::providers::{Todo, TodoStatus};
+        let transcript = r#"{"type":"thread.started","thread_id":"t-2"}
+{"type":"turn.started"}
+{"type":"item.started","item":{"id":"item_0","type":"todo_list","items":[{"text":"Inspect the failing test","completed":false},{"text":"Patch the parser","completed":false}]}}
+{"type":"item.updated","item":{"id":"item_0","type":"todo_list","items":[{"text":"Inspect the failing test","completed":true},{"text":"Patch the parser","completed":false}]}}
+{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"Half way."}}
+{"type":"item.completed","item":{"id":"item_0","type":"todo_list","items":[{"text":"Inspect the failing test","completed":true},{"text":"Patch the parser","completed":false}]}}
+{"type":"turn.completed","usage":{"input_tokens":20,"cached_input_tokens":0,"output_tokens":4}}"#;
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let mut stream = Stream::default();
+        for line in transcript.lines() {
+            stream.handle(&serde_json::from_str(line).expect("valid"), &sink);
+        }
+        let todo = |content: &str, status| Todo {
+            content: content.to_owned(),
+            status,
+            active_form: None,
+        };
+        let plan = |first| AgentEvent::Plan {
+            todos: vec![
+                todo("Inspect the failing test", first),
+                todo("Patch the parser", TodoStatus::Pending),
+            ],
+        };
+        // No tool: the list alone, once per change (the completed item repeats it).
+        assert_eq!(
+            events.into_inner().expect("not poisoned"),
+            [
+                plan(TodoStatus::Pending),
+                plan(TodoStatus::Completed),
+                AgentEvent::TextDelta {
+                    text: "Half way.".to_owned()
+                },
+                AgentEvent::MessageComplete {
+                    text: "Half way.".to_owned()
                 },
             ]
         );

@@ -5,9 +5,10 @@
 //! Spawned as `codex exec [resume <thread id>] --json --skip-git-repo-check -c key=value…
 //! [-m MODEL] -`, the prompt written to stdin (`-`). stdout is one event per line
 //! (`events.rs`): `thread.started` (the thread id, which is the session id),
-//! `turn.started`, `item.started` / `item.completed` (`agent_message`, `reasoning`,
-//! `command_execution`, `file_change`, `mcp_tool_call`, `web_search`, `error`),
-//! `turn.completed` (token usage, cumulative over the thread), `turn.failed` and `error`.
+//! `turn.started`, `item.started` / `item.updated` / `item.completed` (`agent_message`,
+//! `reasoning`, `command_execution`, `file_change`, `mcp_tool_call`, `web_search`,
+//! `todo_list` — the plan, its tool switched on —, `error`), `turn.completed` (token
+//! usage, cumulative over the thread), `turn.failed` and `error`.
 //! A patch the sandbox refuses has no item there; it is read from the session's rollout
 //! file (`rollout.rs`) and reported as a failed `file_change`.
 //!
@@ -83,6 +84,11 @@ const OFFLINE: &[&str] = &[
 const KEY_HELD_BACK: &str =
     r#"shell_environment_policy.exclude=["CODEX_API_KEY","OPENAI_API_KEY"]"#;
 
+/// Codex's plan tool (`update_plan`), which `codex exec` leaves out unless asked: on, so the
+/// agent keeps a plan as it does interactively, and atomic reports it (`todo_list` items,
+/// `events.rs`).
+const PLAN_TOOL: &str = "tools.update_plan.enabled=true";
+
 /// The Codex dialect, with what a Codex provider keeps between calls.
 #[derive(Debug)]
 pub(crate) struct Codex {
@@ -146,6 +152,7 @@ pub(crate) fn provider(
     cli.set_env("CODEX_HOME", home.path().display().to_string());
     let mut overrides: Vec<String> = OFFLINE.iter().map(|item| (*item).to_owned()).collect();
     overrides.push(KEY_HELD_BACK.to_owned());
+    overrides.push(PLAN_TOOL.to_owned());
     if let Some(url) = cli.base_url() {
         overrides.extend([
             "model_provider=\"atomic\"".to_owned(),
@@ -558,6 +565,7 @@ mod tests {
             "-c model_providers.atomic.wire_api=\"responses\"",
             "-c model_providers.atomic.env_key=\"CODEX_API_KEY\"",
             "-c features.plugins=false",
+            "-c tools.update_plan.enabled=true",
             "-m m-1",
         ] {
             assert!(joined.contains(expected), "{expected} in {joined}");

@@ -15,7 +15,9 @@
 //! `$XDG_STATE_HOME/atomic/gemini/<provider>`) holding a settings file atomic writes: API-key
 //! auth, usage statistics (Clearcut), telemetry and update checks off, `.env` files of the
 //! working directory ignored. The key from `api-key-env=` is its only secret (`GEMINI_API_KEY`);
-//! `base-url=` becomes `GOOGLE_GEMINI_BASE_URL`.
+//! `base-url=` becomes `GOOGLE_GEMINI_BASE_URL`. Each call's `TMPDIR` is a private directory
+//! of its own, removed once the CLI is gone: the CLI writes a report of every failed model
+//! request there.
 //!
 //! The CLI has no per-call way to add to its own system prompt (`GEMINI_SYSTEM_MD` replaces
 //! it whole, tool instructions included), so `system` goes before the prompt.
@@ -140,12 +142,17 @@ impl Dialect for Gemini {
                 .map_or("none", CallExtension::name)
                 .to_owned(),
         ]);
+        // The CLI writes a report of every failed model request (`gemini-client-error-*.json`:
+        // the request and its context, readable by anyone) into `os.tmpdir()`: a directory of
+        // this call's, removed with the CLI. Not kept: the failure is the call's error
+        // (the result's message, or the exit with the end of stderr).
+        let temp = cli.private_temp_dir(request)?;
         let invocation = Invocation {
             args,
-            env: Vec::new(),
+            env: vec![("TMPDIR".to_owned(), temp.display().to_string())],
             // The prompt is in the arguments; the CLI would append anything read from stdin.
             input: Input::Closed,
-            leftovers: Vec::new(),
+            leftovers: vec![temp],
         };
         let call = Call {
             stream: Stream::default(),
@@ -294,6 +301,98 @@ mod tests {
         assert_eq!(approval_mode(PermissionMode::Bypass), "yolo");
         assert_eq!(approval_mode(PermissionMode::Plan), "plan");
         assert_eq!(approval_mode(PermissionMode::Default), "default");
+    }
+
+    /// Records what it is asked to start, and starts nothing.
+    #[derive(Debug, Default)]
+    struct Refusing(std::sync::Mutex<Vec<Vec<(String, String)>>>);
+
+    impl crate::process::Spawner for Refusing {
+        fn spawn(
+            &self,
+            launch: crate::process::Launch,
+        ) -> Result<crate::process::Child, crate::process::SpawnError> {
+            self.0.lock().expect("lock").push(launch.env);
+            Err(crate::process::SpawnError {
+                program: "gemini".to_owned(),
+                source: std::io::Error::other("not started"),
+            })
+        }
+    }
+
+    #[test]
+    fn each_call_gets_its_own_private_tmpdir_left_to_be_removed_with_the_cli() {
+        let root = tempfile::tempdir().expect("temp dir");
+        let env = Environment::default()
+            .with("PATH", "/bin")
+            .with("TMPDIR", root.path().display().to_string());
+        let mut cx = ProviderContext::new(Path::new("."), &env);
+        let spawner = std::sync::Arc::new(Refusing::default());
+        cx.spawner = spawner.clone();
+        let mut decl = crate::providers::registry::test_decl("g", NAME);
+        for (name, value) in [
+            ("bin", "/bin/sh".to_owned()),
+            ("home", root.path().join("home").display().to_string()),
+        ] {
+            decl.options.insert(name.to_owned(), Value::String(value));
+        }
+        let gemini = provider(&decl, &cx).expect("configured");
+        let prepare = |request: &AgentRequest| {
+            let (invocation, _call) = gemini
+                .dialect()
+                .prepare(gemini.cli(), request, &[])
+                .expect("prepared");
+            let tmpdir = invocation
+                .env
+                .iter()
+                .find(|(name, _)| name == "TMPDIR")
+                .map(|(_, dir)| PathBuf::from(dir))
+                .expect("a TMPDIR");
+            (invocation, tmpdir)
+        };
+
+        let (invocation, tmpdir) = prepare(&AgentRequest::default());
+        assert_eq!(invocation.leftovers, std::slice::from_ref(&tmpdir));
+        assert_eq!(tmpdir.parent(), Some(root.path()), "{tmpdir:?}");
+        assert_eq!(std::fs::read_dir(&tmpdir).expect("a directory").count(), 0);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = std::fs::metadata(&tmpdir).expect("made");
+            assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        }
+        let (_, another) = prepare(&AgentRequest::default());
+        assert_ne!(another, tmpdir, "one per call");
+
+        // Sandboxed: inside the sandbox's temp dir, and the CLI's TMPDIR over the sandbox's.
+        let sandbox_temp = root.path().join("sandbox");
+        std::fs::create_dir(&sandbox_temp).expect("sandbox temp dir");
+        let request = AgentRequest {
+            sandbox: Some(crate::providers::CallSandbox {
+                env: vec![("TMPDIR".to_owned(), sandbox_temp.display().to_string())],
+                temp_dir: sandbox_temp.clone(),
+                ..crate::providers::CallSandbox::default()
+            }),
+            ..AgentRequest::default()
+        };
+        let (invocation, tmpdir) = prepare(&request);
+        assert_eq!(tmpdir.parent(), Some(sandbox_temp.as_path()), "{tmpdir:?}");
+        let started = gemini.cli().spawn_leaving(
+            &request,
+            invocation.args,
+            invocation.env,
+            invocation.leftovers,
+        );
+        assert!(started.is_err(), "nothing was started");
+        let launched = spawner.0.lock().expect("lock").pop().expect("a launch");
+        let last_tmpdir = launched
+            .iter()
+            .rev()
+            .find(|(name, _)| name == "TMPDIR")
+            .map(|(_, dir)| dir.as_str());
+        assert_eq!(last_tmpdir, tmpdir.to_str());
+        // Not started: removed at once.
+        assert!(!tmpdir.exists(), "{tmpdir:?}");
     }
 
     #[test]

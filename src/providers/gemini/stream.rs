@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::NAME;
 use crate::providers::agent_cli::Credentials;
+use crate::providers::todos::{self, PlanReport};
 use crate::providers::{AgentEvent, EventSink, ProviderError, Usage, tool_summary};
 
 /// Token counts from a `result` line's `stats`: `input` is the prompt without its cached part.
@@ -34,6 +35,8 @@ pub(super) struct Stream {
     /// Model turns: the first output, and each after a round of tool results.
     pub(super) turns: u32,
     in_turn: bool,
+    /// The plans reported (from `write_todos` calls).
+    plans: PlanReport,
     pub(super) result: Option<Value>,
 }
 
@@ -68,11 +71,18 @@ impl Stream {
                 self.finish_message(events);
                 let id = text("tool_id");
                 let name = text("tool_name");
+                let input = line.get("parameters").cloned().unwrap_or(Value::Null);
+                let plan = (name == "write_todos")
+                    .then(|| input.get("todos").and_then(todos::from_described_list))
+                    .flatten();
                 events.emit(AgentEvent::ToolStart {
                     id: id.clone(),
                     name: name.clone(),
-                    input: line.get("parameters").cloned().unwrap_or(Value::Null),
+                    input,
                 });
+                if let Some(plan) = plan {
+                    self.plans.report(plan, events);
+                }
                 self.tools.insert(id, name);
             }
             "tool_result" => {
@@ -218,6 +228,42 @@ mod tests {
                     text: text("All done.")
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn a_write_todos_call_is_a_tool_call_and_the_plan() {
+        use crate::providers::{Todo, TodoStatus};
+        let transcript = r#"{"type":"init","session_id":"s1","model":"gemini-2.5-flash"}
+{"type":"tool_use","tool_name":"write_todos","tool_id":"t0","parameters":{"todos":[{"description":"Find the loader","status":"completed"},{"description":"Patch it","status":"in_progress"},{"description":"Wait for review","status":"blocked"}]}}
+{"type":"tool_result","tool_id":"t0","status":"success","output":"Successfully updated the todo list."}
+{"type":"message","role":"assistant","content":"Planned.","delta":true}
+{"type":"result","status":"success","stats":{"input":20,"output_tokens":6}}"#;
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let mut stream = Stream::default();
+        for line in transcript.lines() {
+            stream.handle(&serde_json::from_str(line).expect("valid"), &sink);
+        }
+        let events = events.into_inner().expect("not poisoned");
+        let todo = |content: &str, status| Todo {
+            content: content.to_owned(),
+            status,
+            active_form: None,
+        };
+        assert!(matches!(&events[1], AgentEvent::ToolStart { name, .. } if name == "write_todos"));
+        assert_eq!(
+            events[2],
+            AgentEvent::Plan {
+                todos: vec![
+                    todo("Find the loader", TodoStatus::Completed),
+                    todo("Patch it", TodoStatus::InProgress),
+                    todo("Wait for review", TodoStatus::Pending),
+                ]
+            }
+        );
+        assert!(
+            matches!(&events[3], AgentEvent::ToolComplete { id, is_error: false, .. } if id == "t0")
         );
     }
 

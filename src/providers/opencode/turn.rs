@@ -11,6 +11,7 @@ use super::NAME;
 use super::bad_output;
 use super::errors::classify;
 use crate::ir::PermissionMode;
+use crate::providers::todos::{self, PlanReport};
 use crate::providers::{
     AgentEvent, AgentReply, AgentRequest, Approvals, EventSink, PermissionAsk, ProviderError,
     RetryPolicy, Usage, Verdict, tool_summary,
@@ -117,6 +118,8 @@ pub(super) struct Turn {
     /// Set when OpenCode's retrying goes past either: the turn stops, and the session is
     /// aborted.
     pub(super) gave_up: Option<ProviderError>,
+    /// The plans reported (`todo.updated`).
+    plans: PlanReport,
 }
 
 impl Turn {
@@ -158,6 +161,7 @@ impl Turn {
                 .timeout
                 .map(|timeout| SystemTime::now() + timeout),
             gave_up: None,
+            plans: PlanReport::default(),
         }
     }
 
@@ -256,6 +260,13 @@ impl Turn {
                     granted,
                     message: refusal,
                 });
+            }
+            // The session's list as the server stored it, once a `todowrite` call ran (its
+            // tool part started before): the plan, not the call's input.
+            "todo.updated" => {
+                if let Some(plan) = properties.get("todos").and_then(todos::from_todo_list) {
+                    self.plans.report(plan, events);
+                }
             }
             "session.error" => {
                 if let Some(error) = properties.get("error") {
@@ -579,6 +590,40 @@ mod tests {
         }));
         // Prompt tokens 10 + 2 + 3 of a 150-token window.
         assert!(events.contains(&AgentEvent::ContextWindow { fraction: 0.1 }));
+    }
+
+    #[test]
+    fn a_todowrite_call_is_a_tool_call_and_the_sessions_list_the_plan() {
+        use crate::providers::{Todo, TodoStatus};
+        let lines = r#"{"type":"message.updated","properties":{"info":{"id":"msg_A","sessionID":"ses_A","role":"assistant"}}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_t","sessionID":"ses_A","messageID":"msg_A","type":"tool","callID":"c1","tool":"todowrite","state":{"status":"running","input":{"todos":[{"content":"Sketch the API","status":"in_progress","priority":"high"}]}}}}}
+{"type":"todo.updated","properties":{"sessionID":"ses_A","todos":[{"content":"Sketch the API","status":"in_progress","priority":"high"},{"content":"Port the old tests","status":"cancelled","priority":"low"}]}}
+{"type":"todo.updated","properties":{"sessionID":"ses_B","todos":[{"content":"Another session's","status":"pending","priority":"low"}]}}
+{"type":"message.part.updated","properties":{"part":{"id":"prt_t","sessionID":"ses_A","messageID":"msg_A","type":"tool","callID":"c1","tool":"todowrite","state":{"status":"completed","input":{},"output":"[]","title":"1 todos"}}}}"#;
+        let events = Mutex::new(Vec::new());
+        let sink = |event: AgentEvent| events.lock().expect("not poisoned").push(event);
+        let mut turn = Turn::new("ses_A", &AgentRequest::default(), None);
+        for line in lines.lines() {
+            turn.handle(&serde_json::from_str(line).expect("valid"), &sink);
+        }
+        let events = events.into_inner().expect("not poisoned");
+        let todo = |content: &str, status| Todo {
+            content: content.to_owned(),
+            status,
+            active_form: None,
+        };
+        assert!(matches!(&events[0], AgentEvent::ToolStart { name, .. } if name == "todowrite"));
+        assert_eq!(
+            events[1],
+            AgentEvent::Plan {
+                todos: vec![
+                    todo("Sketch the API", TodoStatus::InProgress),
+                    todo("Port the old tests", TodoStatus::Cancelled),
+                ]
+            }
+        );
+        assert!(matches!(&events[2], AgentEvent::ToolComplete { name, .. } if name == "todowrite"));
+        assert_eq!(events.len(), 3, "{events:?}");
     }
 
     /// An assistant `message.updated` as the pinned CLI sends it once a model call finished.

@@ -131,6 +131,7 @@ impl RunTrace {
             AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
             | AgentEvent::MessageComplete { .. }
+            | AgentEvent::Plan { .. }
             | AgentEvent::SessionEnd { .. } => {}
             AgentEvent::SessionStart { session_id, model } => {
                 if let Some(call) = self.call(state, node) {

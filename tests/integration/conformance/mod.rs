@@ -14,6 +14,7 @@
 //! of this file, and passing every scenario.
 
 mod model;
+mod plan;
 mod scenarios;
 mod subjects;
 
@@ -362,6 +363,11 @@ macro_rules! kit {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn its_commands_see_the_key_only_where_declared() {
                 scenarios::its_commands_see_the_key_only_where_declared(SUBJECT).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn the_agents_plan_reaches_the_run_events() {
+                super::plan::the_agents_plan_reaches_the_run_events(SUBJECT).await;
             }
         }
     )*};

@@ -255,6 +255,62 @@ impl Subject {
         Move::Call(name.to_owned(), input)
     }
 
+    /// The calls that set the agent's plan with its own tool, and the plan (as the run's
+    /// `plan` event writes it) they leave; `None` where the wire carries no plan: Copilot's
+    /// `session.todos_changed` is a signal without the list, the model APIs have no plan
+    /// tool, and the Gemini CLI sends no ACP plan updates.
+    pub(super) fn plan(self) -> Option<(Vec<Move>, Value)> {
+        const CHECKS: &str = "Run the kit's checks";
+        const SUMMARY: &str = "Write the summary";
+        let both = |first: &str| json!([{"content": CHECKS, "status": first}, {"content": SUMMARY, "status": "pending"}]);
+        let call = |name: &str, input: Value| Move::Call(name.to_owned(), input);
+        Some(match self {
+            // Its task tools (the default for the models it knows; `TodoWrite` otherwise).
+            Self::ClaudeCode => (
+                vec![
+                    call(
+                        "TaskCreate",
+                        json!({"subject": CHECKS, "description": "every check the kit has", "activeForm": "Running the kit's checks"}),
+                    ),
+                    call(
+                        "TaskUpdate",
+                        json!({"taskId": "1", "status": "in_progress"}),
+                    ),
+                ],
+                json!([{"content": CHECKS, "status": "in-progress", "active_form": "Running the kit's checks"}]),
+            ),
+            Self::OpenCode => (
+                vec![call(
+                    "todowrite",
+                    json!({"todos": [
+                        {"content": CHECKS, "status": "in_progress", "priority": "high"},
+                        {"content": SUMMARY, "status": "pending", "priority": "low"}]}),
+                )],
+                both("in-progress"),
+            ),
+            Self::Gemini => (
+                vec![call(
+                    "write_todos",
+                    json!({"todos": [
+                        {"description": CHECKS, "status": "in_progress"},
+                        {"description": SUMMARY, "status": "pending"}]}),
+                )],
+                both("in-progress"),
+            ),
+            // `codex exec --json` reduces the plan's statuses to completed or not.
+            Self::Codex => (
+                vec![call(
+                    "update_plan",
+                    json!({"plan": [
+                        {"step": CHECKS, "status": "in_progress"},
+                        {"step": SUMMARY, "status": "pending"}]}),
+                )],
+                both("pending"),
+            ),
+            Self::Copilot | Self::Acp | Self::Anthropic | Self::OpenAi => return None,
+        })
+    }
+
     /// Whether atomic knows the model the agent runs on, and so prices its calls: an ACP
     /// agent picks its own (the Gemini CLI offers no choice of model over ACP).
     pub(super) fn priced(self) -> bool {

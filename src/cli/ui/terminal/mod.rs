@@ -6,12 +6,14 @@
 //!
 //! `app` holds the state and what keys do, `draw` paints it, `loader` reads the store in
 //! the background, `session` owns the terminal and the loop, `summary` is the text form,
-//! `files` the text of what a step changed (its files, its diff).
+//! `files` the text of what a step changed (its files, its diff), `plan` the text of an
+//! agent's plan.
 
 mod app;
 mod draw;
 mod files;
 mod loader;
+mod plan;
 mod session;
 mod summary;
 mod text;

@@ -355,6 +355,7 @@ fn agent_line(event: &AgentEvent) -> String {
         AgentEvent::SubagentEnd { name } => format!("sub-agent {name} ends"),
         AgentEvent::Usage { usage, .. } => tokens(usage).unwrap_or_else(|| "usage".to_owned()),
         AgentEvent::ContextWindow { fraction } => format!("context {:.0}%", fraction * 100.0),
+        AgentEvent::Plan { todos } => super::plan::summary(todos),
         AgentEvent::SessionEnd { .. } => "session ends".to_owned(),
     }
 }

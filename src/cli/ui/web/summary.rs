@@ -1,11 +1,11 @@
 //! The JSON the pages read: a run's view without the steps' output (sent whenever it
-//! changes), one step with its output and the files it changed (fetched when opened), and
+//! changes; each step's agent plan with it), one step with its output and the files it changed (fetched when opened), and
 //! the runs list.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::providers::Usage;
+use crate::providers::{Todo, Usage};
 use crate::runtime::RunEvent;
 use crate::store::RunRecord;
 use crate::view::{NodeState, NodeView, OutputItem, RunPhase, RunView, WaitView};
@@ -49,6 +49,9 @@ struct StepSummary<'a> {
     last: Option<&'a str>,
     /// How many files its last finished step changed (none when no files were recorded).
     files_changed: Option<usize>,
+    /// Its agent's latest plan (it changes without new output, so it comes with the run).
+    #[serde(skip_serializing_if = "<[Todo]>::is_empty")]
+    plan: &'a [Todo],
 }
 
 impl<'a> RunSummary<'a> {
@@ -92,6 +95,7 @@ impl<'a> StepSummary<'a> {
             outputs: node.output.len(),
             last,
             files_changed: node.files.as_ref().map(|files| files.changed.len()),
+            plan: &node.plan,
         }
     }
 }
@@ -120,5 +124,29 @@ impl RunRow {
             duration_ms: run.updated_at.0.saturating_sub(run.created_at.0),
             cost_usd,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::TodoStatus;
+
+    #[test]
+    fn a_steps_plan_comes_with_the_run_and_no_plan_is_left_out() {
+        let mut planned = NodeView::default();
+        planned.plan = vec![Todo {
+            content: "Run the tests".to_owned(),
+            status: TodoStatus::InProgress,
+            active_form: Some("Running the tests".to_owned()),
+        }];
+        let json = serde_json::to_value(StepSummary::of(&planned)).unwrap();
+        assert_eq!(
+            json["plan"],
+            serde_json::json!([{"content": "Run the tests", "status": "in-progress",
+                "active_form": "Running the tests"}])
+        );
+        let json = serde_json::to_value(StepSummary::of(&NodeView::default())).unwrap();
+        assert!(json.get("plan").is_none(), "{json}");
     }
 }

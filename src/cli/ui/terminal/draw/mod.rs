@@ -6,6 +6,7 @@
 
 mod compact;
 mod overlay;
+mod plan;
 mod run;
 mod runs;
 

@@ -1,14 +1,14 @@
 //! The run screen: a header with the run's totals, the step list with live states, the
-//! selected step's output and the files it changed, the state and the last events, a line
-//! for a pending wait, and the footer. An opened step (Enter) gives its details, files and
-//! output the whole body.
+//! selected step's output, its agent's plan and the files it changed, the state and the
+//! last events, a line for a pending wait, and the footer. An opened step (Enter) gives its
+//! details, files, plan and output the whole body.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::{Theme, fit, footer, offset, take_bottom, take_top};
+use super::{Theme, fit, footer, offset, plan, take_bottom, take_top};
 use crate::cli::ui::terminal::app::App;
 use crate::cli::ui::terminal::files;
 use crate::cli::ui::terminal::text::{self, clip, glyph};
@@ -202,6 +202,11 @@ fn output(frame: &mut Frame<'_>, app: &App, theme: Theme, area: Rect) {
     let (inner, files_area) = take_bottom(inner, u16::try_from(rows).unwrap_or(u16::MAX));
     let lines = files_lines(node, usize::from(files_area.width), rows, theme);
     frame.render_widget(Paragraph::new(lines), files_area);
+    // Its agent's plan above them, a third of what is left at most.
+    let rows = plan::rows(&node.plan, inner.height);
+    let (inner, plan_area) = take_bottom(inner, u16::try_from(rows).unwrap_or(u16::MAX));
+    let lines = plan::lines(&node.plan, usize::from(plan_area.width), rows, theme);
+    frame.render_widget(Paragraph::new(lines), plan_area);
     output_lines(frame, app, node, theme, inner);
 }
 
@@ -342,6 +347,13 @@ fn opened(frame: &mut Frame<'_>, app: &App, view: &RunView, theme: Theme, area: 
         node,
         usize::from(inner.width),
         (changed + 1).min(room),
+        theme,
+    ));
+    let rows = plan::rows(&node.plan, inner.height);
+    details.extend(plan::lines(
+        &node.plan,
+        usize::from(inner.width),
+        rows,
         theme,
     ));
     let (top, rest) = take_top(inner, u16::try_from(details.len() + 1).unwrap_or(u16::MAX));

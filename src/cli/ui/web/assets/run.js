@@ -1,7 +1,7 @@
 "use strict";
 // A run's page: the graph (drawn by the server), the steps with their states, the selected
-// step's output and the files it changed (with their diff), the state and the events, kept
-// current by the server's events.
+// step's agent plan, output and the files it changed (with their diff), the state and the
+// events, kept current by the server's events.
 const run = document.body.dataset.run;
 const token = document.querySelector('meta[name="atomic-token"]').content;
 const $ = (selector) => document.querySelector(selector);
@@ -10,6 +10,7 @@ let selected = null;      // the step key a person chose; null: follow the runni
 let shown = { key: null, outputs: -1, state: null, files: null };
 const patches = new Map(); // "before..after" → the diff's text (snapshots never change)
 const MARKS = { added: "A", modified: "M", deleted: "D", "type-changed": "T" };
+const TODO_MARKS = { pending: "☐", "in-progress": "◐", completed: "☑", cancelled: "☒" };
 
 function post(path, body) {
   return fetch(`/api/runs/${encodeURIComponent(run)}/${path}`, {
@@ -77,6 +78,23 @@ function renderSteps() {
     item.addEventListener("click", () => select(node.key));
     list.append(item);
   }
+}
+
+// The focused step's agent plan, from the run's summary: a plan changes without new output.
+function renderPlan() {
+  const key = focusKey();
+  const node = key && view.nodes.find((n) => n.key === key);
+  const todos = (node && node.plan) || [];
+  $("#plan").hidden = !todos.length;
+  const done = todos.filter((todo) => todo.status === "completed").length;
+  $("#plan-count").textContent = `${done}/${todos.length} done`;
+  $("#todos").replaceChildren(...todos.map((todo) => {
+    const item = document.createElement("li");
+    item.className = todo.status;
+    const text = todo.status === "in-progress" && todo.active_form ? todo.active_form : todo.content;
+    item.textContent = `${TODO_MARKS[todo.status] || TODO_MARKS.pending} ${text}`;
+    return item;
+  }));
 }
 
 function renderOutput(step) {
@@ -248,6 +266,7 @@ function render() {
   renderGraph();
   renderSteps();
   renderWaits();
+  renderPlan();
   $("#state").textContent = JSON.stringify(view.state, null, 2);
   $("#event-count").textContent = `(${view.event_count})`;
   const events = $("#events");
@@ -261,7 +280,7 @@ function render() {
 
 function select(key) {
   selected = key === selected ? null : key;
-  if (view) { renderGraph(); renderSteps(); refreshOutput(true); }
+  if (view) { renderGraph(); renderSteps(); renderPlan(); refreshOutput(true); }
 }
 
 async function loadGraph() {
