@@ -224,9 +224,16 @@ fn sweep(which: Signal) {
     }
 }
 
-/// Waits (at most [`GRACE`] and a little) until every ended group is gone, sending SIGKILL
-/// to what is left at its deadline: for atomic's normal exit, so no child outlives it.
+/// Ends every group still live, then waits (at most [`GRACE`] and a little) until every
+/// ended group is gone, sending SIGKILL to what is left at its deadline: for atomic's
+/// normal exit, so no child outlives it.
 pub fn settle() {
+    // A group still live here belongs to an owner that never ended it (a server whose
+    // provider was leaked): atomic is exiting, so it ends too.
+    let live: Vec<i32> = lock().live.keys().copied().collect();
+    for pgid in live {
+        end(pgid);
+    }
     sweep(Signal::Term);
     let until = Instant::now() + GRACE + Duration::from_millis(200);
     loop {
@@ -243,7 +250,7 @@ pub fn settle() {
     }
     let left: Vec<(i32, Ending)> = lock().ending.drain().collect();
     for (pgid, ending) in left {
-        kill(pgid, &ending);
+        kill(pgid, &ending.strays);
         remove(&ending.leftovers);
     }
     sweep(Signal::Kill);
@@ -286,11 +293,11 @@ pub fn kill_all() {
             mark: None,
             leftovers: live.leftovers,
         };
-        kill(pgid, &ending);
+        kill(pgid, &ending.strays);
         remove(&ending.leftovers);
     }
     for (pgid, ending) in ending {
-        kill(pgid, &ending);
+        kill(pgid, &ending.strays);
         remove(&ending.leftovers);
     }
     sweep(Signal::Kill);
@@ -310,9 +317,11 @@ pub(crate) fn is_gone(pgid: i32) -> bool {
 /// The group stays known until it is seen gone ([`forget`], or the reaper), for its
 /// leftovers and its mark.
 pub(crate) fn kill_now(pgid: i32) {
-    let groups = lock();
-    match groups.ending.get(&pgid) {
-        Some(ending) => kill(pgid, ending),
+    // The strays are copied out: walking /proc happens with the registry unlocked, so
+    // other launches and the reaper are not held up behind it.
+    let strays = lock().ending.get(&pgid).map(|ending| ending.strays.clone());
+    match strays {
+        Some(strays) => kill(pgid, &strays),
         None => signal_group(pgid, Signal::Kill),
     }
 }
@@ -331,12 +340,12 @@ pub(crate) fn forget(pgid: i32) {
     }
 }
 
-fn kill(pgid: i32, ending: &Ending) {
+fn kill(pgid: i32, strays: &[Stray]) {
     // Descendants that left the group during the grace are found now, before the group
     // (their ancestors) goes.
     let late = strays_of(pgid, None);
     signal_group(pgid, Signal::Kill);
-    for stray in ending.strays.iter().chain(&late) {
+    for stray in strays.iter().chain(&late) {
         signal_stray(*stray, Signal::Kill);
     }
 }
@@ -344,15 +353,31 @@ fn kill(pgid: i32, ending: &Ending) {
 /// Forgets ended groups that are gone, and sends SIGKILL to those past their deadline;
 /// either way their leftovers are removed.
 fn reap(now: Instant) {
+    // Who is alive is asked with the registry unlocked (it walks /proc); a group that
+    // began ending meanwhile is left for the next round.
+    let watched: Vec<(i32, Vec<Stray>)> = lock()
+        .ending
+        .iter()
+        .map(|(&pgid, ending)| (pgid, ending.strays.clone()))
+        .collect();
+    let living: Vec<i32> = watched
+        .iter()
+        .filter(|(pgid, strays)| alive(*pgid, strays))
+        .map(|(pgid, _)| *pgid)
+        .collect();
     let mut groups = lock();
     let mut done = Vec::new();
     let mut leftovers = Vec::new();
+    let mut overdue = Vec::new();
     groups.ending.retain(|&pgid, ending| {
-        if alive(pgid, &ending.strays) {
+        if !watched.iter().any(|(watched, _)| *watched == pgid) {
+            return true;
+        }
+        if living.contains(&pgid) {
             if now < ending.deadline {
                 return true;
             }
-            kill(pgid, ending);
+            overdue.push((pgid, std::mem::take(&mut ending.strays)));
         }
         done.extend(ending.mark.take().map(|mark| (pgid, mark)));
         leftovers.append(&mut ending.leftovers);
@@ -361,6 +386,10 @@ fn reap(now: Instant) {
     // What the group started while it ended, detached, is found by the mark.
     groups.sweeps.extend(done);
     drop(groups);
+    // Killed with the registry unlocked: finding late strays walks /proc.
+    for (pgid, strays) in &overdue {
+        kill(*pgid, strays);
+    }
     remove(&leftovers);
 }
 
@@ -593,6 +622,21 @@ mod tests {
         let took = started.elapsed();
         assert!(took >= GRACE - Duration::from_millis(100), "{took:?}");
         assert!(took < GRACE + Duration::from_secs(2), "{took:?}");
+    }
+
+    #[test]
+    fn settle_ends_a_group_its_owner_never_ended() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .expect("spawn");
+        let pgid = i32::try_from(child.id()).expect("pid");
+        register(pgid, None);
+        settle();
+        assert!(lock().live.is_empty());
+        let status = child.wait().expect("reaped");
+        assert!(!status.success(), "the leaked group was ended: {status}");
     }
 
     #[test]
