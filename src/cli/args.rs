@@ -45,6 +45,9 @@ pub enum Command {
     Fork(ForkArgs),
     /// Watch runs: a full-screen terminal view, or (`--web`) a local web page.
     Ui(UiArgs),
+    /// Talk to an agent in a full-screen chat; workflows, commands and skills are slash
+    /// commands (`/ralph "build the parser"`).
+    Chat(ChatArgs),
     /// Print atomic's JSON Schemas (events, cassettes).
     Schema(SchemaArgs),
     /// Explain a diagnostic code: when it fires, why it matters, what to do.
@@ -463,6 +466,27 @@ pub struct UiArgs {
     /// Watch the runs on a Temporal server instead of the project's store.
     #[command(flatten)]
     pub temporal: TemporalArgs,
+}
+
+/// `atomic chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// The adapter to talk to (`claude-code`, `opencode`, `codex`, `gemini`, `copilot`,
+    /// `acp`, `anthropic`, `openai`); `adapter "…"` in `.atomic/config.kdl` sets a
+    /// default, else `claude-code`.
+    #[arg(long, value_name = "ADAPTER", value_parser = adapter_name)]
+    pub provider: Option<String>,
+    /// The model (`atomic list models`); none: the adapter's default.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Go on with a saved session (a unique prefix of its id); without a value, list the
+    /// saved sessions to pick one.
+    #[arg(long, value_name = "SESSION", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+    /// The colours: `dark`, `light`, or `auto` (the terminal's background, where it says).
+    /// `NO_COLOR` turns colour off whatever this says.
+    #[arg(long, value_name = "THEME", default_value = "auto", value_parser = ["auto", "dark", "light"])]
+    pub theme: String,
 }
 
 /// `atomic explain`.

@@ -7,6 +7,7 @@
 mod args;
 pub mod builtin;
 mod cancel;
+mod chat;
 mod check;
 mod completions;
 pub mod disk;
@@ -67,6 +68,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Command::Rewind(args) => history::rewind(&args),
         Command::Fork(args) => history::fork(&args),
         Command::Ui(args) => ui::run(&args),
+        Command::Chat(args) => chat::run(&args),
         Command::List(args) => list::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Completions(args) => completions::run(&args),
