@@ -29,6 +29,7 @@ mod run;
 mod runs;
 mod schema;
 mod temporal;
+mod tty;
 pub mod ui;
 
 pub use args::{Cli, Command};
