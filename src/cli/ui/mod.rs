@@ -4,7 +4,7 @@
 //! `--temporal` from a Temporal server (`temporal`), and act through the same commands a
 //! person would type ([`actions`]).
 
-mod actions;
+pub(crate) mod actions;
 #[cfg(feature = "temporal")]
 mod temporal;
 mod terminal;

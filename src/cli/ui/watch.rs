@@ -79,6 +79,23 @@ impl Watch {
         ))
     }
 
+    /// The runs of `project`'s store, for a face that starts runs itself (`atomic chat`):
+    /// `None` while the project has no store yet.
+    ///
+    /// # Errors
+    /// The store cannot be opened.
+    pub(crate) fn of_project(project: Project) -> Result<Option<Self>, StoreError> {
+        let Some(store) = store::open_existing(&project, DurabilityArg::Normal)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Self::over(
+            project,
+            Arc::new(StoreSource::new(store)),
+            Kept::Store,
+        )))
+    }
+
     /// The runs on the Temporal server `args` names (resolved as `atomic runs --temporal`
     /// resolves it); the actions go there too.
     #[cfg(feature = "temporal")]

@@ -81,4 +81,9 @@ impl TerminalView {
     pub fn draw(&self, frame: &mut Frame<'_>) {
         draw::draw(frame, &self.app);
     }
+
+    /// Draws it into `area` of `frame`.
+    pub fn draw_in(&self, frame: &mut Frame<'_>, area: ratatui::layout::Rect) {
+        draw::draw_in(frame, &self.app, area);
+    }
 }

@@ -29,7 +29,11 @@ pub(super) const COMPACT_HEIGHT: u16 = 15;
 
 /// Paints `app` into `frame`.
 pub(super) fn draw(frame: &mut Frame<'_>, app: &App) {
-    let area = frame.area();
+    draw_in(frame, app, frame.area());
+}
+
+/// Paints `app` into `area` of `frame` (`atomic chat` shows a run in part of its screen).
+pub(super) fn draw_in(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if area.width == 0 || area.height == 0 {
         return;
     }

@@ -1,0 +1,379 @@
+//! Painting the chat: the transcript (rendered entries, bottom-anchored, scrolled), the
+//! workflow run started from the chat (drawn with `atomic ui`'s view), what is asked of
+//! the person, slash-command completions, the message being typed, and the status line.
+//! Reads the state and never changes it; every size down to nothing draws without
+//! panicking (cell arithmetic saturates). Rendered entries are kept between frames:
+//! a streamed reply re-renders only itself.
+
+use std::cell::RefCell;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+
+use super::app::{App, Asked, PERMISSION_CHOICES};
+use super::render::Theme;
+use super::render::entry::{entry_lines, tool_summary};
+use super::transcript::{Entry, Status, Transcript};
+use crate::cli::ui::TerminalView;
+use crate::view::RunView;
+
+/// The most rows the message being typed takes.
+const INPUT_ROWS: u16 = 8;
+/// The most completion candidates shown.
+const COMPLETIONS: usize = 8;
+
+/// Everything one frame shows.
+pub(crate) struct Screen<'a> {
+    /// The screen state.
+    pub(crate) app: &'a App,
+    /// The conversation.
+    pub(crate) transcript: &'a Transcript,
+    /// What is asked of the person.
+    pub(crate) asked: Option<&'a Asked>,
+    /// The workflow run started from the chat, while it has not ended.
+    pub(crate) run: Option<&'a RunView>,
+    /// The colours.
+    pub(crate) theme: &'a Theme,
+    /// Whether colour is on (the run's view draws in its own).
+    pub(crate) color: bool,
+    /// A spinner's frame, while the agent works.
+    pub(crate) tick: usize,
+}
+
+/// Rendered entries, kept between frames.
+#[derive(Default)]
+pub(crate) struct Rendered {
+    entries: RefCell<Vec<(Entry, u16, bool, Vec<Line<'static>>)>>,
+}
+
+impl Rendered {
+    /// Every line of the transcript at `width`, re-rendering only what changed.
+    fn lines(&self, entries: &[Entry], width: u16, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
+        let mut cache = self.entries.borrow_mut();
+        cache.truncate(entries.len());
+        let mut lines = Vec::new();
+        for (at, entry) in entries.iter().enumerate() {
+            let fresh = cache
+                .get(at)
+                .is_some_and(|(seen, w, e, _)| *w == width && *e == expanded && seen == entry);
+            if !fresh {
+                let rendered = entry_lines(entry, expanded, width, theme);
+                let kept = (entry.clone(), width, expanded, rendered);
+                if at < cache.len() {
+                    cache[at] = kept;
+                } else {
+                    cache.push(kept);
+                }
+            }
+            if at > 0 {
+                lines.push(Line::default());
+            }
+            lines.extend(cache[at].3.iter().cloned());
+        }
+        lines
+    }
+}
+
+/// Paints one frame.
+pub(crate) fn draw(frame: &mut Frame<'_>, screen: &Screen<'_>, rendered: &Rendered) {
+    let area = frame.area();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let width = area.width;
+    let input_rows = u16::try_from(screen.app.input.lines(width, 2).len())
+        .unwrap_or(INPUT_ROWS)
+        .clamp(1, INPUT_ROWS);
+    let asked_rows = screen
+        .asked
+        .map_or(0, |asked| asked_lines(screen, asked, width).len())
+        .min(usize::from(area.height / 2));
+    let run_rows = if screen.run.is_some() {
+        (area.height * 2 / 5).max(8).min(area.height.saturating_sub(6))
+    } else {
+        0
+    };
+    let [transcript, run, asked, flash, rule, input, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(run_rows),
+        Constraint::Length(u16::try_from(asked_rows).unwrap_or(0)),
+        Constraint::Length(u16::from(screen.app.flash.is_some())),
+        Constraint::Length(1),
+        Constraint::Length(input_rows),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+
+    draw_transcript(frame, screen, rendered, transcript);
+    if let Some(view) = screen.run {
+        TerminalView::new(view.clone(), screen.color).draw_in(frame, run);
+    }
+    if let Some(asked_now) = screen.asked {
+        let lines = asked_lines(screen, asked_now, width);
+        frame.render_widget(Paragraph::new(lines), asked);
+    }
+    if let Some(text) = &screen.app.flash {
+        frame.render_widget(
+            Paragraph::new(Line::from(Span::styled(text.clone(), screen.theme.notice))),
+            flash,
+        );
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(
+            "─".repeat(usize::from(width)),
+            screen.theme.dim,
+        ))),
+        rule,
+    );
+    draw_input(frame, screen, input);
+    draw_status(frame, screen, status);
+    draw_completions(frame, screen, input);
+}
+
+fn draw_transcript(frame: &mut Frame<'_>, screen: &Screen<'_>, rendered: &Rendered, area: Rect) {
+    let mut lines = rendered.lines(
+        &screen.transcript.entries,
+        area.width,
+        screen.app.expanded,
+        screen.theme,
+    );
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "Type a message, or / for workflows and commands (/help). Enter sends, Alt+Enter adds a line, Esc interrupts, Ctrl-C twice quits.",
+            screen.theme.dim,
+        )));
+    }
+    // Bottom-anchored: the end of the conversation sits just above the input.
+    let height = usize::from(area.height);
+    let scroll = usize::from(screen.app.scroll).min(lines.len().saturating_sub(height));
+    let end = lines.len() - scroll;
+    let start = end.saturating_sub(height);
+    let shown: Vec<Line<'static>> = lines[start..end].to_vec();
+    let top = height.saturating_sub(shown.len());
+    let area = Rect {
+        y: area.y + u16::try_from(top).unwrap_or(0),
+        height: u16::try_from(shown.len()).unwrap_or(area.height),
+        ..area
+    };
+    frame.render_widget(Paragraph::new(shown), area);
+}
+
+/// What is asked, as lines: the question (with its header), then its options, the
+/// selected one marked; a question of several items shows the item now asked.
+fn asked_lines(screen: &Screen<'_>, asked: &Asked, width: u16) -> Vec<Line<'static>> {
+    let theme = screen.theme;
+    let app = screen.app;
+    let mut lines = Vec::new();
+    let option = |at: usize, label: String, description: Option<String>, ticked: Option<bool>| {
+        let selected = at == app.choice;
+        let marker = if selected { "❯ " } else { "  " };
+        let tick = match ticked {
+            Some(true) => "[x] ",
+            Some(false) => "[ ] ",
+            None => "",
+        };
+        let style = if selected { theme.selection } else { theme.text };
+        let mut spans = vec![
+            Span::styled(format!("{marker}{}. {tick}{label}", at + 1), style),
+        ];
+        if let Some(description) = description {
+            spans.push(Span::styled(format!("  {description}"), theme.dim));
+        }
+        Line::from(spans)
+    };
+    match asked {
+        Asked::Permission(ask) => {
+            lines.push(Line::from(vec![
+                Span::styled("⚠ Permission  ", theme.heading),
+                Span::styled(
+                    clip(&format!("The agent asks to use {}", ask.describe()), width),
+                    theme.text,
+                ),
+            ]));
+            for (at, (_, label)) in PERMISSION_CHOICES.iter().enumerate() {
+                lines.push(option(at, (*label).to_owned(), None, None));
+            }
+            lines.push(Line::from(Span::styled(
+                "↑↓ or 1-3 then Enter · Esc denies",
+                theme.dim,
+            )));
+        }
+        Asked::Question(question) | Asked::Wait(super::transcript::RunWait { question, .. }) => {
+            let Some(item) = question.items.get(app.item) else {
+                return lines;
+            };
+            let from = match asked {
+                Asked::Wait(wait) => format!("workflow run {} asks", wait.run_id),
+                _ => "The agent asks".to_owned(),
+            };
+            let mut head = vec![Span::styled("? ", theme.heading)];
+            if let Some(header) = &item.header {
+                head.push(Span::styled(format!("[{header}] "), theme.heading));
+            }
+            head.push(Span::styled(from, theme.dim));
+            if question.items.len() > 1 {
+                head.push(Span::styled(
+                    format!("  ({} of {})", app.item + 1, question.items.len()),
+                    theme.dim,
+                ));
+            }
+            lines.push(Line::from(head));
+            for text in item.text.lines() {
+                lines.push(Line::from(Span::styled(clip(text, width), theme.text)));
+            }
+            for (at, choice) in item.options.iter().enumerate() {
+                let ticked = item.multi.then(|| app.ticked.contains(&at));
+                lines.push(option(at, choice.label.clone(), choice.description.clone(), ticked));
+            }
+            let help = match (item.options.is_empty(), item.multi) {
+                (true, _) => "type the answer, then Enter",
+                (false, true) => "↑↓ to move · Space ticks · Enter answers · or type an answer",
+                (false, false) => "↑↓ or a number, then Enter · or type an answer",
+            };
+            lines.push(Line::from(Span::styled(help, theme.dim)));
+        }
+    }
+    lines
+}
+
+fn draw_input(frame: &mut Frame<'_>, screen: &Screen<'_>, area: Rect) {
+    let input = &screen.app.input;
+    let rows = input.lines(area.width, 2);
+    let (cursor_row, cursor_column) = input.cursor_position(area.width, 2);
+    // The rows around the cursor, when the message is longer than the box.
+    let first = usize::from(cursor_row).saturating_sub(usize::from(area.height).saturating_sub(1));
+    let lines: Vec<Line<'static>> = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(usize::from(area.height))
+        .map(|(at, row)| {
+            let prompt = if at == 0 { "› " } else { "  " };
+            Line::from(vec![
+                Span::styled(prompt, screen.theme.user),
+                Span::styled(row.clone(), screen.theme.text),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
+    let row = cursor_row.saturating_sub(u16::try_from(first).unwrap_or(0));
+    if row < area.height && cursor_column < area.width {
+        frame.set_cursor_position((area.x + cursor_column, area.y + row));
+    }
+}
+
+fn draw_completions(frame: &mut Frame<'_>, screen: &Screen<'_>, input: Rect) {
+    let Some(completions) = &screen.app.completions else {
+        return;
+    };
+    let theme = screen.theme;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let selected = screen.app.completion;
+    let first = selected.saturating_sub(COMPLETIONS - 1);
+    for (at, candidate) in completions
+        .candidates
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(COMPLETIONS)
+    {
+        let style = if at == selected { theme.selection } else { theme.text };
+        let mut spans = vec![Span::styled(format!(" {} ", candidate.label), style)];
+        if let Some(description) = &candidate.description {
+            spans.push(Span::styled(format!(" {description}"), theme.dim));
+        }
+        lines.push(Line::from(spans));
+    }
+    if let Some(hint) = &completions.hint {
+        lines.push(Line::from(Span::styled(format!(" {hint}"), theme.dim)));
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let height = u16::try_from(lines.len()).unwrap_or(0).min(input.y);
+    let area = Rect {
+        x: input.x,
+        y: input.y.saturating_sub(height + 1),
+        width: input.width,
+        height,
+    };
+    frame.render_widget(Clear, area);
+    frame.render_widget(Paragraph::new(lines).style(theme.popup), area);
+}
+
+fn draw_status(frame: &mut Frame<'_>, screen: &Screen<'_>, area: Rect) {
+    let theme = screen.theme;
+    let transcript = screen.transcript;
+    let mut spans = Vec::new();
+    if transcript.busy {
+        const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+        spans.push(Span::styled(
+            format!("{} working · Esc interrupts ", SPINNER[screen.tick % SPINNER.len()]),
+            theme.notice,
+        ));
+    }
+    spans.push(Span::styled(status_text(&transcript.status), theme.status));
+    if let Some(tool) = transcript.entries.iter().rev().find_map(|entry| match entry {
+        Entry::Tool {
+            name,
+            input,
+            result: None,
+            ..
+        } if transcript.busy => Some(tool_summary(name, input)),
+        _ => None,
+    }) {
+        spans.push(Span::styled(format!(" · {tool}"), theme.dim));
+    }
+    let line = Line::from(spans);
+    frame.render_widget(
+        Paragraph::new(line).style(theme.status.add_modifier(Modifier::empty())),
+        area,
+    );
+}
+
+/// `claude-code · sonnet · 12.3k in / 1.2k out · $0.0123 · context 45%`.
+pub(crate) fn status_text(status: &Status) -> String {
+    let mut parts = vec![status.adapter.clone()];
+    if let Some(model) = &status.model {
+        parts.push(model.clone());
+    }
+    let usage = status.usage;
+    let input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+    if input + usage.output_tokens > 0 {
+        parts.push(format!(
+            "{} in / {} out",
+            tokens(input),
+            tokens(usage.output_tokens)
+        ));
+    }
+    if let Some(cost) = status.cost_usd {
+        parts.push(format!("${cost:.4}"));
+    }
+    if let Some(context) = status.context {
+        parts.push(format!("context {:.0}%", context * 100.0));
+    }
+    parts.join(" · ")
+}
+
+fn tokens(count: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    match count {
+        0..1_000 => count.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", count as f64 / 1_000.0),
+        _ => format!("{:.1}M", count as f64 / 1_000_000.0),
+    }
+}
+
+/// `text` cut to `width` display columns.
+fn clip(text: &str, width: u16) -> String {
+    let mut used = 0;
+    text.chars()
+        .take_while(|c| {
+            used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+            used <= usize::from(width)
+        })
+        .collect()
+}
