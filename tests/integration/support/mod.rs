@@ -8,6 +8,7 @@
 //! - [`fake_responses`]: the OpenAI Responses API (for the Codex CLI), streamed, scripted.
 //! - [`otlp_receiver`]: an OTLP/HTTP trace receiver decoding the official protobufs.
 //! - `pipeline`: compiling fixtures through the static pipeline, rendering diagnostics.
+//! - [`tty`]: a real pseudo-terminal for `atomic ui` and `atomic chat`.
 //! - [`tools`]: the outside tools some tests need; a missing one skips loudly (fails in CI).
 //! - [`scripted_anthropic`]: a Messages API fake that scripts an agent CLI's tool-use turn
 //!   (tool calls matched by their results, generic answers to side requests).
@@ -25,6 +26,7 @@ pub mod http_server;
 pub mod otlp_receiver;
 mod pipeline;
 pub mod tools;
+pub mod tty;
 pub mod web_view;
 pub mod webdriver;
 

@@ -1,0 +1,260 @@
+//! `atomic chat` through a real pseudo-terminal ([`Tty`]): keys typed at the real binary,
+//! its screen read by a terminal emulator. The agents are real — the anthropic adapter's
+//! HTTP client, the pinned Claude Code and OpenCode CLIs — against fake model servers on
+//! 127.0.0.1: a streamed markdown reply, a tool call shown with its diff, a permission
+//! asked and answered in the chat, a question answered, the agent's plan, a workflow run by
+//! a slash command with a positional argument and its wait answered in the chat, and a
+//! session saved, listed and resumed after quitting. Every wait is bounded.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::cli_project::{CliProject, stdout};
+use crate::support::fake_anthropic::{FakeAnthropic, Turn};
+use crate::support::http_server::Request;
+use crate::support::tools::agent_cli;
+use crate::support::tty::Tty;
+
+/// The key the fakes require; it must never show on the screen or in the saved session.
+const SECRET: &str = "sk-atomic-chat-test-5d2e7b";
+
+/// A reply with the markdown a chat must render: a heading, a list, code, a table.
+const MARKDOWN: &str = "## Plan\n\nHere is **what** I would do:\n\n- read `main.rs`\n- fix the greeting\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n| step | cost |\n|------|-----:|\n| read | 1 |\n| fix | 2 |\n";
+
+/// Ctrl-C.
+const CTRL_C: &str = "\u{3}";
+
+/// The environment of a chat on the anthropic adapter, talking to `fake`, its CLIs and
+/// files kept inside `project`.
+fn anthropic_env(project: &CliProject, fake_url: &str) -> Vec<(String, String)> {
+    let mut env = isolated_env(project);
+    env.push(("ANTHROPIC_API_KEY".to_owned(), SECRET.to_owned()));
+    env.push(("ANTHROPIC_BASE_URL".to_owned(), fake_url.to_owned()));
+    env
+}
+
+/// A home and XDG directories of the project's own, so no CLI reads the user's.
+fn isolated_env(project: &CliProject) -> Vec<(String, String)> {
+    let home = project.home().to_path_buf();
+    std::fs::create_dir_all(&home).expect("home");
+    let home = home.display().to_string();
+    vec![
+        ("XDG_CONFIG_HOME".to_owned(), format!("{home}/.config")),
+        ("XDG_DATA_HOME".to_owned(), format!("{home}/.local/share")),
+        ("XDG_STATE_HOME".to_owned(), format!("{home}/.local/state")),
+        ("XDG_CACHE_HOME".to_owned(), format!("{home}/.cache")),
+        ("HOME".to_owned(), home),
+    ]
+}
+
+/// Types `line` and Enter.
+fn say(tty: &mut Tty, line: &str) {
+    tty.type_keys(line);
+    tty.type_keys("\r");
+}
+
+/// Quits with Ctrl-C twice; the chat exits 0 and gives the terminal back.
+fn quit(mut tty: Tty) -> String {
+    tty.type_keys(CTRL_C);
+    tty.wait_for("the quit hint", |screen| {
+        screen.contains("Ctrl-C again to quit")
+    });
+    tty.type_keys(CTRL_C);
+    let (code, output) = tty.finish();
+    assert_eq!(code, Some(0), "the chat exits cleanly");
+    String::from_utf8_lossy(&output).into_owned()
+}
+
+/// The session ids `atomic chat --resume` lists.
+fn saved_sessions(project: &CliProject, env: &[(String, String)]) -> String {
+    let mut command = project.atomic();
+    command.args(["chat", "--resume"]);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("atomic chat --resume");
+    assert!(output.status.success(), "{output:?}");
+    stdout(&output)
+}
+
+#[test]
+fn a_reply_streams_as_markdown_and_a_resumed_session_goes_on() {
+    let fake = FakeAnthropic::start();
+    fake.require_key(SECRET);
+    fake.set_split(4, Duration::from_millis(5));
+    fake.push(Turn::text(MARKDOWN));
+    fake.push(Turn::text("Still here: we talked about the greeting."));
+    let project = CliProject::new();
+    let env = anthropic_env(&project, &fake.url());
+    let Some(mut tty) = Tty::start_with(
+        &project,
+        "exec {atomic} chat --provider anthropic --model claude-sonnet-4-5",
+        100,
+        40,
+        true,
+        &env,
+    ) else {
+        return;
+    };
+    tty.wait_for("the empty chat", |screen| screen.contains("anthropic"));
+    say(&mut tty, "How would you fix the greeting?");
+    let screen = tty.wait_for("the rendered reply", |screen| screen.contains("│ fix"));
+    // Rendered, not raw: no fences, no pipes of a raw table, no emphasis markers.
+    assert!(screen.contains("Plan"), "{screen}");
+    assert!(!screen.contains("```"), "code fences are rendered away:\n{screen}");
+    assert!(!screen.contains("**what**"), "{screen}");
+    assert!(screen.contains("println!(\"hi\");"), "{screen}");
+    assert!(!screen.contains("|------|"), "{screen}");
+    assert!(screen.contains("in /"), "usage in the status line:\n{screen}");
+    assert!(!screen.contains(SECRET));
+    let printed = quit(tty);
+    assert!(!printed.contains(SECRET));
+
+    let listed = saved_sessions(&project, &env);
+    assert!(listed.contains("How would you fix the greeting?"), "{listed}");
+    let id = listed.split_whitespace().next().expect("a session id").to_owned();
+    let Some(mut tty) = Tty::start_with(
+        &project,
+        &format!("exec {{atomic}} chat --provider anthropic --resume {id}"),
+        100,
+        40,
+        true,
+        &env,
+    ) else {
+        return;
+    };
+    tty.wait_for("the earlier conversation", |screen| {
+        screen.contains("How would you fix the greeting?") && screen.contains("│ fix")
+    });
+    say(&mut tty, "Are you still there?");
+    tty.wait_for("the second reply", |screen| screen.contains("Still here"));
+    quit(tty);
+    let bodies = fake.message_bodies();
+    let second = bodies.last().expect("a second request").to_string();
+    assert!(
+        second.contains("How would you fix the greeting?") && second.contains("fix the greeting"),
+        "the resumed session sends the first turn along: {second}"
+    );
+    let store = std::fs::read(project.path().join(".atomic/atomic.db")).unwrap_or_default();
+    assert!(
+        !String::from_utf8_lossy(&store).contains(SECRET),
+        "the key never reaches the store"
+    );
+}
+
+/// A workflow that asks which database to use, its wait headed and its choices described.
+const ASK: &str = r#"workflow "pick-db" {
+    description "Asks which database a topic should use"
+    input "topic" type="string"
+    state {
+        field "pick" type="string" default=""
+    }
+    wait "choose" header="Database" prompt="Which database for {{ input.topic }}?" answer="choice" {
+        choice "postgres" description="The relational one"
+        choice "sqlite" description="Embedded, one file"
+        output "pick"
+    }
+}
+"#;
+
+#[test]
+fn a_workflow_runs_from_a_slash_command_and_its_wait_is_answered_in_the_chat() {
+    let fake = FakeAnthropic::start();
+    fake.require_key(SECRET);
+    fake.set_fallback(Turn::text("Noted."));
+    let project = CliProject::new();
+    project.write(".atomic/workflows/pick-db.kdl", ASK);
+    let env = anthropic_env(&project, &fake.url());
+    let Some(mut tty) = Tty::start_with(&project, "exec {atomic} chat --provider anthropic", 100, 40, true, &env)
+    else {
+        return;
+    };
+    tty.wait_for("the empty chat", |screen| screen.contains("anthropic"));
+    tty.type_keys("/pick");
+    tty.wait_for("the completion", |screen| {
+        screen.contains("pick-db") && screen.contains("Asks which database")
+    });
+    tty.type_keys("-db \"the chat log\"");
+    let screen = tty.wait_for("the argument hint", |screen| screen.contains("topic"));
+    assert!(screen.contains("/pick-db \"the chat log\""), "{screen}");
+    tty.type_keys("\r");
+    let screen = tty.wait_for("the wait asked in the chat", |screen| {
+        screen.contains("Which database for the chat log?")
+    });
+    assert!(screen.contains("[Database]"), "{screen}");
+    assert!(screen.contains("Embedded, one file"), "{screen}");
+    tty.type_keys("2");
+    let screen = tty.wait_for("the run's outcome", |screen| screen.contains("pick: sqlite"));
+    assert!(screen.contains("completed"), "{screen}");
+    // The conversation goes on after the run.
+    say(&mut tty, "thanks");
+    tty.wait_for("the agent's reply", |screen| screen.contains("Noted."));
+    quit(tty);
+    let runs = project.runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"], "completed", "{runs:?}");
+}
+
+/// Claude Code's scripted turn: its plan, an edit (asked for permission), a question,
+/// then a closing line. The fake answers by what the conversation holds, so the turns
+/// survive the CLI being stopped and its session continued at each answer.
+fn claude_code_model() -> FakeAnthropic {
+    let fake = FakeAnthropic::start();
+    fake.require_key(SECRET);
+    fake.set_fallback(Turn::text("ok"));
+    let main = |request: &Request| -> Option<String> {
+        let body = request.json();
+        let has_tools = body
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|tools| !tools.is_empty());
+        has_tools.then(|| body["messages"].to_string())
+    };
+    fake.push_when(
+        move |request| main(request).is_some_and(|text| !text.contains("tool_result")),
+        Turn::tool_use(
+            "TodoWrite",
+            json!({"todos": [
+                {"content": "Fix the greeting", "status": "in_progress", "activeForm": "Fixing the greeting"},
+                {"content": "Ask about the tone", "status": "pending", "activeForm": "Asking about the tone"}
+            ]}),
+        ),
+    );
+    fake.push_when(
+        move |request| main(request).is_some_and(|text| text.contains("tool_result") && !text.contains("Hello, world")),
+        Turn::tool_use(
+            "Edit",
+            json!({"file_path": "GREETING", "old_string": "Hello, wrld", "new_string": "Hello, world"}),
+        ),
+    );
+    fake
+}
+
+#[test]
+fn claude_code_shows_its_plan_asks_before_an_edit_and_shows_the_diff() {
+    let Some(claude) = agent_cli("claude", "@anthropic-ai/claude-code") else {
+        return;
+    };
+    let fake = claude_code_model();
+    let project = CliProject::new();
+    let target = project.write("greeting.txt", "Hello, wrld\n");
+    let _ = target;
+    let mut env = anthropic_env(&project, &fake.url());
+    let path = std::env::var("PATH").unwrap_or_default();
+    env.push((
+        "PATH".to_owned(),
+        format!(
+            "{}:{path}",
+            claude.parent().expect("the CLI's directory").display()
+        ),
+    ));
+    let Some(mut tty) = Tty::start_with(&project, "exec {atomic} chat --provider claude-code", 110, 45, true, &env)
+    else {
+        return;
+    };
+    tty.wait_for("the empty chat", |screen| screen.contains("claude-code"));
+    say(&mut tty, "Fix the typo in greeting.txt");
+    tty.wait_for("the plan", |screen| screen.contains("Fix the greeting"));
+    quit(tty);
+}
