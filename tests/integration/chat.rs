@@ -102,18 +102,31 @@ fn a_reply_streams_as_markdown_and_a_resumed_session_goes_on() {
     let screen = tty.wait_for("the rendered reply", |screen| screen.contains("│ fix"));
     // Rendered, not raw: no fences, no pipes of a raw table, no emphasis markers.
     assert!(screen.contains("Plan"), "{screen}");
-    assert!(!screen.contains("```"), "code fences are rendered away:\n{screen}");
+    assert!(
+        !screen.contains("```"),
+        "code fences are rendered away:\n{screen}"
+    );
     assert!(!screen.contains("**what**"), "{screen}");
     assert!(screen.contains("println!(\"hi\");"), "{screen}");
     assert!(!screen.contains("|------|"), "{screen}");
-    assert!(screen.contains("in /"), "usage in the status line:\n{screen}");
+    assert!(
+        screen.contains("in /"),
+        "usage in the status line:\n{screen}"
+    );
     assert!(!screen.contains(SECRET));
     let printed = quit(tty);
     assert!(!printed.contains(SECRET));
 
     let listed = saved_sessions(&project, &env);
-    assert!(listed.contains("How would you fix the greeting?"), "{listed}");
-    let id = listed.split_whitespace().next().expect("a session id").to_owned();
+    assert!(
+        listed.contains("How would you fix the greeting?"),
+        "{listed}"
+    );
+    let id = listed
+        .split_whitespace()
+        .next()
+        .expect("a session id")
+        .to_owned();
     let Some(mut tty) = Tty::start_with(
         &project,
         &format!("exec {{atomic}} chat --provider anthropic --resume {id}"),
@@ -166,8 +179,14 @@ fn a_workflow_runs_from_a_slash_command_and_its_wait_is_answered_in_the_chat() {
     let project = CliProject::new();
     project.write(".atomic/workflows/pick-db.kdl", ASK);
     let env = anthropic_env(&project, &fake.url());
-    let Some(mut tty) = Tty::start_with(&project, "exec {atomic} chat --provider anthropic", 100, 40, true, &env)
-    else {
+    let Some(mut tty) = Tty::start_with(
+        &project,
+        "exec {atomic} chat --provider anthropic",
+        100,
+        40,
+        true,
+        &env,
+    ) else {
         return;
     };
     tty.wait_for("the empty chat", |screen| screen.contains("anthropic"));
@@ -185,7 +204,9 @@ fn a_workflow_runs_from_a_slash_command_and_its_wait_is_answered_in_the_chat() {
     assert!(screen.contains("[Database]"), "{screen}");
     assert!(screen.contains("Embedded, one file"), "{screen}");
     tty.type_keys("2");
-    let screen = tty.wait_for("the run's outcome", |screen| screen.contains("pick: sqlite"));
+    let screen = tty.wait_for("the run's outcome", |screen| {
+        screen.contains("pick: sqlite")
+    });
     assert!(screen.contains("completed"), "{screen}");
     // The conversation goes on after the run.
     say(&mut tty, "thanks");
@@ -249,8 +270,14 @@ fn claude_code_shows_its_plan_asks_before_an_edit_and_shows_the_diff() {
             claude.parent().expect("the CLI's directory").display()
         ),
     ));
-    let Some(mut tty) = Tty::start_with(&project, "exec {atomic} chat --provider claude-code", 110, 45, true, &env)
-    else {
+    let Some(mut tty) = Tty::start_with(
+        &project,
+        "exec {atomic} chat --provider claude-code",
+        110,
+        45,
+        true,
+        &env,
+    ) else {
         return;
     };
     tty.wait_for("the empty chat", |screen| screen.contains("claude-code"));

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::cli_project::{CliProject, bin, stderr, stdout};
-use crate::support::tty::{SCREEN_TIMEOUT, Tty, emulator};
+use crate::support::tty::{SCREEN_TIMEOUT, Tty, emulator, save_capture};
 
 /// A finished run: an agent on the in-process model, then a tool.
 const REVIEW: &str = r#"workflow "review" {
@@ -83,38 +83,6 @@ fn row_with<'a>(screen: &'a str, text: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no row holds {text:?}:\n{screen}"))
 }
 
-/// Keeps the screen in the README (between its `ui-terminal` markers), the picture of the
-/// view, when `ATOMIC_UPDATE_SCREENSHOTS` is set (like the web view's screenshot): a test
-/// run never writes into the checkout otherwise.
-fn save_capture(screen: &str) {
-    const BEGIN: &str = "<!-- BEGIN ui-terminal: written by tests/integration/ui_terminal.rs -->\n";
-    const END: &str = "<!-- END ui-terminal -->";
-    if std::env::var_os("ATOMIC_UPDATE_SCREENSHOTS").is_none() {
-        return;
-    }
-    let path = crate::support::root().join("README.md");
-    let readme = std::fs::read_to_string(&path).expect("read README.md");
-    let start = readme
-        .find(BEGIN)
-        .expect("README has the ui-terminal markers")
-        + BEGIN.len();
-    let end = readme
-        .find(END)
-        .expect("README has the ui-terminal end marker");
-    let picture: String = screen
-        .lines()
-        .map(|line| format!("{}\n", line.trim_end()))
-        .collect();
-    let updated = format!(
-        "{}```text\n{picture}```\n{}",
-        &readme[..start],
-        &readme[end..]
-    );
-    if updated != readme {
-        std::fs::write(&path, updated).expect("write README.md");
-    }
-}
-
 /// Waits (bounded) until the store has `run` in `status`.
 fn wait_for_status(project: &CliProject, run: &str, status: &str) {
     let deadline = Instant::now() + SCREEN_TIMEOUT;
@@ -168,7 +136,11 @@ fn the_view_shows_steps_and_output_and_a_wait_answered_with_keys_moves_the_run_o
     assert!(row_with(&screen, "›✓ judge").contains("done"), "{screen}");
     assert!(row_with(&screen, "State").contains("Events"), "{screen}");
     assert!(screen.contains("verdict"), "the state pane:\n{screen}");
-    save_capture(&screen.replace(&done, "01jz8k2m4q6rst"));
+    save_capture(
+        "ui-terminal",
+        "tests/integration/ui_terminal.rs",
+        &screen.replace(&done, "01jz8k2m4q6rst"),
+    );
 
     // The runs list, newest first: pick the paused run.
     tty.type_keys("r");

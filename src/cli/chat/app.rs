@@ -338,7 +338,8 @@ impl App {
             .candidates
             .get(self.completion)
             .is_some_and(|candidate| {
-                self.input.text().get(completions.range.clone()) != Some(&candidate.replacement)
+                self.input.text().get(completions.replace.clone())
+                    != Some(candidate.replacement.as_str())
             })
     }
 
@@ -347,9 +348,8 @@ impl App {
             return;
         };
         if let Some(candidate) = completions.candidates.get(self.completion) {
-            let range = completions.range.clone();
-            let replacement = candidate.replacement.clone();
-            self.input.replace(range, &replacement);
+            let (text, cursor) = completions.accept(self.input.text(), candidate);
+            self.input.set_at(text, cursor);
         }
     }
 
@@ -360,7 +360,7 @@ impl App {
             return;
         }
         let completions = complete(catalogue, text, self.input.cursor());
-        if completions.candidates.is_empty() && completions.hint.is_none() {
+        if completions.is_empty() {
             self.completions = None;
         } else {
             if self.completion >= completions.candidates.len() {

@@ -40,6 +40,16 @@ impl Input {
         self.cursor = self.text.len();
     }
 
+    /// Replaces the text, the cursor at `cursor` (clamped to a char boundary).
+    pub(crate) fn set_at(&mut self, text: String, cursor: usize) {
+        let mut cursor = cursor.min(text.len());
+        while !text.is_char_boundary(cursor) {
+            cursor -= 1;
+        }
+        self.text = text;
+        self.cursor = cursor;
+    }
+
     /// Replaces `range` of the text with `with`, the cursor after it.
     pub(crate) fn replace(&mut self, range: std::ops::Range<usize>, with: &str) {
         let start = range.start.min(self.text.len());

@@ -59,12 +59,20 @@ pub(super) fn run(args: &ChatArgs) -> Exit {
         !color,
         std::env::var("COLORFGBG").ok().as_deref(),
     );
-    let catalogue = slash::Catalogue::discover(&project);
+    let shell = match runtime.block_on(slash::Shell::for_project(&project)) {
+        Ok(shell) => shell,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Exit::Problems;
+        }
+    };
+    let catalogue = session::catalogue(&project);
     let chat = session::Chat {
         project,
         handle,
         setup,
         catalogue,
+        shell,
         theme,
         color,
     };

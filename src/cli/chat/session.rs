@@ -35,6 +35,8 @@ pub(super) struct Chat {
     pub(super) setup: Setup,
     /// The slash commands.
     pub(super) catalogue: Catalogue,
+    /// Where a command's `` !`cmd` `` runs (in the project's sandbox, where one is set).
+    pub(super) shell: slash::Shell,
     /// The colours.
     pub(super) theme: Theme,
     /// Whether colour is on.
@@ -178,7 +180,9 @@ fn send(
     let note = |chat: &Chat, text: String, error: bool| {
         chat.handle.send(Command::Note(Entry::Notice { text, error }));
     };
-    let action = match slash::parse(line, &chat.catalogue, &chat.project) {
+    // A command's `!cmd` runs here, bounded by the shell's time limit.
+    let parsed = runtime.block_on(slash::parse(line, &chat.catalogue, &chat.shell));
+    let action = match parsed {
         Ok(action) => action,
         Err(error) => {
             note(chat, error.to_string(), true);
@@ -204,6 +208,10 @@ fn send(
         slash::Action::Clear => chat.handle.send(Command::Clear),
         slash::Action::Compact => chat.handle.send(Command::Compact),
         slash::Action::Help => note(chat, help(&chat.catalogue), false),
+        slash::Action::Reload => {
+            chat.catalogue = catalogue(&chat.project);
+            note(chat, "workflows, commands and skills found again".to_owned(), false);
+        }
         slash::Action::Quit => return Some(Ok(())),
         slash::Action::Resume(None) => {
             let text = match super::conversation::list_sessions(&chat.project) {
@@ -305,15 +313,25 @@ fn follow_run(chat: &Chat, runs: &mut Runs, update: RunUpdate, run_wait: &mut Op
     }
 }
 
-/// `/help`: the keys, the built-in commands, and what the project offers.
+/// `/help`: the keys, then the commands.
 fn help(catalogue: &Catalogue) -> String {
-    let mut text = String::from(
+    format!(
         "Keys: Enter sends · Alt+Enter or Ctrl-J adds a line · Esc interrupts the agent · \
          Ctrl-O shows tool calls and thinking whole · PgUp/PgDn scroll · Up recalls · \
-         Ctrl-C twice quits\n\nCommands:",
-    );
-    for entry in catalogue.entries() {
-        text.push_str(&format!("\n  {entry}"));
-    }
-    text
+         Ctrl-C twice quits\n\n{}",
+        catalogue.help()
+    )
+}
+
+/// The slash commands of `project`, with its saved sessions for `/resume`.
+pub(super) fn catalogue(project: &Project) -> Catalogue {
+    let sessions = super::conversation::list_sessions(project)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|session| slash::Choice {
+            value: session.id.clone(),
+            description: Some(session.title.clone()),
+        })
+        .collect();
+    Catalogue::discover(project).with_sessions(sessions)
 }

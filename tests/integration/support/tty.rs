@@ -26,7 +26,13 @@ pub struct Tty {
 impl Tty {
     /// `line` (a shell command line, `{atomic}` standing for the binary) in `project` on a
     /// `cols`×`rows` terminal; `None` when `script` is not installed (the test skips).
-    pub fn start(project: &CliProject, line: &str, cols: u16, rows: u16, color: bool) -> Option<Self> {
+    pub fn start(
+        project: &CliProject,
+        line: &str,
+        cols: u16,
+        rows: u16,
+        color: bool,
+    ) -> Option<Self> {
         Self::start_with(project, line, cols, rows, color, &[])
     }
 
@@ -160,3 +166,34 @@ pub fn emulator(rows: u16, cols: u16) -> vt100::Parser {
     vt100::Parser::new(size(rows), size(cols), 0)
 }
 
+/// Writes `screen` into README.md between the `<!-- BEGIN {marker}: … -->` and
+/// `<!-- END {marker} -->` lines, when `ATOMIC_UPDATE_SCREENSHOTS` is set (`writer` is the
+/// test file named in the begin line).
+pub fn save_capture(marker: &str, writer: &str, screen: &str) {
+    if std::env::var_os("ATOMIC_UPDATE_SCREENSHOTS").is_none() {
+        return;
+    }
+    let begin = format!("<!-- BEGIN {marker}: written by {writer} -->\n");
+    let end = format!("<!-- END {marker} -->");
+    let path = super::root().join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("read README.md");
+    let start = readme
+        .find(&begin)
+        .unwrap_or_else(|| panic!("README has the {marker} markers"))
+        + begin.len();
+    let stop = readme
+        .find(&end)
+        .unwrap_or_else(|| panic!("README has the {marker} end marker"));
+    let picture: String = screen
+        .lines()
+        .map(|line| format!("{}\n", line.trim_end()))
+        .collect();
+    let updated = format!(
+        "{}```text\n{picture}```\n{}",
+        &readme[..start],
+        &readme[stop..]
+    );
+    if updated != readme {
+        std::fs::write(&path, updated).expect("write README.md");
+    }
+}
