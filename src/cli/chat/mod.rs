@@ -1,11 +1,13 @@
 //! `atomic chat`: a full-screen conversation with any agent adapter, where discovered
 //! workflows, commands and skills are slash commands.
 //!
-//! `transcript` is the conversation as the chat shows and saves it.
+//! `transcript` is the conversation as the chat shows and saves it; `conversation` runs it
+//! (the agent, its turns, permissions and questions, saved sessions).
 
 // Parts are wired in one by one; until the view uses them all, some are unused.
 #![allow(dead_code)]
 
+mod conversation;
 mod transcript;
 
 use crate::cli::Exit;

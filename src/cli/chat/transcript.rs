@@ -28,10 +28,15 @@ pub(crate) struct Transcript {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub(crate) enum Entry {
-    /// What the person sent (after slash-command expansion: what the agent was told).
+    /// What the person sent.
     User {
-        /// The text.
+        /// The text as typed (a slash command as written).
         text: String,
+        /// What the agent was told, when it differs from `text` (a slash command
+        /// expanded); kept so the conversation can be told again to a backend that keeps
+        /// no session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        told: Option<String>,
     },
     /// The agent's reply: markdown, streamed in.
     Assistant {
@@ -387,7 +392,10 @@ mod tests {
             },
         ]);
         assert_eq!(transcript.entries.len(), 1);
-        transcript.push(Entry::User { text: "next".into() });
+        transcript.push(Entry::User {
+            text: "next".into(),
+            told: None,
+        });
         transcript.apply(
             &AgentEvent::Plan {
                 todos: vec![todo("b", TodoStatus::InProgress)],
