@@ -12,9 +12,9 @@
 //! serialise them); state is a JSON object changed by [`StateDelta`]s. It does not decide what a step is or when to
 //! commit; the runtime commits each step before starting the next.
 
+mod chat;
 #[cfg(test)]
 pub(crate) mod conformance;
-mod chat;
 mod contract;
 mod delta;
 mod error;

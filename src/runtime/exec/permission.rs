@@ -94,7 +94,11 @@ pub(crate) enum Asker {
 }
 
 /// What the agent is told when its session continues after `answer` to `ask`.
-pub(crate) fn continuation_prompt(ask: &PermissionAsk, answer: PermissionAnswer, asker: Asker) -> String {
+pub(crate) fn continuation_prompt(
+    ask: &PermissionAsk,
+    answer: PermissionAnswer,
+    asker: Asker,
+) -> String {
     let what = ask.describe();
     let (who, span) = match asker {
         Asker::Workflow => ("The person running this workflow", "run"),

@@ -19,10 +19,13 @@ impl SqliteStore {
 
     /// Saved sessions whose id starts with `prefix` (every one for an empty prefix),
     /// newest first, at most `limit`.
-    pub fn chat_sessions(&self, prefix: &str, limit: u32) -> StoreFuture<'static, Vec<ChatSummary>> {
+    pub fn chat_sessions(
+        &self,
+        prefix: &str,
+        limit: u32,
+    ) -> StoreFuture<'static, Vec<ChatSummary>> {
         let prefix = prefix.to_owned();
-        self.worker
-            .call(move |db| db.chat_sessions(&prefix, limit))
+        self.worker.call(move |db| db.chat_sessions(&prefix, limit))
     }
 
     /// The saved session `id` (a whole id), if there is one.
@@ -78,7 +81,18 @@ impl Db {
     }
 
     fn load_chat(&self, id: &str) -> Result<Option<ChatSession>, StoreError> {
-        type Row = (String, i64, i64, String, Option<String>, Option<String>, String, String, u32, String);
+        type Row = (
+            String,
+            i64,
+            i64,
+            String,
+            Option<String>,
+            Option<String>,
+            String,
+            String,
+            u32,
+            String,
+        );
         let row: Option<Row> = self
             .conn
             .prepare_cached(
@@ -101,13 +115,26 @@ impl Db {
                 ))
             })
             .optional()?;
-        let Some((id, created, updated, adapter, model, backend_session, tools, title, turns, transcript)) =
-            row
+        let Some((
+            id,
+            created,
+            updated,
+            adapter,
+            model,
+            backend_session,
+            tools,
+            title,
+            turns,
+            transcript,
+        )) = row
         else {
             return Ok(None);
         };
         let undecodable = |what: &str, error: serde_json::Error| {
-            corrupt(&id, format!("chat session's {what} does not decode: {error}"))
+            corrupt(
+                &id,
+                format!("chat session's {what} does not decode: {error}"),
+            )
         };
         let allowed_tools =
             serde_json::from_str(&tools).map_err(|error| undecodable("allowed tools", error))?;
@@ -194,7 +221,10 @@ mod tests {
         assert_eq!(loaded.turns, 3);
         assert_eq!(loaded.allowed_tools, ["Bash"]);
         assert_eq!(loaded.transcript, session("x", 0).transcript);
-        assert!(store.load_chat("aa").await.unwrap().is_none(), "whole ids only");
+        assert!(
+            store.load_chat("aa").await.unwrap().is_none(),
+            "whole ids only"
+        );
     }
 
     #[tokio::test]

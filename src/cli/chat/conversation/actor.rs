@@ -19,13 +19,13 @@ use crate::providers::{
 use crate::runtime::{Asker, continuation_prompt};
 use crate::workspace::Workspace;
 
+use super::Command;
 use super::backend::{Backends, asks_people, check_adapter, keeps_sessions};
 use super::board::Board;
 use super::history::with_history;
 use super::question::{answered_prompt, dismissed_prompt, question_of};
 use super::sandbox::ChatSandbox;
 use super::saved::{Held, Saving};
-use super::Command;
 
 /// Whether the actor goes on after a command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,7 +98,11 @@ impl Actor {
         self.save().await;
     }
 
-    async fn handle(&mut self, command: Command, commands: &mut UnboundedReceiver<Command>) -> Flow {
+    async fn handle(
+        &mut self,
+        command: Command,
+        commands: &mut UnboundedReceiver<Command>,
+    ) -> Flow {
         match command {
             Command::Prompt { shown, told } => {
                 // Writing instead of answering leaves the request unanswered; the session
@@ -136,7 +140,10 @@ impl Actor {
                 self.model = Some(model.clone());
                 self.board.update(|transcript| {
                     transcript.status.model = Some(model.clone());
-                    transcript.notice(format!("Model: `{model}`. The conversation goes on."), false);
+                    transcript.notice(
+                        format!("Model: `{model}`. The conversation goes on."),
+                        false,
+                    );
                 });
             }
             Command::Provider(adapter) => self.switch(&adapter),
@@ -200,7 +207,10 @@ impl Actor {
                 let refused = Arc::new(move |refused: crate::sandbox::Refused| {
                     board.update(|transcript| {
                         transcript.notice(
-                            format!("The sandbox refused `{}`: {}", refused.target, refused.reason),
+                            format!(
+                                "The sandbox refused `{}`: {}",
+                                refused.target, refused.reason
+                            ),
                             true,
                         );
                     });
@@ -254,7 +264,10 @@ impl Actor {
             }
         };
         // A session the backend started continues even when its call did not finish.
-        let started = started.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let started = started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(id) = started.filter(|_| keeps_sessions(&self.adapter)) {
             self.backend_session = Some(id);
         }
@@ -372,16 +385,24 @@ impl Actor {
         }
         self.board.update(|transcript| {
             transcript.pending = None;
-            let asked = transcript.entries.iter_mut().rev().find_map(|entry| match entry {
-                Entry::Permission { answer: open @ None, .. } => Some(open),
-                _ => None,
-            });
+            let asked = transcript
+                .entries
+                .iter_mut()
+                .rev()
+                .find_map(|entry| match entry {
+                    Entry::Permission {
+                        answer: open @ None,
+                        ..
+                    } => Some(open),
+                    _ => None,
+                });
             if let Some(open) = asked {
                 *open = Some(answer);
             }
         });
         let prompt = continuation_prompt(&ask, answer, Asker::Chat);
-        self.call(commands, prompt, Some(Answered { ask, answer })).await
+        self.call(commands, prompt, Some(Answered { ask, answer }))
+            .await
     }
 
     /// The person answered the agent's question: one answer per item.
@@ -390,19 +411,22 @@ impl Actor {
         answers: Vec<String>,
         commands: &mut UnboundedReceiver<Command>,
     ) -> Flow {
-        let asked = self
-            .paused
-            .take_if(|ask| question_of(ask).is_some());
-        let Some((ask, question)) = asked.and_then(|ask| question_of(&ask).map(|q| (ask, q))) else {
+        let asked = self.paused.take_if(|ask| question_of(ask).is_some());
+        let Some((ask, question)) = asked.and_then(|ask| question_of(&ask).map(|q| (ask, q)))
+        else {
             self.notice("The agent asked no question to answer now.", false);
             return Flow::Go;
         };
         self.board.update(|transcript| {
             transcript.pending = None;
-            let asked = transcript.entries.iter_mut().rev().find_map(|entry| match entry {
-                Entry::Question { answers: open, .. } if open.is_empty() => Some(open),
-                _ => None,
-            });
+            let asked = transcript
+                .entries
+                .iter_mut()
+                .rev()
+                .find_map(|entry| match entry {
+                    Entry::Question { answers: open, .. } if open.is_empty() => Some(open),
+                    _ => None,
+                });
             if let Some(open) = asked {
                 open.clone_from(&answers);
             }
@@ -503,15 +527,19 @@ impl Actor {
     /// A workflow run started from the chat changed.
     fn update_run(&self, run_id: &str, status: String, outcome: Option<String>) {
         self.board.update(|transcript| {
-            let shown = transcript.entries.iter_mut().rev().find_map(|entry| match entry {
-                Entry::Run {
-                    run_id: id,
-                    status,
-                    outcome,
-                    ..
-                } if id == run_id => Some((status, outcome)),
-                _ => None,
-            });
+            let shown = transcript
+                .entries
+                .iter_mut()
+                .rev()
+                .find_map(|entry| match entry {
+                    Entry::Run {
+                        run_id: id,
+                        status,
+                        outcome,
+                        ..
+                    } if id == run_id => Some((status, outcome)),
+                    _ => None,
+                });
             if let Some((shown_status, shown_outcome)) = shown {
                 *shown_status = status;
                 if outcome.is_some() {
@@ -523,7 +551,8 @@ impl Actor {
 
     fn notice(&self, text: impl Into<String>, error: bool) {
         let text = text.into();
-        self.board.update(|transcript| transcript.notice(text, error));
+        self.board
+            .update(|transcript| transcript.notice(text, error));
     }
 
     /// Saves the session; a failure is said once.
@@ -539,7 +568,10 @@ impl Actor {
         if let Err(error) = saved
             && !std::mem::replace(&mut self.save_failed, true)
         {
-            self.notice(format!("The conversation could not be saved: {error}"), true);
+            self.notice(
+                format!("The conversation could not be saved: {error}"),
+                true,
+            );
         }
     }
 }

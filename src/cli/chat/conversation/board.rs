@@ -36,7 +36,8 @@ impl Board {
     /// Changes the transcript and tells the view.
     pub(super) fn update<T>(&self, change: impl FnOnce(&mut Transcript) -> T) -> T {
         let result = change(&mut self.lock());
-        self.changed.send_modify(|count| *count = count.wrapping_add(1));
+        self.changed
+            .send_modify(|count| *count = count.wrapping_add(1));
         result
     }
 
@@ -47,6 +48,8 @@ impl Board {
 
     fn lock(&self) -> MutexGuard<'_, Transcript> {
         // A panic while the view drew is no reason to lose the conversation.
-        self.transcript.lock().unwrap_or_else(PoisonError::into_inner)
+        self.transcript
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -8,7 +8,10 @@ use super::SessionSummary;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ChatError {
     /// `--provider` (or the project's `adapter`) names no adapter atomic has.
-    #[error("there is no adapter `{name}`; atomic chat can talk to {}", quoted(known))]
+    #[error(
+        "there is no adapter `{name}`; atomic chat can talk to {}",
+        quoted(known)
+    )]
     UnknownAdapter {
         /// What was asked for.
         name: String,
@@ -16,7 +19,10 @@ pub(crate) enum ChatError {
         known: Vec<&'static str>,
     },
     /// The adapter cannot hold a conversation (it replays or runs a fixed program).
-    #[error("the `{name}` adapter cannot hold a conversation; atomic chat can talk to {}", quoted(known))]
+    #[error(
+        "the `{name}` adapter cannot hold a conversation; atomic chat can talk to {}",
+        quoted(known)
+    )]
     NotConversational {
         /// The adapter.
         name: String,
@@ -24,7 +30,9 @@ pub(crate) enum ChatError {
         known: Vec<&'static str>,
     },
     /// A model API needs a model to be named.
-    #[error("the `{adapter}` adapter needs a model: pass `--model`, e.g. `atomic chat --provider {adapter} --model {example}`")]
+    #[error(
+        "the `{adapter}` adapter needs a model: pass `--model`, e.g. `atomic chat --provider {adapter} --model {example}`"
+    )]
     NoModel {
         /// The adapter.
         adapter: String,
@@ -43,7 +51,10 @@ pub(crate) enum ChatError {
     #[error("{0}")]
     Sandbox(String),
     /// `--resume PREFIX` matches no saved session.
-    #[error("no saved chat session starts with `{prefix}`; {}", recent_sessions(recent))]
+    #[error(
+        "no saved chat session starts with `{prefix}`; {}",
+        recent_sessions(recent)
+    )]
     UnknownSession {
         /// What was given.
         prefix: String,
@@ -51,7 +62,10 @@ pub(crate) enum ChatError {
         recent: Vec<SessionSummary>,
     },
     /// `--resume PREFIX` matches several saved sessions.
-    #[error("`{prefix}` matches several saved chat sessions: {}; type more of the id", recent_sessions(matches))]
+    #[error(
+        "`{prefix}` matches several saved chat sessions: {}; type more of the id",
+        recent_sessions(matches)
+    )]
     AmbiguousSession {
         /// What was given.
         prefix: String,
@@ -75,11 +89,17 @@ fn quoted(names: &[&str]) -> String {
 /// The sessions a person could have meant, one a line, or how to start one.
 fn recent_sessions(sessions: &[SessionSummary]) -> String {
     if sessions.is_empty() {
-        return "no chat has been saved in this project yet (start one with `atomic chat`)".to_owned();
+        return "no chat has been saved in this project yet (start one with `atomic chat`)"
+            .to_owned();
     }
     let lines: Vec<String> = sessions
         .iter()
-        .map(|session| format!("\n  {}  {}  ({})", session.id, session.title, session.adapter))
+        .map(|session| {
+            format!(
+                "\n  {}  {}  ({})",
+                session.id, session.title, session.adapter
+            )
+        })
         .collect();
     format!("the newest are:{}", lines.concat())
 }

@@ -51,7 +51,10 @@ mod tests {
             },
         ];
         let told = with_history(&earlier, "another");
-        assert!(told.contains("<person>\nname a colour\n</person>"), "{told}");
+        assert!(
+            told.contains("<person>\nname a colour\n</person>"),
+            "{told}"
+        );
         assert!(told.contains("<you>\nteal\n</you>"), "{told}");
         assert!(told.ends_with("another"));
         assert!(!told.contains("ignored"));

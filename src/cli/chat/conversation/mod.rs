@@ -48,6 +48,8 @@ use sandbox::ChatSandbox;
 use saved::Saving;
 
 pub(crate) use error::ChatError;
+// `list_sessions` serves `--resume` without a session, wired by the view.
+#[allow(unused_imports)]
 pub(crate) use saved::{SessionSummary, list_sessions};
 
 /// What a chat starts with (`atomic chat [--provider] [--model] [--resume]`).

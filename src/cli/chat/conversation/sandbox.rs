@@ -66,8 +66,13 @@ impl ChatSandbox {
         refused: Refusals,
     ) -> Result<(Running, CallSandbox), String> {
         let root = std::path::absolute(&self.root).unwrap_or_else(|_| self.root.clone());
-        let reach = Reach::of(&self.sandbox, &root, self.home.as_deref(), cli_home(adapter))
-            .with_hosts(cli_endpoints(adapter));
+        let reach = Reach::of(
+            &self.sandbox,
+            &root,
+            self.home.as_deref(),
+            cli_home(adapter),
+        )
+        .with_hosts(cli_endpoints(adapter));
         let reach = configured_endpoints(&declaration(adapter))
             .iter()
             .fold(reach, |reach, url| reach.with_endpoint(url));

@@ -151,7 +151,11 @@ impl Saving {
     ///
     /// # Errors
     /// The store could not be written.
-    pub(super) async fn save(&self, transcript: &Transcript, held: &Held<'_>) -> Result<(), ChatError> {
+    pub(super) async fn save(
+        &self,
+        transcript: &Transcript,
+        held: &Held<'_>,
+    ) -> Result<(), ChatError> {
         if transcript.entries.is_empty() {
             return Ok(());
         }
@@ -181,7 +185,11 @@ fn title(transcript: &Transcript) -> String {
         Entry::User { text, .. } => Some(text.as_str()),
         _ => None,
     });
-    let line = first.unwrap_or("(no prompt yet)").split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = first
+        .unwrap_or("(no prompt yet)")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     match line.char_indices().nth(TITLE_CHARS) {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line,
