@@ -33,6 +33,103 @@ impl PermissionAsk {
     }
 }
 
+/// The tool through which Claude Code's agent asks the person questions. Under
+/// `--permission-prompt-tool stdio` it arrives as a permission request like any tool's, its
+/// input `{questions: [{question, header, options: [{label, description}], multiSelect}]}`,
+/// and is answered by allowing it with the answers added to its input:
+/// `answers: {<question>: <label, or labels joined by ", ">}`.
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// One question an agent asks the person (see [`PermissionAsk::questions`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AskedQuestion {
+    /// A short label shown above it.
+    pub header: Option<String>,
+    /// The question.
+    pub question: String,
+    /// The options: a label, and what it means.
+    pub options: Vec<(String, Option<String>)>,
+    /// Whether several options may be chosen.
+    pub multi: bool,
+}
+
+impl PermissionAsk {
+    /// The questions, when this request is the agent asking the person
+    /// ([`ASK_USER_QUESTION`]) and its input reads as questions.
+    #[must_use]
+    pub fn questions(&self) -> Option<Vec<AskedQuestion>> {
+        if self.tool != ASK_USER_QUESTION {
+            return None;
+        }
+        let text = |value: &Value, field: &str| {
+            value
+                .get(field)
+                .and_then(Value::as_str)
+                .filter(|text| !text.is_empty())
+                .map(str::to_owned)
+        };
+        let questions = self.input.get("questions")?.as_array()?;
+        let asked: Vec<AskedQuestion> = questions
+            .iter()
+            .filter_map(|item| {
+                let options = item
+                    .get("options")
+                    .and_then(Value::as_array)
+                    .map(|options| {
+                        options
+                            .iter()
+                            .filter_map(|option| {
+                                Some((text(option, "label")?, text(option, "description")))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Some(AskedQuestion {
+                    header: text(item, "header"),
+                    question: text(item, "question")?,
+                    options,
+                    multi: item
+                        .get("multiSelect")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                })
+            })
+            .collect();
+        (!asked.is_empty()).then_some(asked)
+    }
+
+    /// This question request with the person's answers (one per question, in order; a
+    /// multiple choice's labels joined by `, `) added to its input, as Claude Code reads
+    /// them back.
+    #[must_use]
+    pub fn answered_with(&self, answers: &[String]) -> Self {
+        let questions = self.questions().unwrap_or_default();
+        let answers: serde_json::Map<String, Value> = questions
+            .iter()
+            .zip(answers)
+            .map(|(asked, answer)| (asked.question.clone(), Value::String(answer.clone())))
+            .collect();
+        let mut input = self.input.clone();
+        if let Value::Object(fields) = &mut input {
+            fields.insert("answers".to_owned(), Value::Object(answers));
+        }
+        Self {
+            tool: self.tool.clone(),
+            input,
+        }
+    }
+
+    /// Whether `answered` (an [`answered_with`](Self::answered_with) copy) answers this
+    /// same question request: the same questions, whatever the answers.
+    #[must_use]
+    pub fn is_answered_by(&self, answered: &Self) -> bool {
+        self.tool == ASK_USER_QUESTION
+            && answered.tool == ASK_USER_QUESTION
+            && answered.input.get("answers").is_some()
+            && self.input.get("questions") == answered.input.get("questions")
+    }
+}
+
 /// A person's answer to one [`PermissionAsk`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -70,7 +70,9 @@ mod retry;
 mod todos;
 
 pub use acp::Acp;
-pub use approvals::{Answered, Approvals, PermissionAnswer, PermissionAsk, Verdict};
+pub use approvals::{
+    ASK_USER_QUESTION, Answered, Approvals, AskedQuestion, PermissionAnswer, PermissionAsk, Verdict,
+};
 pub use cassette::{
     CASSETTE_VERSION, CallOutcome, Cassette, CassetteCall, CassetteHeader, RecordedError,
     RecordedReply, RecordedUsage,

@@ -19,6 +19,9 @@ mod cursor;
 mod error;
 mod event;
 mod exec;
+// The words the agent is told after a person answered its permission request, shared
+// with `atomic chat`.
+pub(crate) use exec::permission::{Asker, continuation_prompt};
 pub mod executor;
 mod frame;
 mod hooks;

@@ -5,11 +5,14 @@
 //! - [`LatestStore`]: no persistence, only each run's latest checkpoint (`--store memory`).
 //! - [`SqliteStore`]: one SQLite file, `.atomic/atomic.db`, crash-safe (WAL), the default.
 //!
+//! The SQLite store also keeps `atomic chat`'s saved conversations ([`ChatSession`]).
+//!
 //! The store knows nothing of the runtime: inputs, cursors and events are JSON (a step's
 //! cursor and events may come still typed, see [`Json`], so a memory store need not
 //! serialise them); state is a JSON object changed by [`StateDelta`]s. It does not decide what a step is or when to
 //! commit; the runtime commits each step before starting the next.
 
+mod chat;
 #[cfg(test)]
 pub(crate) mod conformance;
 mod contract;
@@ -27,6 +30,7 @@ mod scrub;
 mod sqlite;
 mod time;
 
+pub use chat::{ChatSession, ChatSummary};
 pub use contract::{Store, StoreFuture};
 pub use delta::{Change, DeltaError, State, StateDelta};
 pub use error::StoreError;

@@ -28,10 +28,15 @@ pub(crate) struct Transcript {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub(crate) enum Entry {
-    /// What the person sent (after slash-command expansion: what the agent was told).
+    /// What the person sent.
     User {
-        /// The text.
+        /// The text as typed (a slash command as written).
         text: String,
+        /// What the agent was told, when it differs from `text` (a slash command
+        /// expanded); kept so the conversation can be told again to a backend that keeps
+        /// no session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        told: Option<String>,
     },
     /// The agent's reply: markdown, streamed in.
     Assistant {
@@ -283,8 +288,12 @@ impl Transcript {
                 };
             }
             AgentEvent::ContextWindow { fraction } => self.status.context = Some(*fraction),
-            AgentEvent::SubagentStart { name } => self.notice(format!("sub-agent {name} started"), false),
-            AgentEvent::SubagentEnd { name } => self.notice(format!("sub-agent {name} ended"), false),
+            AgentEvent::SubagentStart { name } => {
+                self.notice(format!("sub-agent {name} started"), false)
+            }
+            AgentEvent::SubagentEnd { name } => {
+                self.notice(format!("sub-agent {name} ended"), false)
+            }
             AgentEvent::SessionEnd { .. } => {}
         }
     }
@@ -339,8 +348,12 @@ mod tests {
     #[test]
     fn deltas_build_one_reply_and_a_tool_call_starts_the_next() {
         let transcript = folded(&[
-            AgentEvent::TextDelta { text: "Let me ".into() },
-            AgentEvent::TextDelta { text: "look.".into() },
+            AgentEvent::TextDelta {
+                text: "Let me ".into(),
+            },
+            AgentEvent::TextDelta {
+                text: "look.".into(),
+            },
             AgentEvent::MessageComplete {
                 text: "Let me look.".into(),
             },
@@ -355,12 +368,20 @@ mod tests {
                 summary: "12 lines".into(),
                 is_error: false,
             },
-            AgentEvent::TextDelta { text: "Done".into() },
+            AgentEvent::TextDelta {
+                text: "Done".into(),
+            },
         ]);
         assert_eq!(transcript.entries.len(), 3, "{:#?}", transcript.entries);
-        assert!(matches!(&transcript.entries[0], Entry::Assistant { text, done: true, .. } if text == "Let me look."));
-        assert!(matches!(&transcript.entries[1], Entry::Tool { result: Some(r), .. } if r == "12 lines"));
-        assert!(matches!(&transcript.entries[2], Entry::Assistant { text, done: false, .. } if text == "Done"));
+        assert!(
+            matches!(&transcript.entries[0], Entry::Assistant { text, done: true, .. } if text == "Let me look.")
+        );
+        assert!(
+            matches!(&transcript.entries[1], Entry::Tool { result: Some(r), .. } if r == "12 lines")
+        );
+        assert!(
+            matches!(&transcript.entries[2], Entry::Assistant { text, done: false, .. } if text == "Done")
+        );
     }
 
     #[test]
@@ -368,7 +389,9 @@ mod tests {
         let transcript = folded(&[AgentEvent::MessageComplete {
             text: "all at once".into(),
         }]);
-        assert!(matches!(&transcript.entries[0], Entry::Assistant { text, done: true, .. } if text == "all at once"));
+        assert!(
+            matches!(&transcript.entries[0], Entry::Assistant { text, done: true, .. } if text == "all at once")
+        );
     }
 
     #[test]
@@ -387,7 +410,10 @@ mod tests {
             },
         ]);
         assert_eq!(transcript.entries.len(), 1);
-        transcript.push(Entry::User { text: "next".into() });
+        transcript.push(Entry::User {
+            text: "next".into(),
+            told: None,
+        });
         transcript.apply(
             &AgentEvent::Plan {
                 todos: vec![todo("b", TodoStatus::InProgress)],

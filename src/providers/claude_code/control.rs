@@ -1,5 +1,7 @@
 //! Claude Code's control protocol: under `permission="ask"` its `can_use_tool` requests,
-//! answered from what a person decided or the request the call pauses at; with an
+//! answered from what a person decided or the request the call pauses at (its
+//! `AskUserQuestion` too: a question pauses like any request, and a question answered is
+//! allowed with the answers in its `updatedInput`); with an
 //! `agent.tool.before` hook, the `PreToolUse` hook callback atomic registers, answered by
 //! the call's tool guard before the tool runs.
 
@@ -65,6 +67,16 @@ pub(super) fn control_response(
         tool: str_field(request, "tool_name").unwrap_or_default(),
         input: input.clone(),
     };
+    // A question the person answered, asked again: allowed with the answers in its
+    // input, which is how the CLI hands them to the agent.
+    if let Some(answered) = approvals
+        .answered
+        .take_if(|answered| answered.answer.allows() && ask.is_answered_by(&answered.ask))
+    {
+        return ControlAnswer::Reply(success(
+            json!({"behavior": "allow", "updatedInput": answered.ask.input}),
+        ));
+    }
     let verdict = approvals.decide(&ask);
     if verdict != Verdict::Ask {
         events.emit(AgentEvent::PermissionRequest {
@@ -109,4 +121,98 @@ fn guard(id: &Value, request: &Value) -> ControlAnswer {
         json!({"type": "control_response", "response": {"subtype": "success", "request_id": id, "response": response}})
     }));
     ControlAnswer::Guard(check, reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::providers::{Answered, AskedQuestion, PermissionAnswer};
+
+    /// A `can_use_tool` request as Claude Code 2.1 writes it for `AskUserQuestion`.
+    fn asking(question: &str) -> Value {
+        json!({
+            "type": "control_request",
+            "request_id": "7f1c1f1e-1",
+            "request": {
+                "subtype": "can_use_tool",
+                "tool_name": "AskUserQuestion",
+                "input": {"questions": [
+                    {"question": question, "header": "Library", "multiSelect": false,
+                     "options": [
+                        {"label": "dayjs", "description": "Small, immutable"},
+                        {"label": "chrono", "description": "The Rust one"}]},
+                    {"question": "Which features?", "header": "Features", "multiSelect": true,
+                     "options": [{"label": "tz", "description": "Time zones"},
+                                 {"label": "fmt", "description": "Formatting"}]}
+                ]},
+                "permission_suggestions": [],
+                "tool_use_id": "toolu_01",
+            },
+        })
+    }
+
+    fn ignore(_: AgentEvent) {}
+
+    #[test]
+    fn a_question_pauses_and_reads_as_questions() {
+        let mut approvals = Approvals::default();
+        let ControlAnswer::Pause(ask) =
+            control_response(&asking("Which library?"), &mut approvals, &ignore)
+        else {
+            panic!("a question nobody answered pauses the call");
+        };
+        let questions = ask.questions().expect("read as questions");
+        assert_eq!(
+            questions[0],
+            AskedQuestion {
+                header: Some("Library".to_owned()),
+                question: "Which library?".to_owned(),
+                options: vec![
+                    ("dayjs".to_owned(), Some("Small, immutable".to_owned())),
+                    ("chrono".to_owned(), Some("The Rust one".to_owned())),
+                ],
+                multi: false,
+            }
+        );
+        assert!(questions[1].multi);
+        assert_eq!(questions.len(), 2);
+    }
+
+    #[test]
+    fn an_answered_question_asked_again_is_allowed_with_its_answers() {
+        let mut approvals = Approvals::default();
+        let ControlAnswer::Pause(ask) =
+            control_response(&asking("Which library?"), &mut approvals, &ignore)
+        else {
+            panic!("paused");
+        };
+        let answered = ask.answered_with(&["dayjs".to_owned(), "tz, fmt".to_owned()]);
+        let mut approvals = Approvals {
+            tools: Vec::new(),
+            answered: Some(Answered {
+                ask: answered,
+                answer: PermissionAnswer::Allow,
+            }),
+        };
+        // Other questions are not answered by it.
+        assert!(matches!(
+            control_response(&asking("Which database?"), &mut approvals, &ignore),
+            ControlAnswer::Pause(_)
+        ));
+        let ControlAnswer::Reply(reply) =
+            control_response(&asking("Which library?"), &mut approvals, &ignore)
+        else {
+            panic!("answered");
+        };
+        let response = &reply["response"]["response"];
+        assert_eq!(response["behavior"], "allow");
+        assert_eq!(
+            response["updatedInput"]["answers"],
+            json!({"Which library?": "dayjs", "Which features?": "tz, fmt"})
+        );
+        assert_eq!(reply["response"]["request_id"], "7f1c1f1e-1");
+        assert!(approvals.answered.is_none(), "used once");
+    }
 }

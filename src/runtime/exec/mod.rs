@@ -8,7 +8,7 @@ mod canned;
 mod emit;
 mod mapping;
 mod parallel;
-mod permission;
+pub(crate) mod permission;
 mod sandboxed;
 mod set;
 mod subgraph;

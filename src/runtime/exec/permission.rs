@@ -71,7 +71,7 @@ pub(super) fn asking(shared: &Shared, scope: &ScopePath, id: &Arc<str>) -> Askin
         tool: pause.tool,
         input: pause.input,
     };
-    let prompt = continuation_prompt(&ask, answer);
+    let prompt = continuation_prompt(&ask, answer, Asker::Workflow);
     Asking {
         approvals: Approvals {
             tools,
@@ -84,19 +84,36 @@ pub(super) fn asking(shared: &Shared, scope: &ScopePath, id: &Arc<str>) -> Askin
     }
 }
 
-/// What the agent is told when its session continues.
-fn continuation_prompt(ask: &PermissionAsk, answer: PermissionAnswer) -> String {
+/// Who answered a permission request, for the words of [`continuation_prompt`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Asker {
+    /// The person running a workflow (`atomic resume --answer`): a grant lasts the run.
+    Workflow,
+    /// The person chatting with the agent (`atomic chat`): a grant lasts the session.
+    Chat,
+}
+
+/// What the agent is told when its session continues after `answer` to `ask`.
+pub(crate) fn continuation_prompt(
+    ask: &PermissionAsk,
+    answer: PermissionAnswer,
+    asker: Asker,
+) -> String {
     let what = ask.describe();
+    let (who, span) = match asker {
+        Asker::Workflow => ("The person running this workflow", "run"),
+        Asker::Chat => ("The person", "session"),
+    };
     match answer {
         PermissionAnswer::Allow => format!(
-            "The person running this workflow approved your request to use {what}. Make that call now, then carry on with the task."
+            "{who} approved your request to use {what}. Make that call now, then carry on with the task."
         ),
         PermissionAnswer::AllowRun => format!(
-            "The person running this workflow approved your request to use {what}, and `{}` for the rest of this run. Make that call now, then carry on with the task.",
+            "{who} approved your request to use {what}, and `{}` for the rest of this {span}. Make that call now, then carry on with the task.",
             ask.tool
         ),
         PermissionAnswer::Deny => format!(
-            "The person running this workflow refused your request to use {what}. Do not try it again; carry on with the task without it."
+            "{who} refused your request to use {what}. Do not try it again; carry on with the task without it."
         ),
     }
 }

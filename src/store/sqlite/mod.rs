@@ -5,8 +5,9 @@
 //! Files: `open.rs` (file, permissions, pragmas), `schema.rs` (migrations), `db.rs`
 //! (writes over one connection), `read.rs` (queries), `rows.rs` (decoding), `worker.rs`
 //! (the thread that owns the connection), `checkpointer.rs` (background WAL checkpoints),
-//! `store.rs` (the async trait over it).
+//! `store.rs` (the async trait over it), `chat.rs` (`atomic chat`'s saved sessions).
 
+mod chat;
 mod checkpointer;
 mod db;
 mod leases;

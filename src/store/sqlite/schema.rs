@@ -102,6 +102,24 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE runs ADD COLUMN origin TEXT;
     ",
+    // 8: `atomic chat`'s saved conversations, beside the runs: who it talked to, the
+    // backend's session to continue, the tools allowed for the session, and the
+    // transcript (JSON, secrets redacted). Stores written before simply gain the table.
+    "
+    CREATE TABLE chat_sessions (
+        id               TEXT PRIMARY KEY,
+        created_at       INTEGER NOT NULL,
+        updated_at       INTEGER NOT NULL,
+        adapter          TEXT NOT NULL,
+        model            TEXT,
+        backend_session  TEXT,
+        allowed_tools    TEXT NOT NULL,
+        title            TEXT NOT NULL,
+        turns            INTEGER NOT NULL,
+        transcript       TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX chat_sessions_by_update ON chat_sessions (updated_at);
+    ",
 ];
 
 /// The schema version this build writes.

@@ -21,7 +21,7 @@ use crate::store::{
 /// share a file: writers wait up to [`SqliteOptions::busy_timeout`] for each other.
 #[derive(Debug)]
 pub struct SqliteStore {
-    worker: Worker,
+    pub(super) worker: Worker,
     path: PathBuf,
     /// Where each committed step is appended before its commit returns.
     log: StepLog,

@@ -271,6 +271,7 @@ async fn a_version_1_database_gains_the_progress_table() {
         r#"DROP TABLE progress; DROP TABLE leases; ALTER TABLE steps DROP COLUMN scope;
         ALTER TABLE steps DROP COLUMN outputs; ALTER TABLE keyframes DROP COLUMN outputs;
         ALTER TABLE keyframes RENAME TO snapshots; ALTER TABLE runs DROP COLUMN origin;
+        DROP TABLE chat_sessions;
         UPDATE runs SET status = 'paused',
             wait = '{"node_id":"ask","prompt":"Go?","answer":"yes-no","choices":[],"schema":null}';
         PRAGMA user_version = 1;"#,
