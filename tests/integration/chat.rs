@@ -181,7 +181,7 @@ fn a_workflow_runs_from_a_slash_command_and_its_wait_is_answered_in_the_chat() {
     let env = anthropic_env(&project, &fake.url());
     let Some(mut tty) = Tty::start_with(
         &project,
-        "exec {atomic} chat --provider anthropic",
+        "exec {atomic} chat --provider anthropic --model claude-sonnet-4-5",
         100,
         40,
         true,

@@ -4,6 +4,7 @@
 //! states, a step's output, a wait answered with keys, colours, small sizes, the terminal
 //! given back. Every wait is bounded.
 
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::cli_project::{CliProject, bin, stderr, stdout};

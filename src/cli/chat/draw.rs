@@ -15,7 +15,7 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use super::app::{App, Asked, PERMISSION_CHOICES};
 use super::render::Theme;
-use super::render::entry::{entry_lines, tool_summary};
+use super::render::{call_summary, entry_lines};
 use super::transcript::{Entry, Status, Transcript};
 use crate::cli::ui::TerminalView;
 use crate::view::RunView;
@@ -301,7 +301,7 @@ fn draw_completions(frame: &mut Frame<'_>, screen: &Screen<'_>, input: Rect) {
         height,
     };
     frame.render_widget(Clear, area);
-    frame.render_widget(Paragraph::new(lines).style(theme.popup), area);
+    frame.render_widget(Paragraph::new(lines).style(theme.status), area);
 }
 
 fn draw_status(frame: &mut Frame<'_>, screen: &Screen<'_>, area: Rect) {
@@ -309,9 +309,9 @@ fn draw_status(frame: &mut Frame<'_>, screen: &Screen<'_>, area: Rect) {
     let transcript = screen.transcript;
     let mut spans = Vec::new();
     if transcript.busy {
-        const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+        let spinner = super::render::entry::SPINNER;
         spans.push(Span::styled(
-            format!("{} working · Esc interrupts ", SPINNER[screen.tick % SPINNER.len()]),
+            format!("{} working · Esc interrupts ", spinner[screen.tick % spinner.len()]),
             theme.notice,
         ));
     }
@@ -322,7 +322,7 @@ fn draw_status(frame: &mut Frame<'_>, screen: &Screen<'_>, area: Rect) {
             input,
             result: None,
             ..
-        } if transcript.busy => Some(tool_summary(name, input)),
+        } if transcript.busy => Some(call_summary(name, input)),
         _ => None,
     }) {
         spans.push(Span::styled(format!(" · {tool}"), theme.dim));

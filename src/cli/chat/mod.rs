@@ -27,7 +27,10 @@ use crate::cli::project::Project;
 pub(super) fn run(args: &ChatArgs) -> Exit {
     let project = Project::discover();
     if args.resume.as_deref() == Some("") {
-        return list_sessions(&project);
+        return match crate::cli::execute::runtime() {
+            Ok(runtime) => list_sessions(&runtime, &project),
+            Err(exit) => exit,
+        };
     }
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         eprintln!(
@@ -66,7 +69,7 @@ pub(super) fn run(args: &ChatArgs) -> Exit {
             return Exit::Problems;
         }
     };
-    let catalogue = session::catalogue(&project);
+    let catalogue = session::catalogue(&runtime, &project);
     let chat = session::Chat {
         project,
         handle,
@@ -90,15 +93,15 @@ pub(super) fn run(args: &ChatArgs) -> Exit {
 }
 
 /// `atomic chat --resume` without a session: the saved sessions, newest first.
-fn list_sessions(project: &Project) -> Exit {
-    match conversation::list_sessions(project) {
+fn list_sessions(runtime: &tokio::runtime::Runtime, project: &Project) -> Exit {
+    match runtime.block_on(conversation::list_sessions(project)) {
         Ok(sessions) if sessions.is_empty() => {
             println!("no saved chat sessions in this project yet; start one with `atomic chat`");
             Exit::Ok
         }
         Ok(sessions) => {
             for session in &sessions {
-                println!("{session}");
+                println!("{}", session_line(session));
             }
             println!("\ngo on with one: atomic chat --resume ID");
             Exit::Ok
@@ -108,4 +111,19 @@ fn list_sessions(project: &Project) -> Exit {
             Exit::Problems
         }
     }
+}
+
+/// A saved session on one line: `ID  2026-11-29 07:40  claude-code  3 turns  Fix the…`.
+fn session_line(session: &conversation::SessionSummary) -> String {
+    let turns = match session.turns {
+        1 => "1 turn".to_owned(),
+        n => format!("{n} turns"),
+    };
+    format!(
+        "{}  {}  {}  {turns}  {}",
+        session.id,
+        crate::store::utc(session.updated_at),
+        session.adapter,
+        session.title
+    )
 }

@@ -47,7 +47,8 @@ pub(super) struct Chat {
 ///
 /// # Errors
 /// The terminal failed.
-pub(super) fn run(runtime: &tokio::runtime::Runtime, mut chat: Chat) -> io::Result<()> {
+pub(super) fn run(runtime: &tokio::runtime::Runtime, chat: Chat) -> io::Result<()> {
+    let mut chat = chat;
     let (stop_sender, stop) = mpsc::channel::<()>();
     let signals = runtime.spawn(on_sigterm(move || {
         let _ = stop_sender.send(());
@@ -62,7 +63,8 @@ pub(super) fn run(runtime: &tokio::runtime::Runtime, mut chat: Chat) -> io::Resu
     });
     signals.abort();
     runs.cancel_live();
-    chat.handle.send(Command::Quit);
+    // The session is saved as the conversation closes.
+    let _ = runtime.block_on(chat.handle.close());
     result
 }
 
@@ -209,17 +211,18 @@ fn send(
         slash::Action::Compact => chat.handle.send(Command::Compact),
         slash::Action::Help => note(chat, help(&chat.catalogue), false),
         slash::Action::Reload => {
-            chat.catalogue = catalogue(&chat.project);
+            chat.catalogue = catalogue(runtime, &chat.project);
             note(chat, "workflows, commands and skills found again".to_owned(), false);
         }
         slash::Action::Quit => return Some(Ok(())),
         slash::Action::Resume(None) => {
-            let text = match super::conversation::list_sessions(&chat.project) {
+            let listed = runtime.block_on(super::conversation::list_sessions(&chat.project));
+            let text = match listed {
                 Ok(sessions) if sessions.is_empty() => "no saved sessions yet".to_owned(),
                 Ok(sessions) => {
                     let mut text = "saved sessions (/resume ID):".to_owned();
                     for session in sessions.iter().take(20) {
-                        text.push_str(&format!("\n  {session}"));
+                        text.push_str(&format!("\n  {}", super::session_line(session)));
                     }
                     text
                 }
@@ -234,8 +237,9 @@ fn send(
             };
             match Conversation::open(setup.clone(), runtime.handle().clone()) {
                 Ok(handle) => {
-                    chat.handle.send(Command::Quit);
-                    chat.handle = handle;
+                    let previous = std::mem::replace(&mut chat.handle, handle);
+                    // The session left is saved before the next is shown.
+                    let _ = runtime.block_on(previous.close());
                     chat.setup = setup;
                     app.scroll = 0;
                 }
@@ -324,13 +328,14 @@ fn help(catalogue: &Catalogue) -> String {
 }
 
 /// The slash commands of `project`, with its saved sessions for `/resume`.
-pub(super) fn catalogue(project: &Project) -> Catalogue {
-    let sessions = super::conversation::list_sessions(project)
+pub(super) fn catalogue(runtime: &tokio::runtime::Runtime, project: &Project) -> Catalogue {
+    let sessions = runtime
+        .block_on(super::conversation::list_sessions(project))
         .unwrap_or_default()
         .into_iter()
         .map(|session| slash::Choice {
-            value: session.id.clone(),
-            description: Some(session.title.clone()),
+            value: session.id,
+            description: Some(session.title),
         })
         .collect();
     Catalogue::discover(project).with_sessions(sessions)

@@ -525,6 +525,8 @@ impl Actor {
     }
 
     /// A workflow run started from the chat changed.
+    /// Updates the entry of run `run_id`; the entry of a run that has no id yet (it was
+    /// just started) takes the first id it hears.
     fn update_run(&self, run_id: &str, status: String, outcome: Option<String>) {
         self.board.update(|transcript| {
             let shown = transcript
@@ -537,10 +539,13 @@ impl Actor {
                         status,
                         outcome,
                         ..
-                    } if id == run_id => Some((status, outcome)),
+                    } if id == run_id || id.is_empty() => Some((id, status, outcome)),
                     _ => None,
                 });
-            if let Some((shown_status, shown_outcome)) = shown {
+            if let Some((shown_id, shown_status, shown_outcome)) = shown {
+                if shown_id.is_empty() {
+                    run_id.clone_into(shown_id);
+                }
                 *shown_status = status;
                 if outcome.is_some() {
                     *shown_outcome = outcome;

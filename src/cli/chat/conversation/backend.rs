@@ -61,7 +61,7 @@ impl Backends for ProjectBackends {
             prices: Arc::clone(&self.prices),
             spawner: crate::process::local(),
         };
-        providers::build(&declaration(adapter), &cx).map_err(|error| ChatError::Provider {
+        providers::build(&declaration_in(adapter, &self.env), &cx).map_err(|error| ChatError::Provider {
             adapter: adapter.to_owned(),
             message: error.to_string(),
         })
@@ -132,4 +132,29 @@ pub(super) fn declaration(adapter: &str) -> ProviderDecl {
         options: serde_json::Map::new(),
         span: Span::default(),
     }
+}
+
+/// The variables an adapter's own tools read for their key and endpoint (`ANTHROPIC_API_KEY`
+/// and `ANTHROPIC_BASE_URL` for Claude Code and the Anthropic API, …): the chat has no
+/// workflow to declare them, so it reads them as those tools do.
+const CONVENTIONAL: &[(&str, &str, &str)] = &[
+    ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    ("claude-code", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+    ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    ("gemini", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
+];
+
+/// [`declaration`] with the adapter's conventional key and endpoint variables, where `env`
+/// sets them: the key named (never copied), the endpoint as `base-url`.
+pub(super) fn declaration_in(adapter: &str, env: &Environment) -> ProviderDecl {
+    let mut decl = declaration(adapter);
+    if let Some((_, key, base_url)) = CONVENTIONAL.iter().find(|(name, ..)| *name == adapter) {
+        if env.get(key).is_some_and(|value| !value.is_empty()) {
+            decl.api_key_env = Some(Spanned::new((*key).to_owned(), Span::default()));
+        }
+        if let Some(url) = env.get(base_url).filter(|url| !url.is_empty()) {
+            decl.base_url = Some(Spanned::new(url.to_owned(), Span::default()));
+        }
+    }
+    decl
 }

@@ -167,7 +167,7 @@ impl Conversation {
         let env = Environment::from_process();
         let decls: Vec<_> = backend::CHAT_ADAPTERS
             .iter()
-            .map(|adapter| backend::declaration(adapter))
+            .map(|adapter| backend::declaration_in(adapter, &env))
             .collect();
         let redactor = Redactor::for_workflow(&env, &decls);
         let tool_env = ToolEnv {
