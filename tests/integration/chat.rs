@@ -8,13 +8,13 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::cli_project::{CliProject, stdout};
 use crate::support::fake_anthropic::{FakeAnthropic, Turn};
-use crate::support::http_server::Request;
+use crate::support::scripted_anthropic::{ScriptedAnthropic, Step};
 use crate::support::tools::agent_cli;
-use crate::support::tty::Tty;
+use crate::support::tty::{Tty, save_capture};
 
 /// The key the fakes require; it must never show on the screen or in the saved session.
 const SECRET: &str = "sk-atomic-chat-test-5d2e7b";
@@ -217,71 +217,128 @@ fn a_workflow_runs_from_a_slash_command_and_its_wait_is_answered_in_the_chat() {
     assert_eq!(runs[0]["status"], "completed", "{runs:?}");
 }
 
-/// Claude Code's scripted turn: its plan, an edit (asked for permission), a question,
-/// then a closing line. The fake answers by what the conversation holds, so the turns
-/// survive the CLI being stopped and its session continued at each answer.
-fn claude_code_model() -> FakeAnthropic {
-    let fake = FakeAnthropic::start();
-    fake.require_key(SECRET);
-    fake.set_fallback(Turn::text("ok"));
-    let main = |request: &Request| -> Option<String> {
-        let body = request.json();
-        let has_tools = body
-            .get("tools")
-            .and_then(Value::as_array)
-            .is_some_and(|tools| !tools.is_empty());
-        has_tools.then(|| body["messages"].to_string())
-    };
-    fake.push_when(
-        move |request| main(request).is_some_and(|text| !text.contains("tool_result")),
-        Turn::tool_use(
-            "TodoWrite",
-            json!({"todos": [
-                {"content": "Fix the greeting", "status": "in_progress", "activeForm": "Fixing the greeting"},
-                {"content": "Ask about the tone", "status": "pending", "activeForm": "Asking about the tone"}
-            ]}),
-        ),
-    );
-    fake.push_when(
-        move |request| main(request).is_some_and(|text| text.contains("tool_result") && !text.contains("Hello, world")),
-        Turn::tool_use(
-            "Edit",
-            json!({"file_path": "GREETING", "old_string": "Hello, wrld", "new_string": "Hello, world"}),
-        ),
-    );
-    fake
-}
+/// What Claude Code's agent is asked, and how the scripted model closes.
+const CLOSING: &str = "The greeting is fixed, in the friendly tone.";
 
-#[test]
-fn claude_code_shows_its_plan_asks_before_an_edit_and_shows_the_diff() {
+/// The real Claude Code: its plan shown as a checklist, an edit asked about and allowed for
+/// the session in the chat, then shown as its diff, a question with a header and described
+/// options answered with a key — each answer continuing the CLI's session — and the reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answer() {
     let Some(claude) = agent_cli("claude", "@anthropic-ai/claude-code") else {
         return;
     };
-    let fake = claude_code_model();
     let project = CliProject::new();
-    let target = project.write("greeting.txt", "Hello, wrld\n");
-    let _ = target;
-    let mut env = anthropic_env(&project, &fake.url());
+    let greeting = project.write("greeting.txt", "Hello, wrld\n");
+    let fake = ScriptedAnthropic::start(vec![
+        // The pinned CLI keeps its plan with its task tools (TodoWrite is off by default).
+        Step::Tool {
+            name: "TaskCreate".to_owned(),
+            input: json!({"subject": "Fix the greeting", "description": "the typo in greeting.txt", "activeForm": "Fixing the greeting"}),
+        },
+        Step::Tool {
+            name: "TaskUpdate".to_owned(),
+            input: json!({"taskId": "1", "status": "in_progress"}),
+        },
+        // Claude Code edits only a file it has read.
+        Step::Tool {
+            name: "Read".to_owned(),
+            input: json!({"file_path": greeting.display().to_string()}),
+        },
+        Step::Tool {
+            name: "Edit".to_owned(),
+            input: json!({
+                "file_path": greeting.display().to_string(),
+                "old_string": "Hello, wrld",
+                "new_string": "Hello, world",
+            }),
+        },
+        Step::Tool {
+            name: "AskUserQuestion".to_owned(),
+            input: json!({"questions": [{
+                "question": "Which tone should the greeting take?",
+                "header": "Tone",
+                "multiSelect": false,
+                "options": [
+                    {"label": "Friendly", "description": "Warm and casual"},
+                    {"label": "Formal", "description": "For business letters"}
+                ]
+            }]}),
+        },
+        Step::Text(CLOSING.to_owned()),
+    ])
+    .await;
+    let mut env = anthropic_env(&project, &fake.base_url());
     let path = std::env::var("PATH").unwrap_or_default();
+    let bin_dir = claude.parent().expect("the CLI's directory").display().to_string();
+    env.push(("PATH".to_owned(), format!("{bin_dir}:{path}")));
     env.push((
-        "PATH".to_owned(),
-        format!(
-            "{}:{path}",
-            claude.parent().expect("the CLI's directory").display()
-        ),
+        "CLAUDE_CONFIG_DIR".to_owned(),
+        project.home().join("claude").display().to_string(),
     ));
-    let Some(mut tty) = Tty::start_with(
-        &project,
-        "exec {atomic} chat --provider claude-code",
-        110,
-        45,
-        true,
-        &env,
-    ) else {
-        return;
-    };
-    tty.wait_for("the empty chat", |screen| screen.contains("claude-code"));
-    say(&mut tty, "Fix the typo in greeting.txt");
-    tty.wait_for("the plan", |screen| screen.contains("Fix the greeting"));
-    quit(tty);
+    env.push((
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
+        "1".to_owned(),
+    ));
+    let screen = tokio::task::spawn_blocking(move || {
+        let tty = Tty::start_with(
+            &project,
+            "exec {atomic} chat --provider claude-code --model claude-sonnet-4-5",
+            110,
+            45,
+            true,
+            &env,
+        );
+        let Some(mut tty) = tty else {
+            return None;
+        };
+        tty.wait_for("the empty chat", |screen| screen.contains("claude-code"));
+        say(&mut tty, "Fix the typo in greeting.txt");
+        let screen = tty.wait_for("the permission asked", |screen| {
+            screen.contains("Allow for this session")
+        });
+        assert!(screen.contains("Fix the greeting"), "the plan is shown:\n{screen}");
+        assert!(screen.contains("Edit"), "{screen}");
+        assert_eq!(
+            std::fs::read_to_string(project.path().join("greeting.txt")).expect("greeting"),
+            "Hello, wrld\n",
+            "nothing is edited before the person answers"
+        );
+        tty.type_keys("2");
+        let screen = tty.wait_for("the question", |screen| {
+            screen.contains("Which tone should the greeting take?")
+        });
+        assert!(screen.contains("[Tone]"), "{screen}");
+        assert!(screen.contains("Warm and casual"), "{screen}");
+        assert!(screen.contains("Hello, world"), "the edit's diff:\n{screen}");
+        tty.type_keys("1");
+        let screen = tty.wait_for("the closing reply, the turn over", |screen| {
+            screen.contains(CLOSING) && !screen.contains("working")
+        });
+        assert!(!screen.contains(SECRET));
+        assert_eq!(
+            std::fs::read_to_string(project.path().join("greeting.txt")).expect("greeting"),
+            "Hello, world\n"
+        );
+        let root = project.path().display().to_string();
+        let picture = screen.replace(&root, "~/hello").trim_start_matches('\n').to_owned();
+        save_capture("chat", "tests/integration/chat.rs", &picture);
+        quit(tty);
+        Some(screen)
+    })
+    .await
+    .expect("the chat ran");
+    let Some(screen) = screen else { return };
+    let _ = screen;
+    let conversation = fake
+        .requests()
+        .into_iter()
+        .rfind(|request| request.has_tools())
+        .expect("model requests")
+        .body["messages"]
+        .to_string();
+    assert!(
+        conversation.contains("Friendly"),
+        "the answer reached the model: {conversation}"
+    );
 }
