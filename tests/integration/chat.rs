@@ -342,3 +342,103 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
         "the answer reached the model: {conversation}"
     );
 }
+
+/// The real OpenCode (a server atomic starts) with the scripted model as its Anthropic
+/// provider: a file write asked about in the chat and allowed once, shown as the file's
+/// lines, then a markdown reply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_asks_before_writing_and_its_reply_renders() {
+    let Some(opencode) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let project = CliProject::new();
+    let notes = project.path().join("notes.md");
+    // Answered by what the conversation holds (OpenCode is stopped at the request and
+    // its session continued): the write on a fresh conversation and once told it was
+    // approved, the reply after the write's result.
+    let fake = FakeAnthropic::start();
+    fake.set_fallback(Turn::text("ok"));
+    let write = json!({"filePath": notes.display().to_string(), "content": "# Notes\n\nship it\n"});
+    fake.push_when(
+        |request| main_turn(request).is_some_and(|text| !text.contains("tool_result")),
+        Turn::tool_use("write", write.clone()),
+    );
+    fake.push_when(
+        |request| main_turn(request).is_some_and(|text| last_says(&text, "approved your request")),
+        Turn::tool_use("write", write),
+    );
+    fake.push_when(
+        |request| {
+            main_turn(request).is_some_and(|text| {
+                text.contains("approved your request") && text.contains("tool_result")
+            })
+        },
+        Turn::text("Wrote the notes:\n\n- a **heading**\n- one line"),
+    );
+    project.write(
+        "opencode.json",
+        &json!({
+            "autoupdate": false,
+            "share": "disabled",
+            "provider": {"anthropic": {"options": {
+                "baseURL": format!("{}/v1", fake.url()),
+                "apiKey": SECRET,
+            }}},
+        })
+        .to_string(),
+    );
+    let mut env = isolated_env(&project);
+    let path = std::env::var("PATH").unwrap_or_default();
+    let bin_dir = opencode.parent().expect("the CLI's directory").display().to_string();
+    env.push(("PATH".to_owned(), format!("{bin_dir}:{path}")));
+    env.push(("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()));
+    env.push(("OPENCODE_DISABLE_LSP_DOWNLOAD".to_owned(), "1".to_owned()));
+    tokio::task::spawn_blocking(move || {
+        let tty = Tty::start_with(
+            &project,
+            "exec {atomic} chat --provider opencode --model anthropic/claude-sonnet-4-5",
+            110,
+            45,
+            true,
+            &env,
+        );
+        let Some(mut tty) = tty else { return };
+        tty.wait_for("the empty chat", |screen| screen.contains("opencode"));
+        say(&mut tty, "Write the release notes");
+        let screen = tty.wait_for("the permission asked", |screen| {
+            screen.contains("Allow once")
+        });
+        assert!(screen.contains("write"), "{screen}");
+        assert!(!notes.exists(), "nothing is written before the person answers");
+        tty.type_keys("1");
+        let screen = tty.wait_for("the reply, the turn over", |screen| {
+            screen.contains("Wrote the notes") && !screen.contains("working")
+        });
+        assert!(screen.contains("+ ship it"), "the write shown as its lines:\n{screen}");
+        assert!(!screen.contains("**heading**"), "markdown rendered:\n{screen}");
+        assert_eq!(
+            std::fs::read_to_string(&notes).expect("written"),
+            "# Notes\n\nship it\n"
+        );
+        quit(tty);
+    })
+    .await
+    .expect("the chat ran");
+}
+
+/// A main-turn request's conversation (the agent's, with tools), as text.
+fn main_turn(request: &crate::support::http_server::Request) -> Option<String> {
+    let body = request.json();
+    body.get("tools")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|tools| !tools.is_empty())
+        .then(|| body["messages"].to_string())
+}
+
+/// Whether the last message of `conversation` (a JSON array as text) says `what`.
+fn last_says(conversation: &str, what: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(conversation)
+        .ok()
+        .and_then(|messages| messages.as_array().and_then(|m| m.last()).map(ToString::to_string))
+        .is_some_and(|last| last.contains(what))
+}
