@@ -442,3 +442,61 @@ fn last_says(conversation: &str, what: &str) -> bool {
         .and_then(|messages| messages.as_array().and_then(|m| m.last()).map(ToString::to_string))
         .is_some_and(|last| last.contains(what))
 }
+
+/// Esc stops the agent mid-reply (the model's connection is closed) and the conversation
+/// goes on; under `NO_COLOR` nothing on the screen has a colour.
+#[test]
+fn esc_interrupts_the_agent_and_the_conversation_goes_on_without_colour() {
+    let fake = FakeAnthropic::start();
+    fake.require_key(SECRET);
+    fake.push(Turn::HangMidStream {
+        text: "Let me think about this at length".to_owned(),
+    });
+    fake.push(Turn::text("A short answer."));
+    let project = CliProject::new();
+    let env = anthropic_env(&project, &fake.url());
+    let Some(mut tty) = Tty::start_with(
+        &project,
+        "exec {atomic} chat --provider anthropic --model claude-sonnet-4-5",
+        100,
+        30,
+        false,
+        &env,
+    ) else {
+        return;
+    };
+    tty.wait_for("the empty chat", |screen| screen.contains("anthropic"));
+    say(&mut tty, "Think hard");
+    tty.wait_for("the reply streaming", |screen| {
+        screen.contains("at length") && screen.contains("Esc interrupts")
+    });
+    tty.type_keys("\u{1b}");
+    tty.wait_for("the interruption", |screen| {
+        screen.contains("Interrupted") && !screen.contains("Esc interrupts")
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while fake.server().hang_ups() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the interrupted call's connection was never closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    say(&mut tty, "Then briefly?");
+    tty.wait_for("the next reply", |screen| screen.contains("A short answer."));
+    let coloured = {
+        let parser = tty.parser();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        (0..rows.get())
+            .flat_map(|row| (0..cols.get()).map(move |col| (row, col)))
+            .filter(|&(row, col)| {
+                screen.cell(row, col).is_some_and(|cell| {
+                    cell.fgcolor() != vt100::Color::Default || cell.bgcolor() != vt100::Color::Default
+                })
+            })
+            .count()
+    };
+    assert_eq!(coloured, 0, "NO_COLOR leaves no colour:\n{}", tty.text());
+    quit(tty);
+}
