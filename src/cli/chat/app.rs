@@ -62,7 +62,6 @@ impl Asked {
         match &transcript.pending {
             Some(Pending::Permission(ask)) => Some(Self::Permission(ask.clone())),
             Some(Pending::Question(question)) => Some(Self::Question(question.clone())),
-            Some(Pending::Wait(wait)) => Some(Self::Wait(wait.clone())),
             None => wait.cloned().map(Self::Wait),
         }
     }

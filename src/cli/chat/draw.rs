@@ -41,6 +41,8 @@ pub(crate) struct Screen<'a> {
     pub(crate) color: bool,
     /// A spinner's frame, while the agent works.
     pub(crate) tick: usize,
+    /// The saved session's id (`atomic chat --resume ID`).
+    pub(crate) session: &'a str,
 }
 
 /// Rendered entries, kept between frames.
@@ -316,6 +318,7 @@ fn draw_status(frame: &mut Frame<'_>, screen: &Screen<'_>, area: Rect) {
         ));
     }
     spans.push(Span::styled(status_text(&transcript.status), theme.status));
+    spans.push(Span::styled(format!(" · session {}", screen.session), theme.dim));
     if let Some(tool) = transcript.entries.iter().rev().find_map(|entry| match entry {
         Entry::Tool {
             name,

@@ -50,14 +50,6 @@ impl Input {
         self.cursor = cursor;
     }
 
-    /// Replaces `range` of the text with `with`, the cursor after it.
-    pub(crate) fn replace(&mut self, range: std::ops::Range<usize>, with: &str) {
-        let start = range.start.min(self.text.len());
-        let end = range.end.clamp(start, self.text.len());
-        self.text.replace_range(start..end, with);
-        self.cursor = start + with.len();
-    }
-
     /// Takes the text to send, remembering it for Up, and empties the buffer.
     pub(crate) fn take(&mut self) -> String {
         let text = std::mem::take(&mut self.text);

@@ -117,6 +117,7 @@ fn event_loop(
                 theme: &chat.theme,
                 color: chat.color,
                 tick,
+                session: chat.handle.session_id(),
             };
             terminal.draw(|frame| draw::draw(frame, &screen, &rendered))?;
             drawn = Instant::now();

@@ -115,8 +115,6 @@ pub(crate) enum Pending {
     Permission(PermissionAsk),
     /// The agent asked the person a question.
     Question(Question),
-    /// A workflow run started from the chat waits for an answer.
-    Wait(RunWait),
 }
 
 /// A question from the agent (Claude Code's `AskUserQuestion`, an ACP elicitation), or a

@@ -274,6 +274,7 @@ impl Catalogue {
     }
 
     /// What a name that was taken already hides (see the module).
+    #[cfg(test)]
     pub(crate) fn hidden(&self) -> impl Iterator<Item = &Entry> {
         self.hidden.iter()
     }

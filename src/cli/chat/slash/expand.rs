@@ -86,6 +86,7 @@ impl Shell {
 
     /// The same, started by `spawner` instead of the local one.
     #[must_use]
+    #[cfg(test)]
     pub(crate) fn with_spawner(mut self, spawner: Arc<dyn Spawner>) -> Self {
         self.spawner = spawner;
         self
@@ -93,6 +94,7 @@ impl Shell {
 
     /// The same, with exactly `env` as the commands' environment.
     #[must_use]
+    #[cfg(test)]
     pub(crate) fn with_env(mut self, env: Vec<(String, String)>) -> Self {
         self.env = env;
         self
@@ -100,6 +102,7 @@ impl Shell {
 
     /// The same, with another time limit and output bound.
     #[must_use]
+    #[cfg(test)]
     pub(crate) fn with_limits(mut self, limit: Duration, max_output: usize) -> Self {
         self.limit = limit;
         self.max_output = max_output;
@@ -145,6 +148,7 @@ impl Shell {
 
     /// Whether commands run confined.
     #[must_use]
+    #[cfg(test)]
     pub(crate) fn is_sandboxed(&self) -> bool {
         self.confine.is_some()
     }
