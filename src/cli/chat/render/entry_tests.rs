@@ -23,6 +23,7 @@ fn tool(name: &str, input: Value, result: Option<&str>, is_error: bool) -> Entry
 fn the_persons_message_and_the_reply() {
     let user = Entry::User {
         text: "please fix the tests".into(),
+        told: None,
     };
     assert_eq!(shown(&user, false, 12), ["› please fix", "  the tests"]);
     let reply = Entry::Assistant {
