@@ -6,6 +6,7 @@
 // Parts are wired in one by one; until the view uses them all, some are unused.
 #![allow(dead_code)]
 
+mod render;
 mod transcript;
 
 use crate::cli::Exit;
