@@ -270,7 +270,11 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
     .await;
     let mut env = anthropic_env(&project, &fake.base_url());
     let path = std::env::var("PATH").unwrap_or_default();
-    let bin_dir = claude.parent().expect("the CLI's directory").display().to_string();
+    let bin_dir = claude
+        .parent()
+        .expect("the CLI's directory")
+        .display()
+        .to_string();
     env.push(("PATH".to_owned(), format!("{bin_dir}:{path}")));
     env.push((
         "CLAUDE_CONFIG_DIR".to_owned(),
@@ -297,7 +301,10 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
         let screen = tty.wait_for("the permission asked", |screen| {
             screen.contains("Allow for this session")
         });
-        assert!(screen.contains("Fix the greeting"), "the plan is shown:\n{screen}");
+        assert!(
+            screen.contains("Fix the greeting"),
+            "the plan is shown:\n{screen}"
+        );
         assert!(screen.contains("Edit"), "{screen}");
         assert_eq!(
             std::fs::read_to_string(project.path().join("greeting.txt")).expect("greeting"),
@@ -310,7 +317,10 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
         });
         assert!(screen.contains("[Tone]"), "{screen}");
         assert!(screen.contains("Warm and casual"), "{screen}");
-        assert!(screen.contains("Hello, world"), "the edit's diff:\n{screen}");
+        assert!(
+            screen.contains("Hello, world"),
+            "the edit's diff:\n{screen}"
+        );
         tty.type_keys("1");
         let screen = tty.wait_for("the closing reply, the turn over", |screen| {
             screen.contains(CLOSING) && !screen.contains("working")
@@ -321,7 +331,10 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
             "Hello, world\n"
         );
         let root = project.path().display().to_string();
-        let picture = screen.replace(&root, "~/hello").trim_start_matches('\n').to_owned();
+        let picture = screen
+            .replace(&root, "~/hello")
+            .trim_start_matches('\n')
+            .to_owned();
         save_capture("chat", "tests/integration/chat.rs", &picture);
         quit(tty);
         Some(screen)
@@ -389,7 +402,11 @@ async fn opencode_asks_before_writing_and_its_reply_renders() {
     );
     let mut env = isolated_env(&project);
     let path = std::env::var("PATH").unwrap_or_default();
-    let bin_dir = opencode.parent().expect("the CLI's directory").display().to_string();
+    let bin_dir = opencode
+        .parent()
+        .expect("the CLI's directory")
+        .display()
+        .to_string();
     env.push(("PATH".to_owned(), format!("{bin_dir}:{path}")));
     env.push(("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()));
     env.push(("OPENCODE_DISABLE_LSP_DOWNLOAD".to_owned(), "1".to_owned()));
@@ -409,13 +426,22 @@ async fn opencode_asks_before_writing_and_its_reply_renders() {
             screen.contains("Allow once")
         });
         assert!(screen.contains("write"), "{screen}");
-        assert!(!notes.exists(), "nothing is written before the person answers");
+        assert!(
+            !notes.exists(),
+            "nothing is written before the person answers"
+        );
         tty.type_keys("1");
         let screen = tty.wait_for("the reply, the turn over", |screen| {
             screen.contains("Wrote the notes") && !screen.contains("working")
         });
-        assert!(screen.contains("+ ship it"), "the write shown as its lines:\n{screen}");
-        assert!(!screen.contains("**heading**"), "markdown rendered:\n{screen}");
+        assert!(
+            screen.contains("+ ship it"),
+            "the write shown as its lines:\n{screen}"
+        );
+        assert!(
+            !screen.contains("**heading**"),
+            "markdown rendered:\n{screen}"
+        );
         assert_eq!(
             std::fs::read_to_string(&notes).expect("written"),
             "# Notes\n\nship it\n"
@@ -439,7 +465,12 @@ fn main_turn(request: &crate::support::http_server::Request) -> Option<String> {
 fn last_says(conversation: &str, what: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(conversation)
         .ok()
-        .and_then(|messages| messages.as_array().and_then(|m| m.last()).map(ToString::to_string))
+        .and_then(|messages| {
+            messages
+                .as_array()
+                .and_then(|m| m.last())
+                .map(ToString::to_string)
+        })
         .is_some_and(|last| last.contains(what))
 }
 
@@ -483,7 +514,9 @@ fn esc_interrupts_the_agent_and_the_conversation_goes_on_without_colour() {
         std::thread::sleep(Duration::from_millis(20));
     }
     say(&mut tty, "Then briefly?");
-    tty.wait_for("the next reply", |screen| screen.contains("A short answer."));
+    tty.wait_for("the next reply", |screen| {
+        screen.contains("A short answer.")
+    });
     let coloured = {
         let parser = tty.parser();
         let screen = parser.screen();
@@ -492,7 +525,8 @@ fn esc_interrupts_the_agent_and_the_conversation_goes_on_without_colour() {
             .flat_map(|row| (0..cols.get()).map(move |col| (row, col)))
             .filter(|&(row, col)| {
                 screen.cell(row, col).is_some_and(|cell| {
-                    cell.fgcolor() != vt100::Color::Default || cell.bgcolor() != vt100::Color::Default
+                    cell.fgcolor() != vt100::Color::Default
+                        || cell.bgcolor() != vt100::Color::Default
                 })
             })
             .count()

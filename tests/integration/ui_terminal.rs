@@ -7,7 +7,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::cli_project::{CliProject, bin, stderr, stdout};
+use crate::support::cli_project::{CliProject, stderr, stdout};
 use crate::support::tty::{SCREEN_TIMEOUT, Tty, emulator, save_capture};
 
 /// A finished run: an agent on the in-process model, then a tool.

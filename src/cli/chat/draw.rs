@@ -53,7 +53,13 @@ pub(crate) struct Rendered {
 
 impl Rendered {
     /// Every line of the transcript at `width`, re-rendering only what changed.
-    fn lines(&self, entries: &[Entry], width: u16, expanded: bool, theme: &Theme) -> Vec<Line<'static>> {
+    fn lines(
+        &self,
+        entries: &[Entry],
+        width: u16,
+        expanded: bool,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
         let mut cache = self.entries.borrow_mut();
         cache.truncate(entries.len());
         let mut lines = Vec::new();
@@ -94,7 +100,9 @@ pub(crate) fn draw(frame: &mut Frame<'_>, screen: &Screen<'_>, rendered: &Render
         .map_or(0, |asked| asked_lines(screen, asked, width).len())
         .min(usize::from(area.height / 2));
     let run_rows = if screen.run.is_some() {
-        (area.height * 2 / 5).max(8).min(area.height.saturating_sub(6))
+        (area.height * 2 / 5)
+            .max(8)
+            .min(area.height.saturating_sub(6))
     } else {
         0
     };
@@ -177,10 +185,15 @@ fn asked_lines(screen: &Screen<'_>, asked: &Asked, width: u16) -> Vec<Line<'stat
             Some(false) => "[ ] ",
             None => "",
         };
-        let style = if selected { theme.selection } else { theme.text };
-        let mut spans = vec![
-            Span::styled(format!("{marker}{}. {tick}{label}", at + 1), style),
-        ];
+        let style = if selected {
+            theme.selection
+        } else {
+            theme.text
+        };
+        let mut spans = vec![Span::styled(
+            format!("{marker}{}. {tick}{label}", at + 1),
+            style,
+        )];
         if let Some(description) = description {
             spans.push(Span::styled(format!("  {description}"), theme.dim));
         }
@@ -228,7 +241,12 @@ fn asked_lines(screen: &Screen<'_>, asked: &Asked, width: u16) -> Vec<Line<'stat
             }
             for (at, choice) in item.options.iter().enumerate() {
                 let ticked = item.multi.then(|| app.ticked.contains(&at));
-                lines.push(option(at, choice.label.clone(), choice.description.clone(), ticked));
+                lines.push(option(
+                    at,
+                    choice.label.clone(),
+                    choice.description.clone(),
+                    ticked,
+                ));
             }
             let help = match (item.options.is_empty(), item.multi) {
                 (true, _) => "type the answer, then Enter",
@@ -282,7 +300,11 @@ fn draw_completions(frame: &mut Frame<'_>, screen: &Screen<'_>, input: Rect) {
         .skip(first)
         .take(COMPLETIONS)
     {
-        let style = if at == selected { theme.selection } else { theme.text };
+        let style = if at == selected {
+            theme.selection
+        } else {
+            theme.text
+        };
         let mut spans = vec![Span::styled(format!(" {} ", candidate.label), style)];
         if let Some(description) = &candidate.description {
             spans.push(Span::styled(format!(" {description}"), theme.dim));
@@ -313,21 +335,32 @@ fn draw_status(frame: &mut Frame<'_>, screen: &Screen<'_>, area: Rect) {
     if transcript.busy {
         let spinner = super::render::entry::SPINNER;
         spans.push(Span::styled(
-            format!("{} working · Esc interrupts ", spinner[screen.tick % spinner.len()]),
+            format!(
+                "{} working · Esc interrupts ",
+                spinner[screen.tick % spinner.len()]
+            ),
             theme.notice,
         ));
     }
     spans.push(Span::styled(status_text(&transcript.status), theme.status));
-    spans.push(Span::styled(format!(" · session {}", screen.session), theme.dim));
-    if let Some(tool) = transcript.entries.iter().rev().find_map(|entry| match entry {
-        Entry::Tool {
-            name,
-            input,
-            result: None,
-            ..
-        } if transcript.busy => Some(call_summary(name, input)),
-        _ => None,
-    }) {
+    spans.push(Span::styled(
+        format!(" · session {}", screen.session),
+        theme.dim,
+    ));
+    if let Some(tool) = transcript
+        .entries
+        .iter()
+        .rev()
+        .find_map(|entry| match entry {
+            Entry::Tool {
+                name,
+                input,
+                result: None,
+                ..
+            } if transcript.busy => Some(call_summary(name, input)),
+            _ => None,
+        })
+    {
         spans.push(Span::styled(format!(" · {tool}"), theme.dim));
     }
     let line = Line::from(spans);

@@ -222,7 +222,9 @@ impl Input {
         }
         (
             u16::try_from(row).unwrap_or(u16::MAX),
-            u16::try_from(column).unwrap_or(u16::MAX).saturating_add(indent),
+            u16::try_from(column)
+                .unwrap_or(u16::MAX)
+                .saturating_add(indent),
         )
     }
 
@@ -277,9 +279,9 @@ impl Input {
     fn word_start(&self) -> usize {
         let before = &self.text[..self.cursor];
         let trimmed = before.trim_end();
-        trimmed
-            .rfind(char::is_whitespace)
-            .map_or(0, |at| at + trimmed[at..].chars().next().map_or(1, char::len_utf8))
+        trimmed.rfind(char::is_whitespace).map_or(0, |at| {
+            at + trimmed[at..].chars().next().map_or(1, char::len_utf8)
+        })
     }
 
     /// The cursor's column in characters on its line.

@@ -48,8 +48,7 @@ pub(super) fn run(args: &ChatArgs) -> Exit {
         model: args.model.clone(),
         resume: args.resume.clone(),
     };
-    let handle = match conversation::Conversation::open(setup.clone(), runtime.handle().clone())
-    {
+    let handle = match conversation::Conversation::open(setup.clone(), runtime.handle().clone()) {
         Ok(handle) => handle,
         Err(error) => {
             eprintln!("error: {error}");

@@ -294,12 +294,13 @@ async fn follow_view(project: Project, run: &str, sender: &mpsc::Sender<RunUpdat
     };
     let mut last = None;
     loop {
-        match watch.read(&id, |view, version| (version, view.clone())).await {
+        match watch
+            .read(&id, |view, version| (version, view.clone()))
+            .await
+        {
             Ok((version, view)) => {
                 let ended = !matches!(view.phase, RunPhase::Running | RunPhase::Paused);
-                if last != Some(version)
-                    && sender.send(RunUpdate::View(Box::new(view))).is_err()
-                {
+                if last != Some(version) && sender.send(RunUpdate::View(Box::new(view))).is_err() {
                     return;
                 }
                 last = Some(version);

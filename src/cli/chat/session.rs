@@ -181,7 +181,8 @@ fn send(
     line: &str,
 ) -> Option<io::Result<()>> {
     let note = |chat: &Chat, text: String, error: bool| {
-        chat.handle.send(Command::Note(Entry::Notice { text, error }));
+        chat.handle
+            .send(Command::Note(Entry::Notice { text, error }));
     };
     // A command's `!cmd` runs here, bounded by the shell's time limit.
     let parsed = runtime.block_on(slash::parse(line, &chat.catalogue, &chat.shell));
@@ -206,14 +207,22 @@ fn send(
                 .lock()
                 .map(|t| t.status.clone())
                 .unwrap_or_default();
-            note(chat, format!("talking to {}", draw::status_text(&status)), false);
+            note(
+                chat,
+                format!("talking to {}", draw::status_text(&status)),
+                false,
+            );
         }
         slash::Action::Clear => chat.handle.send(Command::Clear),
         slash::Action::Compact => chat.handle.send(Command::Compact),
         slash::Action::Help => note(chat, help(&chat.catalogue), false),
         slash::Action::Reload => {
             chat.catalogue = catalogue(runtime, &chat.project);
-            note(chat, "workflows, commands and skills found again".to_owned(), false);
+            note(
+                chat,
+                "workflows, commands and skills found again".to_owned(),
+                false,
+            );
         }
         slash::Action::Quit => return Some(Ok(())),
         slash::Action::Resume(None) => {

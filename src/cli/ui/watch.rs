@@ -85,8 +85,7 @@ impl Watch {
     /// # Errors
     /// The store cannot be opened.
     pub(crate) fn of_project(project: Project) -> Result<Option<Self>, StoreError> {
-        let Some(store) = store::open_existing(&project, DurabilityArg::Normal)?
-        else {
+        let Some(store) = store::open_existing(&project, DurabilityArg::Normal)? else {
             return Ok(None);
         };
         Ok(Some(Self::over(

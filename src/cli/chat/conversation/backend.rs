@@ -61,9 +61,11 @@ impl Backends for ProjectBackends {
             prices: Arc::clone(&self.prices),
             spawner: crate::process::local(),
         };
-        providers::build(&declaration_in(adapter, &self.env), &cx).map_err(|error| ChatError::Provider {
-            adapter: adapter.to_owned(),
-            message: error.to_string(),
+        providers::build(&declaration_in(adapter, &self.env), &cx).map_err(|error| {
+            ChatError::Provider {
+                adapter: adapter.to_owned(),
+                message: error.to_string(),
+            }
         })
     }
 }

@@ -65,6 +65,7 @@ pub(crate) enum Sign {
 pub(crate) const DIFF_CELLS: usize = 250_000;
 
 /// The first file a tool call edits, if it is an edit.
+#[cfg(test)]
 pub(crate) fn edit_diff(tool: &str, input: &Value) -> Option<FileEdit> {
     edit_diffs(tool, input).into_iter().next()
 }
@@ -204,6 +205,7 @@ pub(crate) fn line_diff<'a>(old: &'a str, new: &'a str) -> Vec<(Sign, &'a str)> 
 }
 
 /// Lines added and removed by `edit`.
+#[cfg(test)]
 pub(crate) fn counts(edit: &FileEdit) -> (usize, usize) {
     let mut added = 0;
     let mut removed = 0;

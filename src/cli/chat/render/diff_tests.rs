@@ -48,7 +48,14 @@ fn each_agents_edit_tools_are_recognised() {
     assert_eq!(edit.hunks[1].label.as_deref(), Some("every occurrence"));
     assert_eq!(
         shown(&edit, 40),
-        ["a.rs  +2 −2", "- a", "+ b", "@@ every occurrence", "- c", "+ d"]
+        [
+            "a.rs  +2 −2",
+            "- a",
+            "+ b",
+            "@@ every occurrence",
+            "- c",
+            "+ d"
+        ]
     );
     let write = edit_diff("Write", &json!({"file_path": "n.txt", "content": "x\ny\n"})).unwrap();
     assert_eq!((write.action, counts(&write)), (Action::Write, (2, 0)));
@@ -94,16 +101,25 @@ fn apply_patch_is_read_file_by_file() {
             ("d.rs → e.rs", Action::Edit, (1, 1)),
         ]
     );
-    assert_eq!(shown(&edits[0], 40), ["src/a.rs  +1 −1", "@@ fn main", "  keep", "- old", "+ new"]);
+    assert_eq!(
+        shown(&edits[0], 40),
+        ["src/a.rs  +1 −1", "@@ fn main", "  keep", "- old", "+ new"]
+    );
     // Codex's shell call with the patch in a heredoc, and a `patch` field.
     let heredoc = format!("apply_patch <<'EOF'\n{patch}\nEOF\n");
-    assert_eq!(edit_diffs("exec_command", &json!({"cmd": heredoc})).len(), 4);
+    assert_eq!(
+        edit_diffs("exec_command", &json!({"cmd": heredoc})).len(),
+        4
+    );
     assert_eq!(edit_diffs("apply_patch", &json!({"patch": patch})).len(), 4);
     // A unified diff.
     let unified = "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@ fn f\n a\n-b\n+c\n";
     let edits = edit_diffs("patch", &json!({"patchText": unified}));
     assert_eq!(edits.len(), 1);
-    assert_eq!((edits[0].path.as_str(), counts(&edits[0])), ("x.rs", (1, 1)));
+    assert_eq!(
+        (edits[0].path.as_str(), counts(&edits[0])),
+        ("x.rs", (1, 1))
+    );
     assert_eq!(edits[0].hunks[0].label.as_deref(), Some("fn f"));
 }
 
@@ -122,7 +138,14 @@ fn long_lines_wrap_and_big_hunks_fall_back() {
     assert_fits(&lines, 10);
     assert_eq!(
         strings(&lines),
-        ["p  +2 −0", "+ abcdefgh", "+↪ijklmnop", "+ 日本語日", "+↪本語日本", "+↪語"]
+        [
+            "p  +2 −0",
+            "+ abcdefgh",
+            "+↪ijklmnop",
+            "+ 日本語日",
+            "+↪本語日本",
+            "+↪語"
+        ]
     );
     // Past the cap: the old lines removed, the new ones added.
     let old: String = (0..600).map(|n| format!("a{n}\n")).collect();
@@ -134,5 +157,10 @@ fn long_lines_wrap_and_big_hunks_fall_back() {
     let mut changed = old.clone();
     changed.push_str("tail\n");
     let diff = line_diff(&old, &changed);
-    assert_eq!(diff.iter().filter(|(sign, _)| *sign != Sign::Context).count(), 1);
+    assert_eq!(
+        diff.iter()
+            .filter(|(sign, _)| *sign != Sign::Context)
+            .count(),
+        1
+    );
 }

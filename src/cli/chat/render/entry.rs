@@ -68,7 +68,16 @@ pub(crate) fn entry_lines_at(
             result,
             is_error,
             ..
-        } => tool(name, input, result.as_deref(), *is_error, expanded, w, theme, tick),
+        } => tool(
+            name,
+            input,
+            result.as_deref(),
+            *is_error,
+            expanded,
+            w,
+            theme,
+            tick,
+        ),
         Entry::Permission { ask, answer } => {
             let mut text = Styled::default();
             text.push("asked to use ", theme.text);
@@ -81,7 +90,12 @@ pub(crate) fn entry_lines_at(
             };
             text.push(" · ", theme.dim);
             text.push(said, style);
-            text.lines(w, &[Span::styled("⚠ ", theme.warning)], &[Span::raw("  ")], true)
+            text.lines(
+                w,
+                &[Span::styled("⚠ ", theme.warning)],
+                &[Span::raw("  ")],
+                true,
+            )
         }
         Entry::Question { question, answers } => question_lines(question, answers, w, theme),
         Entry::Plan { todos } => plan(todos, w, theme),
@@ -107,7 +121,11 @@ pub(crate) fn entry_lines_at(
             let first = [Span::styled(format!("{glyph} "), style)];
             let mut out = text.lines(w, &first, &[Span::raw("  ")], true);
             if let Some(outcome) = outcome {
-                let style = if status == "failed" { theme.error } else { theme.text };
+                let style = if status == "failed" {
+                    theme.error
+                } else {
+                    theme.text
+                };
                 out.extend(wrapped(outcome.trim_end(), style, w, "  ⎿ ", theme.dim));
             }
             out
@@ -138,7 +156,10 @@ fn wrapped(
     styled.lines(width, &first, &rest, true)
 }
 
-#[allow(clippy::too_many_arguments, reason = "one entry's fields and how to draw them")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one entry's fields and how to draw them"
+)]
 fn tool(
     name: &str,
     input: &Value,
@@ -171,7 +192,11 @@ fn tool(
         out.extend(input_lines(input, width, theme));
     }
     if expanded && let Some(result) = result.filter(|result| !result.trim().is_empty()) {
-        let style = if is_error { theme.tool_error } else { theme.text };
+        let style = if is_error {
+            theme.tool_error
+        } else {
+            theme.text
+        };
         out.extend(wrapped(result.trim_end(), style, width, "  ⎿ ", theme.dim));
     }
     out
@@ -199,7 +224,10 @@ fn tool_line(
     let said = clip(result.unwrap_or_default(), usize::MAX);
     let fixed = 2 + columns(&name) + if what.is_empty() { 0 } else { 2 } + 3;
     let room = width.saturating_sub(fixed);
-    let (what_w, said_w) = (columns(&what), columns(&said) + usize::from(!said.is_empty()));
+    let (what_w, said_w) = (
+        columns(&what),
+        columns(&said) + usize::from(!said.is_empty()),
+    );
     let half = room * 3 / 5;
     let (what_room, said_room) = if what_w + said_w <= room {
         (what_w, said_w)
@@ -215,12 +243,22 @@ fn tool_line(
         Span::styled(name, theme.tool_name),
     ];
     if !what.is_empty() {
-        spans.push(Span::styled(format!("({})", clip(&what, what_room)), theme.text));
+        spans.push(Span::styled(
+            format!("({})", clip(&what, what_room)),
+            theme.text,
+        ));
     }
     spans.push(Span::styled(format!("  {mark}"), style));
     if said_room > 1 {
-        let said_style = if is_error { theme.tool_error } else { theme.dim };
-        spans.push(Span::styled(format!(" {}", clip(&said, said_room - 1)), said_style));
+        let said_style = if is_error {
+            theme.tool_error
+        } else {
+            theme.dim
+        };
+        spans.push(Span::styled(
+            format!(" {}", clip(&said, said_room - 1)),
+            said_style,
+        ));
     }
     fit(spans, width)
 }
@@ -264,7 +302,10 @@ fn input_lines(input: &Value, width: usize, theme: &Theme) -> Vec<Line<'static>>
         let more = lines.len() - INPUT_LINES + 1;
         lines.truncate(INPUT_LINES - 1);
         let note = clip(&format!("… {more} more lines"), width.saturating_sub(2));
-        lines.push(Line::from(vec![Span::raw("  "), Span::styled(note, theme.dim)]));
+        lines.push(Line::from(vec![
+            Span::raw("  "),
+            Span::styled(note, theme.dim),
+        ]));
     }
     lines
 }

@@ -31,7 +31,10 @@ fn the_persons_message_and_the_reply() {
         thinking: "first\nsecond\n".into(),
         done: true,
     };
-    assert_eq!(shown(&reply, false, 40), ["▸ thinking (2 lines)", "Done now."]);
+    assert_eq!(
+        shown(&reply, false, 40),
+        ["▸ thinking (2 lines)", "Done now."]
+    );
     assert_eq!(
         shown(&reply, true, 40),
         ["▾ thinking", "  first", "  second", "Done now."]
@@ -44,10 +47,23 @@ fn a_tool_call_is_one_line_until_expanded() {
     assert_eq!(shown(&running, false, 40), ["● Bash(cargo test)  ⠋"]);
     let lines = strings(&entry_lines_at(&running, false, 40, &Theme::plain(), 1));
     assert_eq!(lines, ["● Bash(cargo test)  ⠙"]);
-    let done = tool("Bash", json!({"command": "cargo test"}), Some("42 passed"), false);
+    let done = tool(
+        "Bash",
+        json!({"command": "cargo test"}),
+        Some("42 passed"),
+        false,
+    );
     assert_eq!(shown(&done, false, 40), ["● Bash(cargo test)  ✓ 42 passed"]);
-    let failed = tool("Read", json!({"file_path": "src/a.rs"}), Some("no such file"), true);
-    assert_eq!(shown(&failed, false, 40), ["● Read(src/a.rs)  ✗ no such file"]);
+    let failed = tool(
+        "Read",
+        json!({"file_path": "src/a.rs"}),
+        Some("no such file"),
+        true,
+    );
+    assert_eq!(
+        shown(&failed, false, 40),
+        ["● Read(src/a.rs)  ✗ no such file"]
+    );
     // Narrow: cut to one line, both parts kept in part.
     let long = tool(
         "Bash",
@@ -66,7 +82,11 @@ fn a_tool_call_is_one_line_until_expanded() {
     );
     assert_eq!(
         shown(&done, true, 40),
-        ["● Bash(cargo test)  ✓ 42 passed", "  $ cargo test", "  ⎿ 42 passed"]
+        [
+            "● Bash(cargo test)  ✓ 42 passed",
+            "  $ cargo test",
+            "  ⎿ 42 passed"
+        ]
     );
 }
 
@@ -76,10 +96,21 @@ fn an_edit_shows_its_diff_even_collapsed() {
     let edit = tool("Edit", input, Some("ok"), false);
     assert_eq!(
         shown(&edit, false, 40),
-        ["● Edit(a.rs)  ✓ ok", "  a.rs  +1 −1", "    x", "  - y", "  + z"]
+        [
+            "● Edit(a.rs)  ✓ ok",
+            "  a.rs  +1 −1",
+            "    x",
+            "  - y",
+            "  + z"
+        ]
     );
     let content: String = (0..50).map(|n| format!("line {n}\n")).collect();
-    let write = tool("Write", json!({"file_path": "b", "content": content}), None, false);
+    let write = tool(
+        "Write",
+        json!({"file_path": "b", "content": content}),
+        None,
+        false,
+    );
     let collapsed = shown(&write, false, 40);
     assert_eq!(collapsed.len(), 1 + COLLAPSED_DIFF_LINES + 1);
     assert_eq!(collapsed.last().unwrap(), "  … 31 more lines");
@@ -96,7 +127,10 @@ fn permissions_questions_plans_runs_and_notices() {
         ask: ask.clone(),
         answer: Some(PermissionAnswer::Deny),
     };
-    assert_eq!(shown(&permission, false, 60), ["⚠ asked to use Bash(rm -rf target) · denied"]);
+    assert_eq!(
+        shown(&permission, false, 60),
+        ["⚠ asked to use Bash(rm -rf target) · denied"]
+    );
     let waiting = Entry::Permission { ask, answer: None };
     assert!(shown(&waiting, false, 80)[0].ends_with("waiting for an answer"));
 
@@ -122,7 +156,13 @@ fn permissions_questions_plans_runs_and_notices() {
     };
     assert_eq!(
         shown(&question, false, 40),
-        ["? Scope", "  Which files?", "  1. All — every file", "  2. Some", "  → All"]
+        [
+            "? Scope",
+            "  Which files?",
+            "  1. All — every file",
+            "  2. Some",
+            "  → All"
+        ]
     );
 
     let todo = |content: &str, status, active: Option<&str>| Todo {
@@ -133,17 +173,32 @@ fn permissions_questions_plans_runs_and_notices() {
     let plan = Entry::Plan {
         todos: vec![
             todo("Read the code", TodoStatus::Completed, None),
-            todo("Run the tests", TodoStatus::InProgress, Some("Running the tests")),
+            todo(
+                "Run the tests",
+                TodoStatus::InProgress,
+                Some("Running the tests"),
+            ),
             todo("Ship", TodoStatus::Pending, None),
             todo("Gold-plate", TodoStatus::Cancelled, None),
         ],
     };
     assert_eq!(
         shown(&plan, false, 40),
-        ["Plan  1/4 done", "☑ Read the code", "◐ Running the tests", "☐ Ship", "☒ Gold-plate"]
+        [
+            "Plan  1/4 done",
+            "☑ Read the code",
+            "◐ Running the tests",
+            "☐ Ship",
+            "☒ Gold-plate"
+        ]
     );
     let lines = entry_lines(&plan, false, 40, &Theme::plain());
-    assert!(lines[4].spans[1].style.add_modifier.contains(Modifier::CROSSED_OUT));
+    assert!(
+        lines[4].spans[1]
+            .style
+            .add_modifier
+            .contains(Modifier::CROSSED_OUT)
+    );
 
     let run = Entry::Run {
         run_id: "r-1".into(),
@@ -151,7 +206,10 @@ fn permissions_questions_plans_runs_and_notices() {
         status: "failed".into(),
         outcome: Some("boom".into()),
     };
-    assert_eq!(shown(&run, false, 40), ["✗ workflow review  failed  r-1", "  ⎿ boom"]);
+    assert_eq!(
+        shown(&run, false, 40),
+        ["✗ workflow review  failed  r-1", "  ⎿ boom"]
+    );
 
     let notice = Entry::Notice {
         text: "model switched".into(),
@@ -164,13 +222,21 @@ fn permissions_questions_plans_runs_and_notices() {
     };
     assert_eq!(shown(&error, false, 40), ["✗ it broke"]);
     let theme = Theme::dark();
-    assert_eq!(entry_lines(&error, false, 40, &theme)[0].spans[1].style, theme.error);
+    assert_eq!(
+        entry_lines(&error, false, 40, &theme)[0].spans[1].style,
+        theme.error
+    );
 }
 
 #[test]
 fn plain_draws_no_colour_anywhere() {
     let entries = [
-        tool("Edit", json!({"file_path": "a", "old_string": "x", "new_string": "y"}), None, false),
+        tool(
+            "Edit",
+            json!({"file_path": "a", "old_string": "x", "new_string": "y"}),
+            None,
+            false,
+        ),
         Entry::Assistant {
             text: "# h\n\n```rust\nfn x() {}\n```\n\n| a |\n|---|\n| b |\n\n> [l](u)".into(),
             thinking: "t".into(),

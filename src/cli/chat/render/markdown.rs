@@ -7,17 +7,18 @@
 //! bar, a list item's marker (its first line) or the marker's width in spaces (hanging
 //! indent). Code blocks are highlighted by their fence's language and indented two
 //! columns; they are not re-wrapped at spaces, but a line longer than the width is broken
-//! at the last column and goes on after a dim `↪` in the indent, so nothing is lost.
+//! at the last column and goes on after a dim `↪` in the indent, so nothing is lost
+//! (see `code.rs`).
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
 
-use super::highlight::{self, State, Syntax};
+use super::code::code_lines;
+use super::highlight::{self, Syntax};
 use super::table::table;
 use super::theme::Theme;
-use super::wrap::{Styled, breaks, columns, expand_tabs, spans_of, spans_width, truncated};
+use super::wrap::{Styled, columns, spans_width, truncated};
 
 /// `text` as markdown in lines at most `width` columns wide.
 pub(crate) fn markdown(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
@@ -217,7 +218,8 @@ impl Renderer<'_> {
             Tag::Strong => self.push_style(theme.strong),
             Tag::Strikethrough => self.push_style(theme.strike),
             Tag::Link { dest_url, .. } => {
-                self.links.push((dest_url.to_string(), self.inline.cells().len()));
+                self.links
+                    .push((dest_url.to_string(), self.inline.cells().len()));
                 self.push_style(theme.link);
             }
             Tag::Image { dest_url, .. } => {
@@ -352,7 +354,10 @@ impl Renderer<'_> {
                 .flat_map(|container| container.rest.iter().cloned())
                 .collect();
             // Only a quote's bar shows on a blank line, with no space after it.
-            while spans.last().is_some_and(|span| span.content.trim().is_empty()) {
+            while spans
+                .last()
+                .is_some_and(|span| span.content.trim().is_empty())
+            {
                 spans.pop();
             }
             if let Some(last) = spans.last_mut() {
@@ -374,44 +379,16 @@ impl Renderer<'_> {
     }
 
     fn code_block(&mut self, code: &Code) {
-        let theme = *self.theme;
-        let text = code.text.strip_suffix('\n').unwrap_or(&code.text);
-        let bg = |style: Style| match theme.code_bg {
-            Some(color) => style.bg(color),
-            None => style,
-        };
-        let mut state = State::Code;
-        let mut cells = Styled::default();
-        let mut expanded = String::new();
-        for line in text.split('\n') {
-            expand_tabs(line, &mut expanded);
-            let (spans, next) = highlight::highlight_with(code.syntax, &expanded, state, &theme);
-            state = next;
-            cells.clear();
-            for span in &spans {
-                cells.push(&span.content, bg(span.style));
-            }
-            let (first, rest) = self.prefixes();
-            let room = self.width.saturating_sub(spans_width(&rest) + 2).max(1);
-            for (n, range) in breaks(cells.cells(), room, room, false).into_iter().enumerate() {
-                let (mut spans, indent) = if n == 0 {
-                    (first.clone(), Span::styled("  ", bg(theme.code)))
-                } else {
-                    (rest.clone(), Span::styled("↪ ", bg(theme.dim)))
-                };
-                spans.push(indent);
-                let piece = &cells.cells()[range];
-                spans.extend(spans_of(piece));
-                if theme.code_bg.is_some() {
-                    let used: usize = piece.iter().map(|(ch, _)| ch.width().unwrap_or(0)).sum();
-                    let pad = room.saturating_sub(used);
-                    if pad > 0 {
-                        spans.push(Span::styled(" ".repeat(pad), bg(theme.code)));
-                    }
-                }
-                self.lines.push(Line::from(spans));
-            }
-        }
+        let (first, rest) = self.prefixes();
+        let lines = code_lines(
+            &code.text,
+            code.syntax,
+            &first,
+            &rest,
+            self.width,
+            self.theme,
+        );
+        self.lines.extend(lines);
     }
 
     fn finish(mut self) -> Vec<Line<'static>> {

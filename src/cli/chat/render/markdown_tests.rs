@@ -9,20 +9,38 @@ fn render(text: &str, width: u16) -> Vec<String> {
 
 #[test]
 fn paragraphs_wrap_and_blocks_are_separated() {
-    let lines = render("# Title\n\nThe quick brown fox jumps over the lazy dog.\n\nNext.", 20);
+    let lines = render(
+        "# Title\n\nThe quick brown fox jumps over the lazy dog.\n\nNext.",
+        20,
+    );
     assert_eq!(
         lines,
-        ["Title", "", "The quick brown fox", "jumps over the lazy", "dog.", "", "Next."]
+        [
+            "Title",
+            "",
+            "The quick brown fox",
+            "jumps over the lazy",
+            "dog.",
+            "",
+            "Next."
+        ]
     );
     let theme = Theme::dark();
     let styled = markdown("# Title\n\n**bold** *it* ~~gone~~ `code`", 40, &theme);
-    assert!(style_of(&styled, "Title").add_modifier.contains(Modifier::BOLD));
+    assert!(
+        style_of(&styled, "Title")
+            .add_modifier
+            .contains(Modifier::BOLD)
+    );
     assert_eq!(style_of(&styled, "bold"), theme.strong);
     assert_eq!(style_of(&styled, "it"), theme.emphasis);
     assert_eq!(style_of(&styled, "gone"), theme.strike);
     assert_eq!(style_of(&styled, "code"), theme.inline_code);
     // Plain keeps inline code's backticks: no colour shows it.
-    assert_eq!(strings(&markdown("a `b` c", 20, &Theme::plain())), ["a `b` c"]);
+    assert_eq!(
+        strings(&markdown("a `b` c", 20, &Theme::plain())),
+        ["a `b` c"]
+    );
 }
 
 #[test]
@@ -41,7 +59,10 @@ fn wrapping_never_exceeds_the_width() {
 
 #[test]
 fn lists_hang_their_indent_and_nest() {
-    let lines = render("- one two three\n- four\n  - inner item here\n\n1. first\n2. second", 12);
+    let lines = render(
+        "- one two three\n- four\n  - inner item here\n\n1. first\n2. second",
+        12,
+    );
     assert_eq!(
         lines,
         [
@@ -100,7 +121,11 @@ fn code_blocks_are_highlighted_and_not_rewrapped() {
 
 #[test]
 fn an_unclosed_fence_is_code_so_far() {
-    let lines = strings(&markdown("Look:\n\n```python\ndef f():\n    # **not bold**", 30, &Theme::plain()));
+    let lines = strings(&markdown(
+        "Look:\n\n```python\ndef f():\n    # **not bold**",
+        30,
+        &Theme::plain(),
+    ));
     assert_eq!(lines, ["Look:", "", "  def f():", "      # **not bold**"]);
     // Half a table is text until its delimiter row comes.
     let lines = strings(&markdown("| a | b |", 30, &Theme::plain()));
@@ -109,7 +134,8 @@ fn an_unclosed_fence_is_code_so_far() {
 
 #[test]
 fn tables_fit_their_content_and_align() {
-    let text = "| Name | Qty | Note |\n|:-----|----:|:----:|\n| apple | 3 | ok |\n| kiwi | 12 | ripe |";
+    let text =
+        "| Name | Qty | Note |\n|:-----|----:|:----:|\n| apple | 3 | ok |\n| kiwi | 12 | ripe |";
     let lines = render(text, 80);
     assert_eq!(
         lines,
@@ -134,7 +160,10 @@ fn tables_fit_their_content_and_align() {
     let widths: Vec<usize> = lines.iter().map(|line| columns(line)).collect();
     assert!(widths.iter().all(|w| *w == widths[0]), "{lines:#?}");
     // Too narrow for borders: rows as text.
-    assert_eq!(render("| a | b |\n|---|---|\n| c | d |", 5), ["a │ b", "c │ d"]);
+    assert_eq!(
+        render("| a | b |\n|---|---|\n| c | d |", 5),
+        ["a │ b", "c │ d"]
+    );
 }
 
 #[test]
@@ -158,4 +187,18 @@ fn a_long_reply_renders_in_one_linear_pass() {
     // Debug builds are far slower than release (where this takes a few milliseconds);
     // this only catches a blow-up.
     assert!(took.as_millis() < 2_000, "{took:?}");
+}
+
+#[test]
+fn every_prefix_of_a_streamed_reply_renders() {
+    let text = "# T\n\nSome **bold *nested* text** and `co\n\n> - [x] quoted ~~task~~\n>   \
+                more\n\n1. one\n   ```py\n   x = '''a\n   b'''\n   ```\n2. 日本🎉\n\n| a | b |\n\
+                |:-:|--|\n| [l](u) | `c` |\n\n<div>\nhtml\n</div>\n\n    indented\n";
+    let ends = text.char_indices().map(|(at, _)| at).chain([text.len()]);
+    for end in ends {
+        for width in [1_u16, 4, 9, 30] {
+            let lines = markdown(&text[..end], width, &Theme::dark());
+            assert_fits(&lines, usize::from(width.max(2)));
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! diff, and [`entry`] draws each kind of entry (a tool call on one line, its diff under
 //! it). Nothing here does IO or reads the environment.
 
+mod code;
 pub(crate) mod diff;
 pub(crate) mod entry;
 pub(crate) mod highlight;
@@ -15,15 +16,8 @@ mod table;
 pub(crate) mod theme;
 pub(crate) mod wrap;
 
-#[allow(unused_imports, reason = "the chat's view uses them as it is wired in")]
-pub(crate) use diff::{FileEdit, diff_lines, edit_diff, edit_diffs};
-#[allow(unused_imports, reason = "the chat's view uses them as it is wired in")]
-pub(crate) use entry::{entry_lines, entry_lines_at};
-#[allow(unused_imports, reason = "the chat's view uses them as it is wired in")]
-pub(crate) use markdown::markdown;
-#[allow(unused_imports, reason = "the chat's view uses them as it is wired in")]
-pub(crate) use summary::{call_summary, input_summary};
-#[allow(unused_imports, reason = "the chat's view uses them as it is wired in")]
+pub(crate) use entry::entry_lines;
+pub(crate) use summary::call_summary;
 pub(crate) use theme::Theme;
 
 #[cfg(test)]

@@ -43,10 +43,10 @@ impl Reader {
     }
 
     fn close_hunk(&mut self) {
-        if let (Some(file), Some(hunk)) = (&mut self.file, self.hunk.take()) {
-            if hunk.label.is_some() || !hunk.old.is_empty() || !hunk.new.is_empty() {
-                file.hunks.push(hunk);
-            }
+        if let (Some(file), Some(hunk)) = (&mut self.file, self.hunk.take())
+            && (hunk.label.is_some() || !hunk.old.is_empty() || !hunk.new.is_empty())
+        {
+            file.hunks.push(hunk);
         }
     }
 

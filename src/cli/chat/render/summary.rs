@@ -25,7 +25,8 @@ pub(crate) fn call_summary(name: &str, input: &Value) -> String {
 /// empty when there is none.
 pub(crate) fn input_summary(name: &str, input: &Value) -> String {
     // A call recorded as `{"tool": …, "arguments": {…}}` (a refused call).
-    if let (Some(Value::String(tool)), Some(arguments)) = (input.get("tool"), input.get("arguments"))
+    if let (Some(Value::String(tool)), Some(arguments)) =
+        (input.get("tool"), input.get("arguments"))
     {
         return input_summary(tool, arguments);
     }
@@ -47,7 +48,11 @@ pub(crate) fn input_summary(name: &str, input: &Value) -> String {
                 let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
                 // `["bash", "-lc", "ls"]`: the script is what was run.
                 let words = match words.as_slice() {
-                    [shell, flag, script] if flag.starts_with('-') && flag.ends_with('c') && shell.ends_with("sh") => {
+                    [shell, flag, script]
+                        if flag.starts_with('-')
+                            && flag.ends_with('c')
+                            && shell.ends_with("sh") =>
+                    {
                         vec![*script]
                     }
                     _ => words,
@@ -58,7 +63,14 @@ pub(crate) fn input_summary(name: &str, input: &Value) -> String {
         }
     }
     let keys = [
-        "file_path", "filePath", "notebook_path", "pattern", "path", "url", "query", "prompt",
+        "file_path",
+        "filePath",
+        "notebook_path",
+        "pattern",
+        "path",
+        "url",
+        "query",
+        "prompt",
         "description",
     ];
     if let Some(text) = keys.iter().find_map(|key| map.get(*key)?.as_str()) {
@@ -88,26 +100,70 @@ mod tests {
 
     #[test]
     fn calls_read_as_name_and_what() {
-        assert_eq!(call_summary("Bash", &json!({"command": "cargo test", "description": "runs"})), "Bash(cargo test)");
-        assert_eq!(call_summary("Edit", &json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"})), "Edit(src/a.rs)");
-        assert_eq!(call_summary("Read", &json!({"file_path": "src/a.rs"})), "Read(src/a.rs)");
-        assert_eq!(call_summary("read", &json!({"filePath": "src/b.rs"})), "read(src/b.rs)");
-        assert_eq!(call_summary("Grep", &json!({"pattern": "fn main", "path": "src"})), "Grep(fn main)");
-        assert_eq!(call_summary("exec", &json!({"cmd": ["bash", "-lc", "ls -la"]})), "exec(ls -la)");
-        assert_eq!(call_summary("mcp.x", &json!({"n": 1, "name": "two\nlines"})), "mcp.x(two lines)");
-        assert_eq!(call_summary("TodoWrite", &json!({"todos": []})), "TodoWrite");
+        assert_eq!(
+            call_summary(
+                "Bash",
+                &json!({"command": "cargo test", "description": "runs"})
+            ),
+            "Bash(cargo test)"
+        );
+        assert_eq!(
+            call_summary(
+                "Edit",
+                &json!({"file_path": "src/a.rs", "old_string": "a", "new_string": "b"})
+            ),
+            "Edit(src/a.rs)"
+        );
+        assert_eq!(
+            call_summary("Read", &json!({"file_path": "src/a.rs"})),
+            "Read(src/a.rs)"
+        );
+        assert_eq!(
+            call_summary("read", &json!({"filePath": "src/b.rs"})),
+            "read(src/b.rs)"
+        );
+        assert_eq!(
+            call_summary("Grep", &json!({"pattern": "fn main", "path": "src"})),
+            "Grep(fn main)"
+        );
+        assert_eq!(
+            call_summary("exec", &json!({"cmd": ["bash", "-lc", "ls -la"]})),
+            "exec(ls -la)"
+        );
+        assert_eq!(
+            call_summary("mcp.x", &json!({"n": 1, "name": "two\nlines"})),
+            "mcp.x(two lines)"
+        );
+        assert_eq!(
+            call_summary("TodoWrite", &json!({"todos": []})),
+            "TodoWrite"
+        );
         assert_eq!(call_summary("Nothing", &Value::Null), "Nothing");
         assert_eq!(
-            call_summary("file_change", &json!({"changes": [{"path": "/w/a", "kind": "update"}, {"path": "/w/b", "kind": "add"}]})),
+            call_summary(
+                "file_change",
+                &json!({"changes": [{"path": "/w/a", "kind": "update"}, {"path": "/w/b", "kind": "add"}]})
+            ),
             "file_change(/w/a, /w/b)"
         );
         let patch = "*** Begin Patch\n*** Update File: a.rs\n@@\n-x\n+y\n*** Add File: b.rs\n+z\n*** End Patch";
-        assert_eq!(call_summary("apply_patch", &json!({"input": patch})), "apply_patch(a.rs, b.rs)");
         assert_eq!(
-            call_summary("file_change", &json!({"tool": "exec_command", "arguments": {"cmd": "ls"}})),
+            call_summary("apply_patch", &json!({"input": patch})),
+            "apply_patch(a.rs, b.rs)"
+        );
+        assert_eq!(
+            call_summary(
+                "file_change",
+                &json!({"tool": "exec_command", "arguments": {"cmd": "ls"}})
+            ),
             "file_change(ls)"
         );
         let long = "x".repeat(500);
-        assert_eq!(input_summary("Bash", &json!({"command": long})).chars().count(), MAX);
+        assert_eq!(
+            input_summary("Bash", &json!({"command": long}))
+                .chars()
+                .count(),
+            MAX
+        );
     }
 }

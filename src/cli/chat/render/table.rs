@@ -17,7 +17,12 @@ pub(super) fn table(
     width: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0).max(aligns.len());
+    let columns = rows
+        .iter()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0)
+        .max(aligns.len());
     if columns == 0 {
         return Vec::new();
     }
@@ -64,7 +69,10 @@ pub(super) fn table(
                 if column > 0 {
                     spans.push(Span::styled(" │ ", theme.table_border));
                 }
-                let cell = lines.get(k).map(|line| line.spans.clone()).unwrap_or_default();
+                let cell = lines
+                    .get(k)
+                    .map(|line| line.spans.clone())
+                    .unwrap_or_default();
                 let align = aligns.get(column).copied().unwrap_or(Alignment::None);
                 padded(&mut spans, cell, widths[column], align);
             }
@@ -95,7 +103,12 @@ fn fit(natural: &[usize], room: usize) -> Vec<usize> {
 }
 
 /// `cell` padded to `width` as `align` says, added to `spans`.
-fn padded(spans: &mut Vec<Span<'static>>, cell: Vec<Span<'static>>, width: usize, align: Alignment) {
+fn padded(
+    spans: &mut Vec<Span<'static>>,
+    cell: Vec<Span<'static>>,
+    width: usize,
+    align: Alignment,
+) {
     let gap = width.saturating_sub(spans_width(&cell));
     let (before, after) = match align {
         Alignment::Right => (gap, 0),

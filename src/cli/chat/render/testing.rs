@@ -9,7 +9,12 @@ use super::wrap::columns;
 pub(crate) fn strings(lines: &[Line<'_>]) -> Vec<String> {
     lines
         .iter()
-        .map(|line| line.spans.iter().map(|span| span.content.as_ref()).collect())
+        .map(|line| {
+            line.spans
+                .iter()
+                .map(|span| span.content.as_ref())
+                .collect()
+        })
         .collect()
 }
 
@@ -26,5 +31,8 @@ pub(crate) fn style_of(lines: &[Line<'_>], text: &str) -> Style {
         .iter()
         .flat_map(|line| &line.spans)
         .find(|span| span.content.trim() == text)
-        .map_or_else(|| panic!("no span {text:?} in {lines:?}"), |span| span.style)
+        .map_or_else(
+            || panic!("no span {text:?} in {lines:?}"),
+            |span| span.style,
+        )
 }

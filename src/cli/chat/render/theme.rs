@@ -268,13 +268,43 @@ impl Theme {
     /// Every style, for tests over all of them.
     pub(crate) fn styles(&self) -> Vec<Style> {
         vec![
-            self.text, self.dim, self.heading, self.emphasis, self.strong, self.strike,
-            self.inline_code, self.code, self.keyword, self.string, self.comment, self.number,
-            self.type_, self.punct, self.link, self.quote, self.bullet, self.table_border,
-            self.diff_added, self.diff_removed, self.diff_hunk, self.diff_context,
-            self.diff_header, self.tool_name, self.tool_ok, self.tool_error, self.tool_running,
-            self.user, self.notice, self.error, self.warning, self.status, self.selection,
-            self.todo_pending, self.todo_active, self.todo_done, self.todo_cancelled,
+            self.text,
+            self.dim,
+            self.heading,
+            self.emphasis,
+            self.strong,
+            self.strike,
+            self.inline_code,
+            self.code,
+            self.keyword,
+            self.string,
+            self.comment,
+            self.number,
+            self.type_,
+            self.punct,
+            self.link,
+            self.quote,
+            self.bullet,
+            self.table_border,
+            self.diff_added,
+            self.diff_removed,
+            self.diff_hunk,
+            self.diff_context,
+            self.diff_header,
+            self.tool_name,
+            self.tool_ok,
+            self.tool_error,
+            self.tool_running,
+            self.user,
+            self.notice,
+            self.error,
+            self.warning,
+            self.status,
+            self.selection,
+            self.todo_pending,
+            self.todo_active,
+            self.todo_done,
+            self.todo_cancelled,
         ]
     }
 }
@@ -289,7 +319,10 @@ mod tests {
         assert_eq!(Theme::pick("auto", false, Some("15;0")), Theme::dark());
         assert_eq!(Theme::pick("auto", false, Some("0;15")), Theme::light());
         assert_eq!(Theme::pick("auto", false, Some("0;7")), Theme::light());
-        assert_eq!(Theme::pick("auto", false, Some("0;default;8")), Theme::dark());
+        assert_eq!(
+            Theme::pick("auto", false, Some("0;default;8")),
+            Theme::dark()
+        );
         assert_eq!(Theme::pick("auto", false, Some("0;11")), Theme::light());
         assert_eq!(Theme::pick("auto", false, Some("default")), Theme::dark());
         assert_eq!(Theme::pick("light", false, Some("15;0")), Theme::light());

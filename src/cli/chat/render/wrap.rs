@@ -323,13 +323,22 @@ mod tests {
 
     #[test]
     fn words_wrap_at_spaces_and_long_words_break() {
-        assert_eq!(wrapped("the quick brown fox", 10, true), ["the quick", "brown fox"]);
+        assert_eq!(
+            wrapped("the quick brown fox", 10, true),
+            ["the quick", "brown fox"]
+        );
         assert_eq!(wrapped("abcdefghij", 4, true), ["abcd", "efgh", "ij"]);
-        assert_eq!(wrapped("a verylongword", 6, true), ["a", "verylo", "ngword"]);
+        assert_eq!(
+            wrapped("a verylongword", 6, true),
+            ["a", "verylo", "ngword"]
+        );
         assert_eq!(wrapped("", 4, true), [""]);
         assert_eq!(wrapped("one\ntwo", 10, true), ["one", "two"]);
         assert_eq!(wrapped("ab  cd", 2, true), ["ab", "cd"]);
-        assert_eq!(wrapped("  indented code", 8, false), ["  indent", "ed code"]);
+        assert_eq!(
+            wrapped("  indented code", 8, false),
+            ["  indent", "ed code"]
+        );
     }
 
     #[test]
