@@ -284,7 +284,7 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
         "1".to_owned(),
     ));
-    let screen = tokio::task::spawn_blocking(move || {
+    let ran = tokio::task::spawn_blocking(move || {
         let tty = Tty::start_with(
             &project,
             "exec {atomic} chat --provider claude-code --model claude-sonnet-4-5",
@@ -293,9 +293,7 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
             true,
             &env,
         );
-        let Some(mut tty) = tty else {
-            return None;
-        };
+        let mut tty = tty?;
         tty.wait_for("the empty chat", |screen| screen.contains("claude-code"));
         say(&mut tty, "Fix the typo in greeting.txt");
         let screen = tty.wait_for("the permission asked", |screen| {
@@ -337,12 +335,13 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
             .to_owned();
         save_capture("chat", "tests/integration/chat.rs", &picture);
         quit(tty);
-        Some(screen)
+        Some(())
     })
     .await
     .expect("the chat ran");
-    let Some(screen) = screen else { return };
-    let _ = screen;
+    if ran.is_none() {
+        return;
+    }
     let conversation = fake
         .requests()
         .into_iter()

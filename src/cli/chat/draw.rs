@@ -48,7 +48,15 @@ pub(crate) struct Screen<'a> {
 /// Rendered entries, kept between frames.
 #[derive(Default)]
 pub(crate) struct Rendered {
-    entries: RefCell<Vec<(Entry, u16, bool, Vec<Line<'static>>)>>,
+    entries: RefCell<Vec<Drawn>>,
+}
+
+/// One entry as last drawn: the entry, the width and folding it was drawn at, its lines.
+struct Drawn {
+    entry: Entry,
+    width: u16,
+    expanded: bool,
+    lines: Vec<Line<'static>>,
 }
 
 impl Rendered {
@@ -64,12 +72,16 @@ impl Rendered {
         cache.truncate(entries.len());
         let mut lines = Vec::new();
         for (at, entry) in entries.iter().enumerate() {
-            let fresh = cache
-                .get(at)
-                .is_some_and(|(seen, w, e, _)| *w == width && *e == expanded && seen == entry);
+            let fresh = cache.get(at).is_some_and(|drawn| {
+                drawn.width == width && drawn.expanded == expanded && drawn.entry == *entry
+            });
             if !fresh {
-                let rendered = entry_lines(entry, expanded, width, theme);
-                let kept = (entry.clone(), width, expanded, rendered);
+                let kept = Drawn {
+                    entry: entry.clone(),
+                    width,
+                    expanded,
+                    lines: entry_lines(entry, expanded, width, theme),
+                };
                 if at < cache.len() {
                     cache[at] = kept;
                 } else {
@@ -79,7 +91,7 @@ impl Rendered {
             if at > 0 {
                 lines.push(Line::default());
             }
-            lines.extend(cache[at].3.iter().cloned());
+            lines.extend(cache[at].lines.iter().cloned());
         }
         lines
     }
