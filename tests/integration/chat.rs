@@ -329,10 +329,18 @@ async fn claude_code_plans_asks_before_an_edit_shows_its_diff_and_takes_an_answe
             "Hello, world\n"
         );
         let root = project.path().display().to_string();
-        let picture = screen
+        let mut picture = screen
             .replace(&root, "~/hello")
             .trim_start_matches('\n')
             .to_owned();
+        // The session's id differs each run: the README keeps one.
+        if let Some(at) = picture.find("session ") {
+            let id_start = at + "session ".len();
+            let id_end = picture[id_start..]
+                .find(char::is_whitespace)
+                .map_or(picture.len(), |end| id_start + end);
+            picture.replace_range(id_start..id_end, "01m8k6exkvgk01");
+        }
         save_capture("chat", "tests/integration/chat.rs", &picture);
         quit(tty);
         Some(())
