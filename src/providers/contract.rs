@@ -63,6 +63,10 @@ use std::time::Duration;
 
 use super::{AgentEvent, AgentReply, EventSink, ProviderError};
 
+/// What a tool the agent was about to run says when its call stopped to ask a person
+/// ([`ProviderError::AwaitingPermission`]): it did not fail, it waits.
+pub const PAUSED_FOR_PERMISSION: &str = "not run: the agent stopped to ask a person for permission";
+
 /// The events of one call on their way out, with the tools started and not completed, so
 /// the call completes each of them when it ends (rule 3), before a `session-end` (rule 7).
 /// Every adapter that reports tools passes its events through one: the agent-CLI `run`
@@ -86,9 +90,7 @@ impl<'a> ToolLedger<'a> {
     pub(crate) fn close(&self, outcome: &Result<AgentReply, ProviderError>) {
         let why = match outcome {
             Ok(_) => "the agent ended without reporting the tool's result".to_owned(),
-            Err(ProviderError::AwaitingPermission { .. }) => {
-                "not run: the agent stopped to ask a person for permission".to_owned()
-            }
+            Err(ProviderError::AwaitingPermission { .. }) => PAUSED_FOR_PERMISSION.to_owned(),
             Err(error) => format!("not finished: the call failed ({})", error.class()),
         };
         self.complete_open(&why);

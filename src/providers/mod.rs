@@ -80,7 +80,7 @@ pub use cassette::{
 // The custom-tool runner of the tool loop, shared with `atomic mcp` (`crate::mcp`).
 pub(crate) use chat::{ToolCall, ToolSet};
 pub use command::CommandProvider;
-pub use contract::{Violation, check_call, error_for_status};
+pub use contract::{PAUSED_FOR_PERMISSION, Violation, check_call, error_for_status};
 pub use env::{ChildEnv, Environment, ToolEnv};
 pub use error::ProviderError;
 pub use event::{AgentEvent, AgentReply, EventSink, Usage, tool_summary};

@@ -217,6 +217,10 @@ fn tool_line(
     let (style, mark) = match (result, is_error) {
         (None, _) => (theme.tool_running, SPINNER[tick % SPINNER.len()]),
         (Some(_), false) => (theme.tool_ok, "✓"),
+        // Not a failure: the agent stopped to ask, and goes on once answered.
+        (Some(said), true) if said == crate::providers::PAUSED_FOR_PERMISSION => {
+            (theme.warning, "⏸")
+        }
         (Some(_), true) => (theme.tool_error, "✗"),
     };
     let what = input_summary(name, input);
@@ -329,6 +333,18 @@ fn question_lines(
         }
         let first = [Span::styled("? ", theme.warning)];
         out.extend(text.lines(width, &first, &[Span::raw("  ")], true));
+        // Asked now: its options are offered once, where it is answered (under the
+        // conversation); once answered, they stay here with the answer.
+        if answers.is_empty() {
+            out.extend(wrapped(
+                "waiting for your answer",
+                theme.dim,
+                width,
+                "  ",
+                theme.dim,
+            ));
+            continue;
+        }
         for (k, option) in item.options.iter().enumerate() {
             let marker = format!("  {}. ", k + 1);
             let mut text = Styled::default();
