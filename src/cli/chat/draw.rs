@@ -425,3 +425,100 @@ fn clip(text: &str, width: u16) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::cli::chat::transcript::{Question, QuestionItem, QuestionOption};
+
+    fn transcript() -> Transcript {
+        let mut transcript = Transcript::default();
+        transcript.push(Entry::User {
+            text: "Fix the greeting".into(),
+            told: None,
+        });
+        transcript.push(Entry::Assistant {
+            text: "## Plan\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```rust\nfn main() {}\n```".into(),
+            thinking: "first\nsecond".into(),
+            done: true,
+        });
+        transcript.push(Entry::Tool {
+            id: "t".into(),
+            name: "Edit".into(),
+            input: serde_json::json!({"file_path": "a.txt", "old_string": "wrld", "new_string": "world"}),
+            result: None,
+            is_error: false,
+        });
+        transcript.busy = true;
+        transcript
+    }
+
+    #[test]
+    fn every_size_down_to_nothing_draws_without_panicking() {
+        let transcript = transcript();
+        let asked = Asked::Question(Question {
+            items: vec![QuestionItem {
+                header: Some("Tone".into()),
+                text: "Which tone?".into(),
+                options: vec![QuestionOption {
+                    label: "Friendly".into(),
+                    description: Some("Warm".into()),
+                }],
+                multi: false,
+            }],
+        });
+        let mut app = App::default();
+        app.input.insert("a message typed\nover two lines");
+        app.flash = Some("Press Ctrl-C again to quit".into());
+        for theme in [Theme::dark(), Theme::plain()] {
+            for (width, height) in [
+                (0, 0),
+                (1, 1),
+                (3, 2),
+                (10, 4),
+                (20, 6),
+                (40, 12),
+                (120, 40),
+            ] {
+                let screen = Screen {
+                    app: &app,
+                    transcript: &transcript,
+                    asked: Some(&asked),
+                    run: None,
+                    theme: &theme,
+                    color: true,
+                    tick: 3,
+                    session: "01abc",
+                };
+                let mut terminal =
+                    Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+                terminal
+                    .draw(|frame| draw(frame, &screen, &Rendered::default()))
+                    .expect("drawn");
+            }
+        }
+    }
+
+    #[test]
+    fn the_status_line_counts_tokens_and_cost() {
+        let status = Status {
+            adapter: "claude-code".into(),
+            model: Some("sonnet".into()),
+            usage: crate::providers::Usage {
+                input_tokens: 12_000,
+                output_tokens: 340,
+                cache_read_tokens: 300,
+                cache_write_tokens: 0,
+            },
+            cost_usd: Some(0.0123),
+            context: Some(0.45),
+        };
+        assert_eq!(
+            status_text(&status),
+            "claude-code · sonnet · 12.3k in / 340 out · $0.0123 · context 45%"
+        );
+    }
+}
