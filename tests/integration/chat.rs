@@ -541,3 +541,65 @@ fn esc_interrupts_the_agent_and_the_conversation_goes_on_without_colour() {
     assert_eq!(coloured, 0, "NO_COLOR leaves no colour:\n{}", tty.text());
     quit(tty);
 }
+
+/// The real Gemini CLI and Codex CLI, each against its wire's fake (their key and endpoint
+/// from the variables the CLIs read themselves): a reply rendered as markdown, its tokens in
+/// the status line.
+#[test]
+fn gemini_and_codex_replies_render() {
+    use crate::support::fake_gemini::{FakeGemini, Turn as GeminiTurn};
+    use crate::support::fake_responses::{FakeResponses, Turn as ResponsesTurn};
+    const REPLY: &str = "Two things:\n\n1. **read** the file\n2. fix `greeting`";
+    let chat = |adapter: &str, model: &str, env: Vec<(String, String)>, project: &CliProject| {
+        let Some(mut tty) = Tty::start_with(
+            project,
+            &format!("exec {{atomic}} chat --provider {adapter} --model {model}"),
+            100,
+            30,
+            true,
+            &env,
+        ) else {
+            return;
+        };
+        tty.wait_for("the empty chat", |screen| screen.contains(adapter));
+        say(&mut tty, "What would you do?");
+        let screen = tty.wait_for("the rendered reply", |screen| {
+            screen.contains("fix greeting") && !screen.contains("working")
+        });
+        assert!(!screen.contains("**read**"), "{adapter}:\n{screen}");
+        assert!(screen.contains("in /"), "{adapter}'s tokens:\n{screen}");
+        quit(tty);
+    };
+
+    if let Some(gemini) = agent_cli("gemini", "@google/gemini-cli") {
+        let fake = FakeGemini::start(vec![GeminiTurn::text(REPLY)]);
+        let project = CliProject::new();
+        let mut env = isolated_env(&project);
+        env.push(("GEMINI_API_KEY".to_owned(), SECRET.to_owned()));
+        env.push(("GOOGLE_GEMINI_BASE_URL".to_owned(), fake.url()));
+        env.push(("PATH".to_owned(), with_cli_on_path(&gemini)));
+        chat("gemini", "gemini-2.5-flash", env, &project);
+    }
+    if let Some(codex) = agent_cli("codex", "@openai/codex") {
+        let fake = FakeResponses::start();
+        fake.require_key(SECRET);
+        fake.push(ResponsesTurn::text(REPLY));
+        let project = CliProject::new();
+        let mut env = isolated_env(&project);
+        env.push(("OPENAI_API_KEY".to_owned(), SECRET.to_owned()));
+        env.push(("OPENAI_BASE_URL".to_owned(), fake.base_url()));
+        env.push(("PATH".to_owned(), with_cli_on_path(&codex)));
+        chat("codex", "gpt-5", env, &project);
+    }
+}
+
+/// `PATH` with the directory of the CLI at `bin` first.
+fn with_cli_on_path(bin: &std::path::Path) -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let dir = bin
+        .parent()
+        .expect("the CLI's directory")
+        .display()
+        .to_string();
+    format!("{dir}:{path}")
+}

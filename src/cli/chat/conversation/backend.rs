@@ -143,6 +143,7 @@ const CONVENTIONAL: &[(&str, &str, &str)] = &[
     ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
     ("claude-code", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
     ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    ("codex", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
     ("gemini", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
 ];
 
