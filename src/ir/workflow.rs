@@ -304,6 +304,23 @@ pub struct ProviderDecl {
 }
 
 impl ProviderDecl {
+    /// `provider "<name>" adapter="<adapter>"` and nothing else: the adapter's defaults
+    /// (what `atomic chat` talks to; what tests build).
+    #[must_use]
+    pub fn bare(name: &str, adapter: &str) -> Self {
+        Self {
+            name: Spanned::new(name.to_owned(), Span::default()),
+            adapter: Spanned::new(adapter.to_owned(), Span::default()),
+            model: None,
+            base_url: None,
+            api_key_env: None,
+            cassette: None,
+            command: Vec::new(),
+            options: serde_json::Map::new(),
+            span: Span::default(),
+        }
+    }
+
     /// Whether atomic holds this provider's key (a model API's calls are atomic's own; an
     /// agent CLI behind atomic's model gateway gets a placeholder): the agent's processes
     /// never see it, and it needs no route to the model's host of its own.

@@ -185,18 +185,7 @@ fn check_options(decl: &ProviderDecl) -> Result<(), ProviderError> {
 /// A declaration with only a name and an adapter, for tests.
 #[cfg(test)]
 pub(crate) fn test_decl(name: &str, adapter: &str) -> ProviderDecl {
-    use crate::source::{Span, Spanned};
-    ProviderDecl {
-        name: Spanned::new(name.to_owned(), Span::default()),
-        adapter: Spanned::new(adapter.to_owned(), Span::default()),
-        model: None,
-        base_url: None,
-        api_key_env: None,
-        cassette: None,
-        command: Vec::new(),
-        options: serde_json::Map::new(),
-        span: Span::default(),
-    }
+    ProviderDecl::bare(name, adapter)
 }
 
 #[cfg(test)]

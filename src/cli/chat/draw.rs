@@ -48,7 +48,7 @@ pub(crate) struct Screen<'a> {
 /// Rendered entries, kept between frames.
 #[derive(Default)]
 pub(crate) struct Rendered {
-    entries: RefCell<Vec<Drawn>>,
+    entries: RefCell<Vec<Option<Drawn>>>,
 }
 
 /// One entry as last drawn: the entry, the width and folding it was drawn at, its lines.
@@ -60,38 +60,48 @@ struct Drawn {
 }
 
 impl Rendered {
-    /// Every line of the transcript at `width`, re-rendering only what changed.
+    /// The last lines of the transcript at `width` — whole entries, at least `wanted` lines
+    /// when there are that many — re-rendering only what changed. Entries above them are
+    /// neither compared nor copied: a long conversation costs a frame what the screen shows.
     fn lines(
         &self,
         entries: &[Entry],
         width: u16,
         expanded: bool,
         theme: &Theme,
+        wanted: usize,
     ) -> Vec<Line<'static>> {
         let mut cache = self.entries.borrow_mut();
         cache.truncate(entries.len());
-        let mut lines = Vec::new();
-        for (at, entry) in entries.iter().enumerate() {
-            let fresh = cache.get(at).is_some_and(|drawn| {
+        cache.resize_with(entries.len(), || None);
+        // From the end up: the first entry shown, its lines counted (a blank line after each).
+        let mut first = entries.len();
+        let mut count = 0;
+        while first > 0 && count < wanted {
+            first -= 1;
+            let entry = &entries[first];
+            let slot = &mut cache[first];
+            let fresh = slot.as_ref().is_some_and(|drawn| {
                 drawn.width == width && drawn.expanded == expanded && drawn.entry == *entry
             });
             if !fresh {
-                let kept = Drawn {
+                *slot = Some(Drawn {
                     entry: entry.clone(),
                     width,
                     expanded,
                     lines: entry_lines(entry, expanded, width, theme),
-                };
-                if at < cache.len() {
-                    cache[at] = kept;
-                } else {
-                    cache.push(kept);
-                }
+                });
             }
-            if at > 0 {
+            count += slot.as_ref().map_or(0, |drawn| drawn.lines.len()) + 1;
+        }
+        let mut lines = Vec::with_capacity(count);
+        for (at, drawn) in cache.iter().enumerate().skip(first) {
+            if at > first {
                 lines.push(Line::default());
             }
-            lines.extend(cache[at].lines.iter().cloned());
+            if let Some(drawn) = drawn {
+                lines.extend(drawn.lines.iter().cloned());
+            }
         }
         lines
     }
@@ -161,6 +171,7 @@ fn draw_transcript(frame: &mut Frame<'_>, screen: &Screen<'_>, rendered: &Render
         area.width,
         screen.app.expanded,
         screen.theme,
+        usize::from(area.height) + usize::from(screen.app.scroll),
     );
     if lines.is_empty() {
         lines.push(Line::from(Span::styled(
@@ -500,6 +511,31 @@ mod tests {
                     .expect("drawn");
             }
         }
+    }
+
+    #[test]
+    fn only_the_entries_that_fill_the_screen_are_laid_out() {
+        let entries: Vec<Entry> = (0..1_000)
+            .map(|n| Entry::Notice {
+                text: format!("notice {n}"),
+                error: false,
+            })
+            .collect();
+        let rendered = Rendered::default();
+        let lines = rendered.lines(&entries, 40, false, &Theme::plain(), 6);
+        let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            ["notice 997", "", "notice 998", "", "notice 999"],
+            "the last entries, whole, with a blank line between"
+        );
+        let drawn = rendered
+            .entries
+            .borrow()
+            .iter()
+            .filter(|d| d.is_some())
+            .count();
+        assert_eq!(drawn, 3, "entries above the screen are not rendered");
     }
 
     #[test]

@@ -79,6 +79,9 @@ fn event_loop(
     let mut app = App::default();
     let rendered = Rendered::default();
     let mut changed = chat.handle.changed();
+    let mut watching = chat.handle.session_id().to_owned();
+    let mut snapshot = Transcript::default();
+    let mut stale = true;
     let mut dirty = true;
     let mut drawn = Instant::now() - FRAME;
     let mut tick = 0usize;
@@ -88,16 +91,31 @@ fn event_loop(
         if stop.try_recv().is_ok() {
             return Ok(());
         }
+        // `/resume` swaps the conversation: its changes are the ones to watch.
+        if chat.handle.session_id() != watching {
+            watching = chat.handle.session_id().to_owned();
+            changed = chat.handle.changed();
+            stale = true;
+        }
         if changed.has_changed().unwrap_or(false) {
             changed.mark_unchanged();
+            stale = true;
+        }
+        // Copied only when it changed: a long conversation is not cloned every frame.
+        if stale {
+            snapshot = chat
+                .handle
+                .transcript()
+                .lock()
+                .map(|t| t.clone())
+                .unwrap_or_default();
+            stale = false;
             dirty = true;
         }
         for update in runs.updates() {
             dirty = true;
             follow_run(chat, runs, update, &mut run_wait);
         }
-        let transcript = chat.handle.transcript();
-        let snapshot: Transcript = transcript.lock().map(|t| t.clone()).unwrap_or_default();
         let asked = Asked::of(&snapshot, run_wait.as_ref());
         if asked != asked_before {
             app.reset_answer();

@@ -120,20 +120,9 @@ pub(super) fn check_model(adapter: &str, model: Option<&str>) -> Result<(), Chat
     Ok(())
 }
 
-/// `provider "chat" adapter="<adapter>"`: the adapter's defaults, its key (if any) read
-/// from its usual variable.
+/// `provider "chat" adapter="<adapter>"`: the adapter's defaults.
 pub(super) fn declaration(adapter: &str) -> ProviderDecl {
-    ProviderDecl {
-        name: Spanned::new("chat".to_owned(), Span::default()),
-        adapter: Spanned::new(adapter.to_owned(), Span::default()),
-        model: None,
-        base_url: None,
-        api_key_env: None,
-        cassette: None,
-        command: Vec::new(),
-        options: serde_json::Map::new(),
-        span: Span::default(),
-    }
+    ProviderDecl::bare("chat", adapter)
 }
 
 /// The variables an adapter's own tools read for their key and endpoint (`ANTHROPIC_API_KEY`
