@@ -1,7 +1,7 @@
 //! The terminal a full-screen face (`atomic ui`, `atomic chat`) takes: raw mode and the
 //! alternate screen held by a [`Guard`] that gives them back on every way out — return,
 //! error, panic (a hook) — and the wait for keys that sees a terminal hang up (crossterm
-//! would spin reading nothing), and SIGTERM turned into a request to stop.
+//! would spin reading nothing), and SIGTERM or a hang-up turned into a request to stop.
 
 use std::io::{self, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,16 +58,24 @@ pub(crate) fn wait_for_keys(timeout: Duration) -> io::Result<Input> {
     })
 }
 
-/// Calls `stop` on SIGTERM, so the loop ends and the terminal is given back. (SIGHUP keeps
-/// its default: the terminal is gone, and the process with it.)
-pub(crate) async fn on_sigterm(stop: impl FnOnce()) {
+/// Calls `stop` on SIGTERM or SIGHUP (the terminal closed), so the loop ends, the terminal
+/// is given back and what the face started is ended before it exits — killed by a hang-up,
+/// a chat's agent server would outlive it.
+pub(crate) async fn on_stop_signals(stop: impl FnOnce()) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            term.recv().await;
-            stop();
+        let (Ok(mut term), Ok(mut hangup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = hangup.recv() => {}
         }
+        stop();
     }
     #[cfg(not(unix))]
     drop(stop);

@@ -603,3 +603,98 @@ fn with_cli_on_path(bin: &std::path::Path) -> String {
         .to_string();
     format!("{dir}:{path}")
 }
+
+/// The terminal closing (SIGHUP) ends the chat the way quitting does: the OpenCode server it
+/// started does not outlive it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hang_up_leaves_no_agent_server_behind() {
+    let Some(opencode) = agent_cli("opencode", "opencode-ai") else {
+        return;
+    };
+    let fake = FakeAnthropic::start();
+    fake.set_fallback(Turn::text("Hello there."));
+    let project = CliProject::new();
+    project.write(
+        "opencode.json",
+        &json!({
+            "autoupdate": false,
+            "share": "disabled",
+            "provider": {"anthropic": {"options": {
+                "baseURL": format!("{}/v1", fake.url()),
+                "apiKey": SECRET,
+            }}},
+        })
+        .to_string(),
+    );
+    let mut env = isolated_env(&project);
+    env.push(("PATH".to_owned(), with_cli_on_path(&opencode)));
+    env.push(("OPENCODE_DISABLE_MODELS_FETCH".to_owned(), "1".to_owned()));
+    env.push(("OPENCODE_DISABLE_LSP_DOWNLOAD".to_owned(), "1".to_owned()));
+    tokio::task::spawn_blocking(move || {
+        let tty = Tty::start_with(
+            &project,
+            "exec {atomic} chat --provider opencode --model anthropic/claude-sonnet-4-5",
+            100,
+            30,
+            true,
+            &env,
+        );
+        let Some(mut tty) = tty else { return };
+        say(&mut tty, "Hi");
+        tty.wait_for("the reply", |screen| {
+            screen.contains("Hello there.") && !screen.contains("working")
+        });
+        let root = std::fs::canonicalize(project.path()).expect("the project");
+        let running = working_in(&root);
+        assert!(
+            running
+                .iter()
+                .any(|(_, command)| command.contains("opencode")),
+            "the OpenCode server runs in the project while the chat is open: {running:?}"
+        );
+        // Killing `script` closes the terminal: the chat gets SIGHUP.
+        tty.child.kill().expect("kill script");
+        let _ = tty.child.wait();
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            let left = working_in(&root);
+            if left.is_empty() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still running in the project after the hang-up: {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await
+    .expect("the chat ran");
+}
+
+/// The processes whose working directory is `dir` (their pid and command line).
+fn working_in(dir: &std::path::Path) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dir))
+        .filter(|pid| {
+            // A zombie is gone already; only its entry waits for its parent.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                !stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+        })
+        .map(|pid| {
+            let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            (pid, String::from_utf8_lossy(&command).replace('\0', " "))
+        })
+        .collect()
+}

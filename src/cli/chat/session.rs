@@ -19,7 +19,7 @@ use super::runs::{self, RunUpdate, Runs};
 use super::slash::{self, Catalogue};
 use super::transcript::{Entry, Question, QuestionItem, QuestionOption, RunWait, Transcript};
 use crate::cli::project::Project;
-use crate::cli::tty::{Guard, Input, on_sigterm, wait_for_keys};
+use crate::cli::tty::{Guard, Input, on_stop_signals, wait_for_keys};
 use crate::view::RunPhase;
 
 /// The shortest time between two frames.
@@ -50,7 +50,7 @@ pub(super) struct Chat {
 pub(super) fn run(runtime: &tokio::runtime::Runtime, chat: Chat) -> io::Result<()> {
     let mut chat = chat;
     let (stop_sender, stop) = mpsc::channel::<()>();
-    let signals = runtime.spawn(on_sigterm(move || {
+    let signals = runtime.spawn(on_stop_signals(move || {
         let _ = stop_sender.send(());
     }));
     let mut runs = Runs::new(chat.project.clone(), runtime.handle().clone());

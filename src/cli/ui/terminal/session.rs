@@ -18,7 +18,7 @@ use super::app::{App, Command, Screen};
 use super::draw;
 use super::loader::{self, Loaded, Target};
 use crate::cli::Exit;
-use crate::cli::tty::{Guard, Input, on_sigterm, wait_for_keys};
+use crate::cli::tty::{Guard, Input, on_stop_signals, wait_for_keys};
 use crate::cli::ui::{Watch, actions};
 use crate::store::RunId;
 use crate::workspace::snapshot::Snapshots;
@@ -38,7 +38,7 @@ pub(super) fn run(
     let (sender, loaded) = mpsc::channel();
     let reader = runtime.spawn(loader::poll(watch.clone(), targets, sender.clone()));
     let stopper = sender.clone();
-    let signals = runtime.spawn(on_sigterm(move || {
+    let signals = runtime.spawn(on_stop_signals(move || {
         let _ = stopper.send(Loaded::Stop);
     }));
     let actions = watch.actions();
