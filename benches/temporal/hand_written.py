@@ -3,7 +3,10 @@ the same workflows run by `atomic worker` (benches/temporal/run.sh runs both on 
 server). Each agent step is an activity returning its prompt (W5: after 50 ms), as atomic's
 `in-process` adapter does.
 
-    python hand_written.py ADDRESS w1|w3|w5 [--workers N]
+    python hand_written.py ADDRESS w1|w3|w5|w5-local [--workers N]
+
+`w5-local` is W5 with each step a local activity, as atomic runs a call to its `in-process`
+provider (a provider that only computes inside the worker).
 
 Prints the wall time from start to result, in milliseconds. With `--workers N`, N - 1 more
 worker processes poll the same task queue (`hand_written.py ADDRESS worker QUEUE`).
@@ -77,14 +80,37 @@ class Fan:
         return len(results)
 
 
-CASES = {"w1": (Chain, 1000), "w3": (Loop, 1000), "w5": (Fan, 200)}
+@workflow.defn
+class FanLocal:
+    """W5 with local activities: 200 agent steps of 50 ms, at most 16 at a time."""
+
+    @workflow.run
+    async def run(self, items: int) -> int:
+        gate = asyncio.Semaphore(16)
+
+        async def one(i: int) -> str:
+            async with gate:
+                return await workflow.execute_local_activity(
+                    slow_agent, f"item {i}", start_to_close_timeout=TIMEOUT
+                )
+
+        results = await asyncio.gather(*(one(i) for i in range(items)))
+        return len(results)
+
+
+CASES = {
+    "w1": (Chain, 1000),
+    "w3": (Loop, 1000),
+    "w5": (Fan, 200),
+    "w5-local": (FanLocal, 200),
+}
 
 
 def worker(client: Client, queue: str) -> Worker:
     return Worker(
         client,
         task_queue=queue,
-        workflows=[Chain, Loop, Fan],
+        workflows=[Chain, Loop, Fan, FanLocal],
         activities=[agent, slow_agent],
         max_concurrent_activities=100,
     )

@@ -46,6 +46,10 @@ impl Provider for Budgeted {
         self.inner.can_compact()
     }
 
+    fn is_instant(&self) -> bool {
+        self.inner.is_instant()
+    }
+
     fn run<'a>(
         &'a self,
         request: &'a AgentRequest,

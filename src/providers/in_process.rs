@@ -175,6 +175,10 @@ impl Provider for InProcess {
         ADAPTER
     }
 
+    fn is_instant(&self) -> bool {
+        true
+    }
+
     fn run<'a>(
         &'a self,
         request: &'a AgentRequest,

@@ -21,6 +21,13 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether a call only computes inside atomic's own process (no process, no network,
+    /// no file), so running it again changes nothing outside: on Temporal such a call is a
+    /// local activity on the workflow's worker, without the server's two round trips.
+    fn is_instant(&self) -> bool {
+        false
+    }
+
     /// Runs one call, streaming events into `events`, and returns the reply. Dropping the
     /// future cancels the call cleanly.
     fn run<'a>(

@@ -140,6 +140,11 @@ impl Provider for Replay {
         ADAPTER
     }
 
+    /// The cassette is read once, when the provider is built: a call reads memory only.
+    fn is_instant(&self) -> bool {
+        true
+    }
+
     fn run<'a>(
         &'a self,
         request: &'a AgentRequest,

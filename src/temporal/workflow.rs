@@ -7,7 +7,7 @@
 //! lets those in flight finish and commit, and carries its store to the next execution,
 //! which resumes it from its checkpoint.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,8 +21,8 @@ use futures_util::{FutureExt, StreamExt};
 use temporalio_macros::{workflow, workflow_methods};
 use temporalio_sdk::{
     ActivityExecutionError, ActivityOptions, CancellableFuture, ContinueAsNewOptions,
-    SyncWorkflowContext, TimerResult, WorkflowContext, WorkflowContextView, WorkflowResult,
-    WorkflowTermination,
+    LocalActivityOptions, SyncWorkflowContext, TimerResult, WorkflowContext, WorkflowContextView,
+    WorkflowResult, WorkflowTermination,
 };
 
 use super::activities::Activities;
@@ -174,6 +174,22 @@ impl AtomicRun {
                 (name, can)
             })
             .collect();
+        // Calls that only compute inside the worker run as local activities (decided from
+        // the plan's providers, alike on every worker, so a replay issues the same commands).
+        let instant: HashSet<String> = prepared
+            .plan
+            .workflow()
+            .providers
+            .iter()
+            .map(|declared| &declared.name.value)
+            .filter(|name| {
+                prepared
+                    .providers
+                    .get(name)
+                    .is_some_and(|provider| provider.is_instant())
+            })
+            .cloned()
+            .collect();
         let executor = TemporalExecutor::new(
             &start.run_id,
             effects_in,
@@ -212,7 +228,7 @@ impl AtomicRun {
             ))
         };
         loop {
-            let driven = drive(ctx, next, &mut effects, &now_ms, &run_ctx).await;
+            let driven = drive(ctx, next, &mut effects, &now_ms, &run_ctx, &instant).await;
             let outcome = match driven {
                 Driven::Quiescent => {
                     let carried = store
@@ -390,6 +406,7 @@ async fn drive(
     effects: &mut mpsc::UnboundedReceiver<Effect>,
     now_ms: &AtomicU64,
     run_ctx: &RunContext,
+    instant: &HashSet<String>,
 ) -> Driven {
     let woken = Arc::new(Flag::default());
     let waker = futures::task::waker(Arc::clone(&woken));
@@ -413,7 +430,7 @@ async fn drive(
                 if long {
                     held.push(effect);
                 } else {
-                    in_flight.push(InFlight::start(ctx, effect));
+                    in_flight.push(InFlight::start(ctx, effect, instant));
                 }
             }
             // Each effect still wanted is polled; one nobody waits for is cancelled.
@@ -461,8 +478,24 @@ enum InFlight<'a> {
 }
 
 impl<'a> InFlight<'a> {
-    fn start(ctx: &'a WorkflowContext<AtomicRun>, effect: Effect) -> Self {
+    /// Starts `effect`: an activity any worker may pick up, or a local activity on this
+    /// worker for what is instant (a file of the run's; a call to an `instant` provider),
+    /// whose result is recorded with the workflow task, without the server's round trips to
+    /// schedule, start and complete an activity.
+    fn start(
+        ctx: &'a WorkflowContext<AtomicRun>,
+        effect: Effect,
+        instant: &HashSet<String>,
+    ) -> Self {
         match effect {
+            Effect::Agent(call, reply) if instant.contains(&call.provider) => Self::Agent(
+                Box::pin(ctx.execute_local_activity(
+                    Activities::agent,
+                    *call,
+                    local_activity_options(),
+                )),
+                Some(reply),
+            ),
             Effect::Agent(call, reply) => Self::Agent(
                 Box::pin(ctx.execute_activity(Activities::agent, *call, activity_options())),
                 Some(reply),
@@ -472,7 +505,11 @@ impl<'a> InFlight<'a> {
                 Some(reply),
             ),
             Effect::File(call, reply) => Self::File(
-                Box::pin(ctx.execute_activity(Activities::file, call, activity_options())),
+                Box::pin(ctx.execute_local_activity(
+                    Activities::file,
+                    call,
+                    local_activity_options(),
+                )),
                 Some(reply),
             ),
             Effect::Timer(duration, reply) => {
@@ -539,14 +576,29 @@ fn step<T, R>(
 /// a dead worker's step moves to another within [`HEARTBEAT_TIMEOUT`]; only such losses
 /// are retried by Temporal (a step's own failures come back as results, for its `retry`).
 fn activity_options() -> ActivityOptions {
-    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(7 * 24 * 3600))
+    ActivityOptions::with_start_to_close_timeout(EFFECT_TIMEOUT)
         .heartbeat_timeout(HEARTBEAT_TIMEOUT)
-        .retry_policy(
-            temporalio_common::RetryPolicy::builder()
-                .initial_interval(Duration::from_millis(200))
-                .maximum_interval(Duration::from_secs(5))
-                .maximum_attempts(20)
-                .build(),
-        )
+        .retry_policy(retry_policy())
+        .build()
+}
+
+/// A local activity runs on the worker holding the workflow task, which beats for it; a
+/// worker lost mid-task runs it again (it only computes, or rewrites the same file).
+fn local_activity_options() -> LocalActivityOptions {
+    LocalActivityOptions::builder()
+        .start_to_close_timeout(EFFECT_TIMEOUT)
+        .retry_policy(retry_policy())
+        .build()
+}
+
+/// How long an effect may run: node timeouts are the interpreter's own timers.
+const EFFECT_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Retries for an effect whose worker was lost (its own failures are results).
+fn retry_policy() -> temporalio_common::RetryPolicy {
+    temporalio_common::RetryPolicy::builder()
+        .initial_interval(Duration::from_millis(200))
+        .maximum_interval(Duration::from_secs(5))
+        .maximum_attempts(20)
         .build()
 }

@@ -2,6 +2,7 @@
 //! query) go to the same reporter a local run uses, so the output, `--stream` modes,
 //! summary and exit codes are a local run's. Ctrl-C cancels the run, as locally.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -52,6 +53,9 @@ pub(super) fn follow(
         }
     });
     let mut next = 0;
+    // The workflow's result, long-polled: it ends the wait between two queries as soon as
+    // the run's workflow closes, so the end is seen at once rather than at the next poll.
+    let mut closed: Option<Closing<'_>> = Some(Box::pin(temporal.result(id)));
     let mut cancelling = false;
     let mut noted = false;
     let result = runtime.block_on(async {
@@ -74,7 +78,7 @@ pub(super) fn follow(
                             target.task_queue
                         ));
                     }
-                    tokio::time::sleep(POLL_EVERY).await;
+                    pause(&mut closed).await;
                     continue;
                 }
             };
@@ -86,7 +90,7 @@ pub(super) fn follow(
                 continue;
             }
             let Some(run) = progress.run else {
-                tokio::time::sleep(POLL_EVERY).await;
+                pause(&mut closed).await;
                 continue;
             };
             if progress.paused {
@@ -108,7 +112,7 @@ pub(super) fn follow(
             {
                 return temporal.result(id).await;
             }
-            tokio::time::sleep(POLL_EVERY).await;
+            pause(&mut closed).await;
         }
     });
     listener.abort();
@@ -138,6 +142,21 @@ pub(super) fn follow(
     };
     eprint!("{}", summary.render());
     Ok(outcome)
+}
+
+/// The workflow's result, awaited.
+type Closing<'a> = Pin<Box<dyn Future<Output = Result<RunOutcome, String>> + Send + 'a>>;
+
+/// Waits [`POLL_EVERY`], or less when the workflow closes first (once; then `closed` is
+/// spent and only the time counts).
+async fn pause(closed: &mut Option<Closing<'_>>) {
+    let Some(closing) = closed.as_mut() else {
+        return tokio::time::sleep(POLL_EVERY).await;
+    };
+    tokio::select! {
+        () = tokio::time::sleep(POLL_EVERY) => {}
+        _ = closing => *closed = None,
+    }
 }
 
 /// The exit code of an outcome, as a local run's.

@@ -290,6 +290,66 @@ fn a_permission_request_pauses_the_run_and_is_answered_through_resume() {
     );
 }
 
+/// Calls to a provider that only computes inside atomic (here `in-process`) are local
+/// activities, recorded as markers with the workflow task; a tool, which acts outside, is
+/// still an activity any worker may take.
+#[test]
+fn instant_calls_are_local_activities_and_tools_are_activities() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "mixed.kdl",
+        &format!(
+            r#"workflow "mixed" {{
+    provider "echo" adapter="in-process" latency="20ms"
+    state {{
+        field "items" type="array" default="[1, 2, 3, 4, 5]"
+        field "replies" type="array" reduce="append" default="[]"
+        field "out" type="array" reduce="append" default="[]"
+    }}
+    parallel "fan" for-each="state.items" as="it" max-concurrency=2 {{
+        agent "ask" provider="echo" prompt="item {{{{ it }}}}" {{
+            output "replies"
+        }}
+    }}
+    {tool}
+}}
+"#,
+            tool = step("after", "after", "0", "7", "out"),
+        ),
+    );
+    cluster.worker(&project, "mixed", "one");
+    let output = cluster.atomic(&project, "mixed", &["run", "mixed.kdl"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run = super::run_id(&output);
+    let shown = cluster.show(&project, "mixed", &run);
+    let mut replies: Vec<String> = shown["state"]["replies"]
+        .as_array()
+        .expect("the replies")
+        .iter()
+        .map(|reply| reply.as_str().unwrap_or_default().to_owned())
+        .collect();
+    replies.sort();
+    assert_eq!(replies, ["item 1", "item 2", "item 3", "item 4", "item 5"]);
+    assert_eq!(shown["state"]["out"], serde_json::json!([7]));
+
+    let history = cluster.history(&run);
+    let count = |kind: &str| history.iter().filter(|event| event.ends_with(kind)).count();
+    assert_eq!(
+        count("MARKER_RECORDED"),
+        5,
+        "one marker per call: {history:?}"
+    );
+    assert_eq!(
+        count("ACTIVITY_TASK_SCHEDULED"),
+        1,
+        "the tool alone is an activity: {history:?}"
+    );
+    assert_eq!(lines(&project, "out.txt"), ["after one"]);
+}
+
 #[test]
 fn cancel_stops_a_run_and_its_step_in_flight() {
     let Some(mut cluster) = Cluster::start() else {

@@ -223,6 +223,28 @@ impl Cluster {
             .expect("run atomic")
     }
 
+    /// The types of the events in run `run`'s workflow history (`EVENT_TYPE_…`).
+    pub(crate) fn history(&self, run: &str) -> Vec<String> {
+        let cli = temporal_cli().expect("the CLI started the server");
+        let shown = Command::new(&cli)
+            .args(["workflow", "show", "--workflow-id", run, "-o", "json"])
+            .args(["--address", &self.address])
+            .output()
+            .expect("temporal workflow show");
+        assert!(
+            shown.status.success(),
+            "{}",
+            String::from_utf8_lossy(&shown.stderr)
+        );
+        let shown: Value = serde_json::from_slice(&shown.stdout).expect("a history as JSON");
+        shown["events"]
+            .as_array()
+            .expect("the history's events")
+            .iter()
+            .filter_map(|event| event["eventType"].as_str().map(str::to_owned))
+            .collect()
+    }
+
     /// `atomic runs show RUN --temporal … --json`.
     pub(crate) fn show(&self, project: &CliProject, queue: &str, run: &str) -> Value {
         let output = self.atomic(project, queue, &["runs", "show", run, "--json"]);
