@@ -410,6 +410,31 @@ mod tests {
         assert!(!leftover.exists(), "a late leftover stayed");
     }
 
+    /// A group gone before `ended` first looks (here within the reaper's first 50 ms nap)
+    /// is forgotten by it with its leftovers, not left to a reaper round a caller about to
+    /// exit would never see.
+    #[tokio::test]
+    async fn ended_removes_the_leftovers_of_a_group_already_gone() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let leftover = dir.path().join("tmp");
+        std::fs::create_dir(&leftover).expect("made");
+        let mut child = local()
+            .spawn(sh("sleep 30 & exit 0").stdin(Stdio::Null))
+            .expect("sh starts");
+        child.remove_when_gone(&leftover);
+        child.wait().await.expect("the leader exits");
+        let pgid = child.group.expect("a group");
+        // The sleep is left in the group: ending it is SIGTERM, and it goes at once.
+        child.end();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !groups::is_gone(pgid) {
+            assert!(Instant::now() < deadline, "the group never went");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        crate::process::ended().await;
+        assert!(!leftover.exists(), "the leftover stayed");
+    }
+
     #[tokio::test]
     async fn keeps_the_stderr_tail_and_times_out() {
         let mut child = local()

@@ -273,6 +273,9 @@ pub async fn ended() {
         sweep(Signal::Term);
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Gone, perhaps before the first look: forgotten now with their leftovers removed,
+    // not on the reaper's next round, which a caller about to exit would not see.
+    reap(Instant::now());
 }
 
 /// SIGKILL to every group (and its strays), live or ending: for a forced quit, just before

@@ -100,6 +100,9 @@ async fn call(
     let events = Mutex::new(Vec::new());
     let sink = |event: AgentEvent| events.lock().expect("events lock").push(event);
     let result = within(CALL_LIMIT, provider.run(request, &sink)).await;
+    // The agent's group is ending (its node children may outlive it by a moment): wait
+    // until it is gone, so its private temp directory is removed before the test exits.
+    atomic::process::ended().await;
     let events = events.into_inner().expect("events lock");
     crate::support::assert_contract(provider.adapter(), &events, &result);
     (result, events)
