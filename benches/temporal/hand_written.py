@@ -3,10 +3,10 @@ the same workflows run by `atomic worker` (benches/temporal/run.sh runs both on 
 server). Each agent step is an activity returning its prompt (W5: after 50 ms), as atomic's
 `in-process` adapter does.
 
-    python hand_written.py ADDRESS w1|w3|w5|w5-local [--workers N]
+    python hand_written.py ADDRESS w1|w3|w5|w1-local|w3-local|w5-local [--workers N]
 
-`w5-local` is W5 with each step a local activity, as atomic runs a call to its `in-process`
-provider (a provider that only computes inside the worker).
+`w1-local`, `w3-local` and `w5-local` are the same workflows with each step a local activity,
+as atomic runs a call to its `in-process` provider (one that only computes inside the worker).
 
 Prints the wall time from start to result, in milliseconds. With `--workers N`, N - 1 more
 worker processes poll the same task queue (`hand_written.py ADDRESS worker QUEUE`).
@@ -81,6 +81,36 @@ class Fan:
 
 
 @workflow.defn
+class ChainLocal:
+    """W1 with local activities."""
+
+    @workflow.run
+    async def run(self, steps: int) -> int:
+        done = 0
+        for i in range(steps):
+            await workflow.execute_local_activity(
+                agent, f"step {i}", start_to_close_timeout=TIMEOUT
+            )
+            done += 1
+        return done
+
+
+@workflow.defn
+class LoopLocal:
+    """W3 with local activities."""
+
+    @workflow.run
+    async def run(self, rounds: int) -> int:
+        n = 0
+        while n < rounds:
+            await workflow.execute_local_activity(
+                agent, f"round {n}", start_to_close_timeout=TIMEOUT
+            )
+            n += 1
+        return n
+
+
+@workflow.defn
 class FanLocal:
     """W5 with local activities: 200 agent steps of 50 ms, at most 16 at a time."""
 
@@ -102,6 +132,8 @@ CASES = {
     "w1": (Chain, 1000),
     "w3": (Loop, 1000),
     "w5": (Fan, 200),
+    "w1-local": (ChainLocal, 1000),
+    "w3-local": (LoopLocal, 1000),
     "w5-local": (FanLocal, 200),
 }
 
@@ -110,7 +142,7 @@ def worker(client: Client, queue: str) -> Worker:
     return Worker(
         client,
         task_queue=queue,
-        workflows=[Chain, Loop, Fan, FanLocal],
+        workflows=[Chain, Loop, Fan, ChainLocal, LoopLocal, FanLocal],
         activities=[agent, slow_agent],
         max_concurrent_activities=100,
     )

@@ -5,8 +5,8 @@
 # same dev server, one after the other, in one run. Each agent step is an activity: atomic's
 # `in-process` adapter (an echo, W5 after 50 ms), the Python activity returning its prompt.
 # atomic runs a call to `in-process` (which only computes inside the worker) as a local
-# activity, so Python's W5 runs twice: with activities (`w5`) and with local activities
-# (`w5-local`, the same kind of step as atomic's).
+# activity, so each Python workflow runs twice: with activities (`w1`) and with local
+# activities (`w1-local`, the same kind of step as atomic's).
 #
 #   bash benches/temporal/run.sh [ROUNDS]      (default 3 rounds; the best of each is kept)
 #
@@ -111,9 +111,10 @@ for case in w1 w3 w5; do
     echo "atomic $case: ${result[atomic-$case]} ms"
     result[python-$case]="$(for _ in $(seq 1 "$rounds"); do python_ms "$case"; done | best)"
     echo "python $case: ${result[python-$case]} ms"
+    result[python-$case-local]="$(for _ in $(seq 1 "$rounds"); do python_ms "$case-local"; done | best)"
+    echo "python $case-local: ${result[python-$case-local]} ms"
+    result[atomic-$case-local]="${result[atomic-$case]}"
 done
-result[python-w5-local]="$(for _ in $(seq 1 "$rounds"); do python_ms w5-local; done | best)"
-echo "python w5-local: ${result[python-w5-local]} ms"
 start_workers "atomic-w5-two" 2
 result[atomic-w5-two]="$(for _ in $(seq 1 "$rounds"); do atomic_ms w5 atomic-w5-two; done | best)"
 echo "atomic w5, two workers: ${result[atomic-w5-two]} ms"
@@ -121,16 +122,15 @@ result[python-w5-two]="$(for _ in $(seq 1 "$rounds"); do python_ms w5 --workers 
 echo "python w5, two workers: ${result[python-w5-two]} ms"
 result[python-w5-local-two]="$(for _ in $(seq 1 "$rounds"); do python_ms w5-local --workers 2; done | best)"
 echo "python w5-local, two workers: ${result[python-w5-local-two]} ms"
-result[atomic-w5-local]="${result[atomic-w5]}"
 result[atomic-w5-local-two]="${result[atomic-w5-two]}"
 
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-16s %12s %12s %8s\n' case "atomic ms" "python ms" ratio
-for case in w1 w3 w5 w5-two w5-local w5-local-two; do
+for case in w1 w3 w5 w5-two w1-local w3-local w5-local w5-local-two; do
     a="${result[atomic-$case]}"; p="${result[python-$case]}"
     printf '%-16s %12s %12s %8s\n' "$case" "$a" "$p" "$(awk -v a="$a" -v p="$p" 'BEGIN { printf "%.2f", a / p }')"
 done
-echo "(w5 and w5-two compare atomic's local activities with Python's activities; w5-local, local with local)"
+echo "(w1…w5-two: atomic's local activities against Python's activities; *-local: local against local)"
 ideal() { awk -v a="$1" 'BEGIN { printf "%.2f", a / 650 }'; }
-echo "per step: w1 $(awk -v a="${result[atomic-w1]}" 'BEGIN { printf "%.1f", a / 1000 }') ms (python $(awk -v p="${result[python-w1]}" 'BEGIN { printf "%.1f", p / 1000 }') ms)"
+echo "per step: w1 $(awk -v a="${result[atomic-w1]}" 'BEGIN { printf "%.2f", a / 1000 }') ms (python $(awk -v p="${result[python-w1]}" 'BEGIN { printf "%.2f", p / 1000 }') ms, local $(awk -v p="${result[python-w1-local]}" 'BEGIN { printf "%.2f", p / 1000 }') ms)"
 echo "w5 against the ideal 650 ms (13 waves of 50 ms), two workers: atomic $(ideal "${result[atomic-w5-two]}")x, python $(ideal "${result[python-w5-two]}")x with activities, $(ideal "${result[python-w5-local-two]}")x with local activities"

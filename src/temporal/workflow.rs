@@ -48,8 +48,12 @@ const HISTORY_LIMIT: u32 = 8_000;
 /// worker (activities beat every [`super::activities::BEAT_EVERY`]).
 const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The most events one `progress` query returns (a follower asks again for the rest).
-const EVENTS_PER_QUERY: usize = 2_000;
+/// About the most bytes of events one `progress` query returns (a follower asks again for
+/// the rest): a bound by size, not count, keeps the answer far below gRPC's 4 MB message
+/// limit whatever the events hold, and lets a follower that fell behind (the events of
+/// many local activities arrive with one workflow task) catch up in few queries — a
+/// closed workflow's query is answered by replaying its history.
+const EVENT_BYTES_PER_QUERY: usize = 1 << 20;
 
 /// The workflow. Its fields are what the queries and the update read; the run itself is
 /// driven by [`AtomicRun::run`].
@@ -309,7 +313,19 @@ impl AtomicRun {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let from = usize::try_from(since.saturating_sub(live.events.before)).unwrap_or(usize::MAX);
         let from = from.min(events.len());
-        let to = (from + EVENTS_PER_QUERY).min(events.len());
+        let mut sent = Vec::new();
+        let mut bytes = 0;
+        for event in &events[from..] {
+            let value = serde_json::to_value(event).unwrap_or_default();
+            let mut counted = Counted::default();
+            let _ = serde_json::to_writer(&mut counted, &value);
+            if !sent.is_empty() && bytes + counted.0 > EVENT_BYTES_PER_QUERY {
+                break;
+            }
+            bytes += counted.0;
+            sent.push(value);
+        }
+        let to = from + sent.len();
         let paused = live.paused.is_some();
         let settled = paused
             || run
@@ -317,10 +333,7 @@ impl AtomicRun {
                 .is_some_and(|run| !matches!(run.status, RunStatus::Running));
         Progress {
             run,
-            events: events[from..to]
-                .iter()
-                .map(|event| serde_json::to_value(event).unwrap_or_default())
-                .collect(),
+            events: sent,
             next: live.events.before + to as u64,
             total: live.events.before + events.len() as u64,
             state: if settled { live.state() } else { Map::new() },
@@ -372,6 +385,21 @@ impl AtomicRun {
         if let Some(live) = &mut self.run {
             live.paused = None;
         }
+    }
+}
+
+/// A writer that only counts the bytes written to it.
+#[derive(Default)]
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
