@@ -44,6 +44,9 @@ use crate::store::{MemoryStore, PendingWait, RunId, RunStatus, Store};
 /// stops at 51,200), or when the server suggests it.
 const HISTORY_LIMIT: u32 = 8_000;
 
+/// The patch under which instant effects are local activities (see [`InFlight::start`]).
+const LOCAL_INSTANT_EFFECTS: &str = "atomic-local-instant-effects";
+
 /// How long an activity may go without a heartbeat before Temporal gives it to another
 /// worker (activities beat every [`super::activities::BEAT_EVERY`]).
 const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -515,15 +518,20 @@ impl<'a> InFlight<'a> {
         effect: Effect,
         instant: &HashSet<String>,
     ) -> Self {
+        // Runs started before instant effects became local activities replay as they ran:
+        // without the patch's marker in their history, `patched` is false for them.
+        let local = |ctx: &WorkflowContext<AtomicRun>| ctx.patched(LOCAL_INSTANT_EFFECTS);
         match effect {
-            Effect::Agent(call, reply) if instant.contains(&call.provider) => Self::Agent(
-                Box::pin(ctx.execute_local_activity(
-                    Activities::agent,
-                    *call,
-                    local_activity_options(),
-                )),
-                Some(reply),
-            ),
+            Effect::Agent(call, reply) if instant.contains(&call.provider) && local(ctx) => {
+                Self::Agent(
+                    Box::pin(ctx.execute_local_activity(
+                        Activities::agent,
+                        *call,
+                        local_activity_options(),
+                    )),
+                    Some(reply),
+                )
+            }
             Effect::Agent(call, reply) => Self::Agent(
                 Box::pin(ctx.execute_activity(Activities::agent, *call, activity_options())),
                 Some(reply),
@@ -532,12 +540,16 @@ impl<'a> InFlight<'a> {
                 Box::pin(ctx.execute_activity(Activities::command, *call, activity_options())),
                 Some(reply),
             ),
-            Effect::File(call, reply) => Self::File(
+            Effect::File(call, reply) if local(ctx) => Self::File(
                 Box::pin(ctx.execute_local_activity(
                     Activities::file,
                     call,
                     local_activity_options(),
                 )),
+                Some(reply),
+            ),
+            Effect::File(call, reply) => Self::File(
+                Box::pin(ctx.execute_activity(Activities::file, call, activity_options())),
                 Some(reply),
             ),
             Effect::Timer(duration, reply) => {

@@ -338,9 +338,14 @@ fn instant_calls_are_local_activities_and_tools_are_activities() {
     let history = cluster.history(&run);
     let count = |kind: &str| history.iter().filter(|event| event.ends_with(kind)).count();
     assert_eq!(
-        count("MARKER_RECORDED"),
+        count("MARKER_RECORDED core_local_activity"),
         5,
         "one marker per call: {history:?}"
+    );
+    assert_eq!(
+        count("MARKER_RECORDED core_patch"),
+        1,
+        "the run says it was made with local activities: {history:?}"
     );
     assert_eq!(
         count("ACTIVITY_TASK_SCHEDULED"),

@@ -223,7 +223,8 @@ impl Cluster {
             .expect("run atomic")
     }
 
-    /// The types of the events in run `run`'s workflow history (`EVENT_TYPE_…`).
+    /// The types of the events in run `run`'s workflow history (`EVENT_TYPE_…`), a
+    /// marker's followed by its name (`EVENT_TYPE_MARKER_RECORDED core_local_activity`).
     pub(crate) fn history(&self, run: &str) -> Vec<String> {
         let cli = temporal_cli().expect("the CLI started the server");
         let shown = Command::new(&cli)
@@ -241,7 +242,15 @@ impl Cluster {
             .as_array()
             .expect("the history's events")
             .iter()
-            .filter_map(|event| event["eventType"].as_str().map(str::to_owned))
+            .filter_map(|event| {
+                let kind = event["eventType"].as_str()?;
+                Some(
+                    match event["markerRecordedEventAttributes"]["markerName"].as_str() {
+                        Some(marker) => format!("{kind} {marker}"),
+                        None => kind.to_owned(),
+                    },
+                )
+            })
             .collect()
     }
 
