@@ -36,15 +36,24 @@ async def slow_agent(prompt: str) -> str:
     return prompt
 
 
+async def step(activity_fn, prompt: str, local: bool) -> str:
+    """One agent step: an activity, or a local activity (as atomic runs `in-process`)."""
+    if local:
+        return await workflow.execute_local_activity(
+            activity_fn, prompt, start_to_close_timeout=TIMEOUT
+        )
+    return await workflow.execute_activity(activity_fn, prompt, start_to_close_timeout=TIMEOUT)
+
+
 @workflow.defn
 class Chain:
     """W1: 1,000 agent steps, one after another."""
 
     @workflow.run
-    async def run(self, steps: int) -> int:
+    async def run(self, size: int, local: bool) -> int:
         done = 0
-        for i in range(steps):
-            await workflow.execute_activity(agent, f"step {i}", start_to_close_timeout=TIMEOUT)
+        for i in range(size):
+            await step(agent, f"step {i}", local)
             done += 1
         return done
 
@@ -54,10 +63,10 @@ class Loop:
     """W3: a loop of an agent step and a state update, 1,000 rounds."""
 
     @workflow.run
-    async def run(self, rounds: int) -> int:
+    async def run(self, size: int, local: bool) -> int:
         n = 0
-        while n < rounds:
-            await workflow.execute_activity(agent, f"round {n}", start_to_close_timeout=TIMEOUT)
+        while n < size:
+            await step(agent, f"round {n}", local)
             n += 1
         return n
 
@@ -67,74 +76,25 @@ class Fan:
     """W5: 200 agent steps of 50 ms, at most 16 at a time."""
 
     @workflow.run
-    async def run(self, items: int) -> int:
+    async def run(self, size: int, local: bool) -> int:
         gate = asyncio.Semaphore(16)
 
         async def one(i: int) -> str:
             async with gate:
-                return await workflow.execute_activity(
-                    slow_agent, f"item {i}", start_to_close_timeout=TIMEOUT
-                )
+                return await step(slow_agent, f"item {i}", local)
 
-        results = await asyncio.gather(*(one(i) for i in range(items)))
+        results = await asyncio.gather(*(one(i) for i in range(size)))
         return len(results)
 
 
-@workflow.defn
-class ChainLocal:
-    """W1 with local activities."""
-
-    @workflow.run
-    async def run(self, steps: int) -> int:
-        done = 0
-        for i in range(steps):
-            await workflow.execute_local_activity(
-                agent, f"step {i}", start_to_close_timeout=TIMEOUT
-            )
-            done += 1
-        return done
-
-
-@workflow.defn
-class LoopLocal:
-    """W3 with local activities."""
-
-    @workflow.run
-    async def run(self, rounds: int) -> int:
-        n = 0
-        while n < rounds:
-            await workflow.execute_local_activity(
-                agent, f"round {n}", start_to_close_timeout=TIMEOUT
-            )
-            n += 1
-        return n
-
-
-@workflow.defn
-class FanLocal:
-    """W5 with local activities: 200 agent steps of 50 ms, at most 16 at a time."""
-
-    @workflow.run
-    async def run(self, items: int) -> int:
-        gate = asyncio.Semaphore(16)
-
-        async def one(i: int) -> str:
-            async with gate:
-                return await workflow.execute_local_activity(
-                    slow_agent, f"item {i}", start_to_close_timeout=TIMEOUT
-                )
-
-        results = await asyncio.gather(*(one(i) for i in range(items)))
-        return len(results)
-
-
+# case: (workflow, size, local activities)
 CASES = {
-    "w1": (Chain, 1000),
-    "w3": (Loop, 1000),
-    "w5": (Fan, 200),
-    "w1-local": (ChainLocal, 1000),
-    "w3-local": (LoopLocal, 1000),
-    "w5-local": (FanLocal, 200),
+    "w1": (Chain, 1000, False),
+    "w3": (Loop, 1000, False),
+    "w5": (Fan, 200, False),
+    "w1-local": (Chain, 1000, True),
+    "w3-local": (Loop, 1000, True),
+    "w5-local": (Fan, 200, True),
 }
 
 
@@ -142,7 +102,7 @@ def worker(client: Client, queue: str) -> Worker:
     return Worker(
         client,
         task_queue=queue,
-        workflows=[Chain, Loop, Fan, ChainLocal, LoopLocal, FanLocal],
+        workflows=[Chain, Loop, Fan],
         activities=[agent, slow_agent],
         max_concurrent_activities=100,
     )
@@ -155,7 +115,7 @@ async def main() -> None:
         await worker(client, sys.argv[3]).run()
         return
     workers = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--workers" else 1
-    flow, size = CASES[case]
+    flow, size, local = CASES[case]
     queue = f"py-{case}-{time.time_ns()}"
     extra = [
         await asyncio.create_subprocess_exec(sys.executable, __file__, address, "worker", queue)
@@ -165,7 +125,9 @@ async def main() -> None:
         # Let the other workers start polling.
         await asyncio.sleep(2 if extra else 0)
         begin = time.perf_counter()
-        await client.execute_workflow(flow.run, size, id=queue, task_queue=queue)
+        await client.execute_workflow(
+            flow.run, args=[size, local], id=queue, task_queue=queue
+        )
         print(f"{(time.perf_counter() - begin) * 1000:.0f}")
     for process in extra:
         process.kill()
