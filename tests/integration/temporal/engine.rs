@@ -355,6 +355,75 @@ fn instant_calls_are_local_activities_and_tools_are_activities() {
     assert_eq!(lines(&project, "out.txt"), ["after one"]);
 }
 
+/// A local activity lives in its workflow task: when the worker running it dies, the task
+/// goes to another worker, which runs the call again and goes on; the activity before it
+/// (a tool, recorded in the history) does not run again.
+#[test]
+fn a_worker_killed_during_a_local_activity_hands_it_to_another() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let project = CliProject::new();
+    project.write(
+        "slow.kdl",
+        &format!(
+            r#"workflow "slow" {{
+    provider "slow" adapter="in-process" latency="3s"
+    state {{
+        field "n" type="integer" default=0
+        field "reply" type="string" default=""
+    }}
+    {first}
+    agent "think" provider="slow" prompt="thought through" {{
+        output "reply"
+    }}
+    {last}
+}}
+"#,
+            first = step("s1", "step-1", "0", "1", "n"),
+            last = step("s2", "step-2", "0", "2", "n"),
+        ),
+    );
+    cluster.worker(&project, "slow", "one");
+    let run = detached(&cluster.atomic(&project, "slow", &["run", "slow.kdl", "--detach"]));
+    await_lines(&project, "out.txt", 1, Duration::from_secs(60));
+    // The call has started on worker one (it takes 3 s); worker one dies in it.
+    std::thread::sleep(Duration::from_millis(800));
+    cluster.worker(&project, "slow", "two");
+    cluster.kill_worker("one");
+    let followed = cluster.atomic(&project, "slow", &["resume", &run]);
+    assert_eq!(followed.status.code(), Some(0), "{}", stderr(&followed));
+
+    let shown = cluster.show(&project, "slow", &run);
+    assert_eq!(shown["state"]["reply"], "thought through", "{shown}");
+    assert_eq!(shown["state"]["n"], 2, "{shown}");
+    let written = lines(&project, "out.txt");
+    assert_eq!(
+        tally(&written),
+        BTreeMap::from([("step-1".to_owned(), 1), ("step-2".to_owned(), 1)]),
+        "the tools ran once each: {written:?}"
+    );
+    assert!(
+        written.iter().any(|line| line == "step-2 two"),
+        "worker two finished the run: {written:?}"
+    );
+    let history = cluster.history(&run);
+    assert!(
+        history
+            .iter()
+            .any(|event| event.ends_with("WORKFLOW_TASK_TIMED_OUT")),
+        "worker one's task, holding the call, was lost: {history:?}"
+    );
+    assert_eq!(
+        history
+            .iter()
+            .filter(|event| event.ends_with("core_local_activity"))
+            .count(),
+        1,
+        "the call is recorded once, by worker two: {history:?}"
+    );
+}
+
 #[test]
 fn cancel_stops_a_run_and_its_step_in_flight() {
     let Some(mut cluster) = Cluster::start() else {
