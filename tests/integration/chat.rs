@@ -698,3 +698,70 @@ fn working_in(dir: &std::path::Path) -> Vec<(u32, String)> {
         })
         .collect()
 }
+
+/// A command's `` !`cmd` `` runs off the view's thread: while it runs the chat answers keys,
+/// and Esc stops it, its process with it, before anything reaches the agent.
+#[test]
+fn a_slow_command_leaves_the_chat_alive_and_esc_stops_it() {
+    let fake = FakeAnthropic::start();
+    fake.require_key(SECRET);
+    fake.set_fallback(Turn::text("Noted."));
+    let project = CliProject::new();
+    project.write(
+        ".claude/commands/slow.md",
+        "Context: !`sleep 24.713; echo late`\n",
+    );
+    let env = anthropic_env(&project, &fake.url());
+    let Some(mut tty) = Tty::start_with(
+        &project,
+        "exec {atomic} chat --provider anthropic --model claude-sonnet-4-5",
+        100,
+        30,
+        false,
+        &env,
+    ) else {
+        return;
+    };
+    tty.wait_for("the empty chat", |screen| screen.contains("anthropic"));
+    say(&mut tty, "/slow now");
+    tty.wait_for("the command running", |screen| {
+        screen.contains("running `/slow now`")
+    });
+    assert!(sleeping(), "the command's process runs");
+    tty.type_keys("still here");
+    tty.wait_for("the keys typed meanwhile", |screen| {
+        screen.contains("still here")
+    });
+    tty.type_keys("\u{1b}");
+    tty.wait_for("the command stopped", |screen| {
+        screen.contains("stopped `/slow now`")
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while sleeping() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stopped command's process still runs"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The text typed meanwhile is still there: the first Ctrl-C clears it.
+    assert!(tty.text().contains("still here"), "{}", tty.text());
+    tty.type_keys(CTRL_C);
+    tty.wait_for("the input cleared", |screen| !screen.contains("still here"));
+    quit(tty);
+    assert!(
+        fake.requests().is_empty(),
+        "nothing reached the agent: {:?}",
+        fake.requests().len()
+    );
+}
+
+/// Whether the slow command's `sleep` runs.
+fn sleeping() -> bool {
+    std::fs::read_dir("/proc").is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains("24.713"))
+        })
+    })
+}

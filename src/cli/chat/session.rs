@@ -87,6 +87,7 @@ fn event_loop(
     let mut tick = 0usize;
     let mut run_wait: Option<RunWait> = None;
     let mut asked_before: Option<Asked> = None;
+    let mut expanding: Option<Expanding> = None;
     loop {
         if stop.try_recv().is_ok() {
             return Ok(());
@@ -111,6 +112,20 @@ fn event_loop(
                 .unwrap_or_default();
             stale = false;
             dirty = true;
+        }
+        if expanding.as_ref().is_some_and(|e| e.task.is_finished())
+            && let Some(mut done) = expanding.take()
+        {
+            dirty = true;
+            let parsed = runtime.block_on(&mut done.task).unwrap_or_else(|error| {
+                Err(slash::SlashError::new(format!(
+                    "`{}` stopped: {error}",
+                    done.line
+                )))
+            });
+            if let Some(quit) = act(runtime, chat, runs, &mut app, &done.line, parsed) {
+                return quit;
+            }
         }
         for update in runs.updates() {
             dirty = true;
@@ -153,9 +168,12 @@ fn event_loop(
         }
         while event::poll(Duration::ZERO)? {
             let action = match event::read()? {
-                Event::Key(key) if key.kind != KeyEventKind::Release => {
-                    app.key(key, asked.as_ref(), snapshot.busy, &chat.catalogue)
-                }
+                Event::Key(key) if key.kind != KeyEventKind::Release => app.key(
+                    key,
+                    asked.as_ref(),
+                    snapshot.busy || expanding.is_some(),
+                    &chat.catalogue,
+                ),
                 Event::Paste(text) => {
                     app.paste(&text, &chat.catalogue);
                     None
@@ -166,7 +184,18 @@ fn event_loop(
             let Some(action) = action else { continue };
             match action {
                 Action::Quit => return Ok(()),
-                Action::Interrupt => chat.handle.send(Command::Interrupt),
+                // Esc stops a command's `!cmd` still running (its processes end with it)
+                // before it stops the agent.
+                Action::Interrupt => match expanding.take() {
+                    Some(stopped) => {
+                        stopped.task.abort();
+                        chat.handle.send(Command::Note(Entry::Notice {
+                            text: format!("stopped `{}`", stopped.line),
+                            error: false,
+                        }));
+                    }
+                    None => chat.handle.send(Command::Interrupt),
+                },
                 Action::Permission(answer) => chat.handle.send(Command::Permission(answer)),
                 Action::Answer(answers) => chat.handle.send(Command::Answer(answers)),
                 Action::AnswerWait { wait, answer } => match runs.answer(&wait, &answer) {
@@ -179,31 +208,84 @@ fn event_loop(
                     }
                     Err(message) => app.flash = Some(message),
                 },
-                Action::Send(line) => {
-                    if let Some(quit) = send(runtime, chat, runs, &mut app, &line) {
-                        return quit;
-                    }
+                Action::Send(line) if expanding.is_some() => {
+                    app.flash = Some(format!(
+                        "`{}` is still running its commands: wait, or Esc to stop it",
+                        expanding.as_ref().map_or("", |e| e.line.as_str())
+                    ));
+                    app.input.insert(&line);
                 }
+                Action::Send(line) => match start(runtime, chat, line) {
+                    Started::Done(line, parsed) => {
+                        if let Some(quit) = act(runtime, chat, runs, &mut app, &line, parsed) {
+                            return quit;
+                        }
+                    }
+                    Started::Running(running) => {
+                        app.flash = Some(format!("running `{}`… (Esc stops it)", running.line));
+                        expanding = Some(running);
+                    }
+                },
             }
         }
     }
 }
 
-/// Carries out a line typed: a message to the agent, or a slash command. `Some` ends the
-/// chat.
-fn send(
+/// What a line typed means, still being worked out: a command whose `` !`cmd` `` runs (up
+/// to the shell's time limit) off the view's thread, so the screen and Esc stay alive.
+struct Expanding {
+    line: String,
+    task: tokio::task::JoinHandle<Result<slash::Action, slash::SlashError>>,
+}
+
+/// Quitting while a command runs stops it too.
+impl Drop for Expanding {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// How working out a line began.
+enum Started {
+    /// At once (a message, a built-in, a workflow, a command without `` !`cmd` ``).
+    Done(String, Result<slash::Action, slash::SlashError>),
+    /// Its commands run.
+    Running(Expanding),
+}
+
+/// Works out what `line` means: polled once here, and left to run on the runtime when it
+/// has commands to run.
+fn start(runtime: &tokio::runtime::Runtime, chat: &Chat, line: String) -> Started {
+    let (catalogue, shell, typed) = (chat.catalogue.clone(), chat.shell.clone(), line.clone());
+    let mut parsing = Box::pin(async move { slash::parse(&typed, &catalogue, &shell).await });
+    // Entered: a command's process is started on the runtime's reactor.
+    let ready = {
+        let _entered = runtime.enter();
+        futures_util::FutureExt::now_or_never(parsing.as_mut())
+    };
+    match ready {
+        Some(parsed) => Started::Done(line, parsed),
+        None => Started::Running(Expanding {
+            line,
+            task: runtime.spawn(parsing),
+        }),
+    }
+}
+
+/// Carries out a line typed, worked out: a message to the agent, or a slash command.
+/// `Some` ends the chat.
+fn act(
     runtime: &tokio::runtime::Runtime,
     chat: &mut Chat,
     runs: &mut Runs,
     app: &mut App,
     line: &str,
+    parsed: Result<slash::Action, slash::SlashError>,
 ) -> Option<io::Result<()>> {
     let note = |chat: &Chat, text: String, error: bool| {
         chat.handle
             .send(Command::Note(Entry::Notice { text, error }));
     };
-    // A command's `!cmd` runs here, bounded by the shell's time limit.
-    let parsed = runtime.block_on(slash::parse(line, &chat.catalogue, &chat.shell));
     let action = match parsed {
         Ok(action) => action,
         Err(error) => {

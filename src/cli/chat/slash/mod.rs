@@ -79,7 +79,7 @@ pub(crate) struct SlashError {
 }
 
 impl SlashError {
-    fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             help: None,
