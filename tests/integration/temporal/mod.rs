@@ -87,6 +87,7 @@ impl Cluster {
             }
             let reachable = TcpStream::connect(&self.address).is_ok();
             if reachable
+                && self.listens()
                 && Command::new(cli)
                     .args([
                         "operator",
@@ -110,6 +111,51 @@ impl Cluster {
             );
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// Whether the port is held by this cluster's own server: another test's server may
+    /// have bound it first (a port found free is free only until someone binds it), and
+    /// answering for it would leave this test talking to a server that stops with the other.
+    /// Where `/proc` cannot tell, the answer is yes.
+    fn listens(&self) -> bool {
+        let Some(port) = self
+            .address
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse::<u16>().ok())
+        else {
+            return true;
+        };
+        let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+            return true;
+        };
+        // Listening sockets (state 0A) on the port: their inodes.
+        let inodes: Vec<String> = table
+            .lines()
+            .skip(1)
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let local = fields.get(1)?;
+                let listening = fields.get(3) == Some(&"0A");
+                let on_port = local
+                    .rsplit(':')
+                    .next()
+                    .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+                    == Some(port);
+                (listening && on_port).then(|| fields.get(9).map(|inode| (*inode).to_owned()))?
+            })
+            .collect();
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", self.server.id())) else {
+            return true;
+        };
+        fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|target| {
+                let target = target.display().to_string();
+                inodes
+                    .iter()
+                    .any(|inode| target == format!("socket:[{inode}]"))
+            })
+        })
     }
 
     /// Starts `atomic worker` in `project` on task queue `queue`; its tools see
