@@ -332,17 +332,7 @@ async fn gemini_refused_credentials_are_an_auth_failure_naming_the_key_variable(
 #[test]
 fn a_missing_gemini_cli_names_its_npm_package() {
     let env = Environment::default().with("PATH", "/nonexistent-atomic-bin");
-    let decl = ProviderDecl {
-        name: spanned("gemini"),
-        adapter: spanned("gemini"),
-        model: None,
-        base_url: None,
-        api_key_env: None,
-        cassette: None,
-        command: Vec::new(),
-        options: serde_json::Map::new(),
-        span: Span::default(),
-    };
+    let decl = ProviderDecl::bare("gemini", "gemini");
     let error = crate::support::adapter(&decl, &env).expect_err("no CLI on PATH");
     assert!(matches!(error, ProviderError::Config { .. }), "{error}");
     assert!(
