@@ -587,6 +587,80 @@ fn the_stored_event_log_prints_as_jsonl() {
     assert_eq!(both.status.code(), Some(2), "--events and --json conflict");
 }
 
+/// The stored log reads back as the run streamed it, byte for byte, though a plain step's
+/// two events are stored as its kind alone and rebuilt from its row (steps with outputs,
+/// routes or branches keep theirs whole).
+#[test]
+fn the_stored_log_is_the_streamed_log_though_plain_steps_store_only_their_kind() {
+    let project = CliProject::new();
+    let flow = project.path().join("mixed.kdl");
+    std::fs::write(
+        &flow,
+        r#"workflow "mixed" {
+    state {
+        field "n" type="integer" default=0
+        field "said" type="string" default=""
+        field "log" type="array" reduce="append" default="[]"
+    }
+    loop "count" max=4 until="state.n >= 3" {
+        set "n" expr="state.n + 1" id="inc"
+        set "log" expr="state.n" id="note-n"
+    }
+    tool "say" {
+        run "echo" "hello"
+        output "said"
+    }
+    decision "route" {
+        when "state.n >= 3" goto="end"
+        otherwise goto="end"
+    }
+}
+"#,
+    )
+    .expect("write the workflow");
+    let streamed = project
+        .atomic()
+        .args(["run", "--stream", "events"])
+        .arg(&flow)
+        .output()
+        .expect("atomic run");
+    assert_eq!(streamed.status.code(), Some(0), "{}", stderr(&streamed));
+    let run = project.last_run();
+    let stored = project
+        .atomic()
+        .args(["runs", "show", &run, "--events"])
+        .output()
+        .expect("atomic runs show");
+    assert_eq!(stored.status.code(), Some(0), "{}", stderr(&stored));
+    // A tool's output lines are streamed live, not kept in the log.
+    let kept: String = stdout(&streamed)
+        .lines()
+        .filter(|line| !line.starts_with(r#"{"type":"tool-output""#))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(stdout(&stored), kept);
+
+    let db = rusqlite::Connection::open(project.path().join(".atomic/atomic.db"))
+        .expect("open the store");
+    let columns: Vec<(String, String)> = db
+        .prepare("SELECT node_id, events FROM steps ORDER BY seq")
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect()
+        })
+        .expect("read the steps");
+    let implicit: Vec<&(String, String)> = columns
+        .iter()
+        .filter(|(_, events)| events.starts_with('"'))
+        .collect();
+    // The plain `inc` steps after the first (whose events begin with `run-started`); an
+    // append's event writes its delta in another form than its row, so `note-n` keeps its
+    // events whole, as do the tool (outputs, files) and the route.
+    let expected = ("inc".to_owned(), "\"set\"".to_owned());
+    assert_eq!(implicit, [&expected, &expected], "{columns:#?}");
+}
+
 #[test]
 fn a_dry_run_prints_the_route_and_executes_nothing() {
     let project = CliProject::new();

@@ -14,6 +14,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use serde_json::Value;
 
 use super::checkpointer::{Checkpointer, NUDGE_EVERY};
+use super::implicit;
 use super::rows::corrupt;
 use super::steplog::{self, Encoded};
 use crate::store::keyframe::LiveState;
@@ -493,6 +494,16 @@ fn apply_step(
             got: step.seq,
         });
     }
+    let events = implicit::stored(
+        &implicit::StepColumns {
+            seq: step.seq,
+            node_id: &step.node_id,
+            status: step.status.as_str(),
+            attempts: u64::from(step.attempts),
+            delta,
+        },
+        events,
+    );
     tx.prepare_cached(
         "INSERT INTO steps (run_id, seq, node_id, started_at, finished_at, status, attempts,
                                 delta, cursor, events, error, scope, outputs)
@@ -508,7 +519,7 @@ fn apply_step(
         step.attempts,
         delta,
         cursor,
-        events,
+        events.as_ref(),
         step.error,
         step.scope,
         outputs,

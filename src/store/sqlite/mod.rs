@@ -3,13 +3,15 @@
 //! (step row, events, run status, and a keyframe when due) before its future resolves.
 //!
 //! Files: `open.rs` (file, permissions, pragmas), `schema.rs` (migrations), `db.rs`
-//! (writes over one connection), `read.rs` (queries), `rows.rs` (decoding), `worker.rs`
-//! (the thread that owns the connection), `checkpointer.rs` (background WAL checkpoints),
-//! `store.rs` (the async trait over it), `chat.rs` (`atomic chat`'s saved sessions).
+//! (writes over one connection), `read.rs` (queries), `rows.rs` (decoding), `implicit.rs`
+//! (a plain step's events kept as its row), `worker.rs` (the thread that owns the
+//! connection), `checkpointer.rs` (background WAL checkpoints), `store.rs` (the async trait
+//! over it), `chat.rs` (`atomic chat`'s saved sessions).
 
 mod chat;
 mod checkpointer;
 mod db;
+mod implicit;
 mod leases;
 mod open;
 mod read;

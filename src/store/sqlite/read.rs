@@ -4,12 +4,17 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::db::Db;
+use super::implicit;
 use super::rows::{self, RUN_SELECT, STEP_COLUMNS};
 use crate::store::keyframe::LiveState;
 use crate::store::{
     Checkpoint, EventRecord, LogPosition, LogTail, OpenStep, RunDetail, RunFilter, RunId,
     RunRecord, State, StateDelta, StepStatus, StepTime, StoreError,
 };
+
+/// A step's columns a log tail reads: seq, node, start, finish, events, status, attempts,
+/// delta (the last three rebuild a plain step's events).
+type TailRow = (i64, String, i64, i64, String, String, i64, String);
 
 impl Db {
     pub(super) fn run(&self, run: &RunId) -> Result<RunRecord, StoreError> {
@@ -152,11 +157,11 @@ impl Db {
     /// not seen, read by their keys, so a view following a long run reads only what is new.
     pub(super) fn log_after(&self, run: &RunId, after: LogPosition) -> Result<LogTail, StoreError> {
         let record = run_record(&self.conn, run)?;
-        let rows: Vec<(i64, String, i64, i64, String)> = self
+        let rows: Vec<TailRow> = self
             .conn
             .prepare_cached(
-                "SELECT seq, node_id, started_at, finished_at, events FROM steps
-                 WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
+                "SELECT seq, node_id, started_at, finished_at, events, status, attempts, delta
+                 FROM steps WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
             )?
             .query_map(rusqlite::params![run.as_str(), after.step as i64], |row| {
                 Ok((
@@ -165,12 +170,23 @@ impl Db {
                     row.get(2)?,
                     row.get(3)?,
                     row.get(4)?,
+                    row.get(5)?,
+                    row.get(6)?,
+                    row.get(7)?,
                 ))
             })?
             .collect::<Result<_, _>>()?;
         let mut step_events = Vec::with_capacity(rows.len());
         let mut steps = Vec::with_capacity(rows.len());
-        for (seq, node_id, started, finished, text) in rows {
+        for (seq, node_id, started, finished, text, status, attempts, delta) in rows {
+            let columns = implicit::StepColumns {
+                seq: seq as u64,
+                node_id: &node_id,
+                status: &status,
+                attempts: attempts as u64,
+                delta: &delta,
+            };
+            let text = implicit::events(&columns, &text);
             step_events.push((seq as u64, rows::json(run.as_str(), &text)?));
             steps.push(StepTime {
                 seq: seq as u64,

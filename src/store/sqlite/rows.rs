@@ -4,6 +4,8 @@
 use rusqlite::Row;
 use serde::de::DeserializeOwned;
 
+use super::implicit;
+
 use crate::store::{
     PendingWait, RunId, RunRecord, RunStatus, StepRecord, StepStatus, StoreError, Timestamp,
 };
@@ -139,9 +141,21 @@ pub(super) fn step_record(
         scope,
         outputs,
     ) = row;
+    let events = json(
+        run.as_str(),
+        &implicit::events(
+            &implicit::StepColumns {
+                seq: seq as u64,
+                node_id: &node_id,
+                status: &status,
+                attempts: attempts as u64,
+                delta: &delta,
+            },
+            &events,
+        ),
+    )?;
     let status = StepStatus::parse(&status)
         .ok_or_else(|| corrupt(run.as_str(), format!("unknown step status `{status}`")))?;
-    let events = json(run.as_str(), &events)?;
     let step = StepRecord {
         seq: seq as u64,
         scope,

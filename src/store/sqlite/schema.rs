@@ -120,6 +120,11 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX chat_sessions_by_update ON chat_sessions (updated_at);
     ",
+    // 9: a plain step's events (`step-started` and `step-finished`, all but the node's kind
+    // in the row already) are stored as the kind alone, a JSON string, and rebuilt from the
+    // row when read (`implicit.rs`). No table changes; the version keeps an older atomic,
+    // which would read `"set"` as a corrupt list of events, from opening such a store.
+    "",
 ];
 
 /// The schema version this build writes.
