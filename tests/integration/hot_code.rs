@@ -14,7 +14,11 @@ fn the_hot_code_list_names_the_functions_of_a_durable_run_once_each() {
         "the first line says where the list comes from"
     );
     let names: Vec<&str> = lines.collect();
-    assert!((1_000..=50_000).contains(&names.len()), "{} names", names.len());
+    assert!(
+        (1_000..=50_000).contains(&names.len()),
+        "{} names",
+        names.len()
+    );
     let mut seen = std::collections::HashSet::new();
     for name in &names {
         assert!(

@@ -112,7 +112,10 @@ mod tests {
             PLAIN.replace(r#""attempt":1}"#, r#""attempt":1,"branch":0}"#),
             PLAIN.replace("}}}]", r#"}}},{"type":"node-finished"}]"#),
             PLAIN.replace(r#""attempt":1"#, r#""attempt":2"#),
-            PLAIN.replace(r#""step":5,"node":"inc \"one\"","status""#, r#""step":6,"node":"inc \"one\"","status""#),
+            PLAIN.replace(
+                r#""step":5,"node":"inc \"one\"","status""#,
+                r#""step":6,"node":"inc \"one\"","status""#,
+            ),
             PLAIN.replace(r#""node":"inc \"one\"","kind""#, r#""node":"inc","kind""#),
             // A kind that would need escaping.
             PLAIN.replace("task-loop", "Task"),
