@@ -37,6 +37,7 @@ fn hot_code_first() {
         && var("TARGET") == "x86_64-unknown-linux-gnu"
         && !own_linker
         && order.is_file()
+        && ships_its_own_lld(&var("RUSTC"))
     {
         println!(
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
@@ -44,4 +45,21 @@ fn hot_code_first() {
         );
         println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }
+}
+
+/// Whether `rustc` has its own lld, which it links x86-64 Linux with by default (rustup's
+/// toolchains since 1.90); a toolchain built without it (some distributions') links with
+/// the system's `cc` and `ld`, which may not know the ordering option.
+fn ships_its_own_lld(rustc: &str) -> bool {
+    let rustc = if rustc.is_empty() { "rustc" } else { rustc };
+    let Ok(output) = std::process::Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+    else {
+        return false;
+    };
+    let sysroot = String::from_utf8_lossy(&output.stdout);
+    Path::new(sysroot.trim())
+        .join("lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld/ld.lld")
+        .is_file()
 }
