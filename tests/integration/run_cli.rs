@@ -593,9 +593,8 @@ fn the_stored_event_log_prints_as_jsonl() {
 #[test]
 fn the_stored_log_is_the_streamed_log_though_plain_steps_store_only_their_kind() {
     let project = CliProject::new();
-    let flow = project.path().join("mixed.kdl");
-    std::fs::write(
-        &flow,
+    let flow = project.write(
+        "mixed.kdl",
         r#"workflow "mixed" {
     state {
         field "n" type="integer" default=0
@@ -616,8 +615,7 @@ fn the_stored_log_is_the_streamed_log_though_plain_steps_store_only_their_kind()
     }
 }
 "#,
-    )
-    .expect("write the workflow");
+    );
     let streamed = project
         .atomic()
         .args(["run", "--stream", "events"])
